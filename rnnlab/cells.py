@@ -1,0 +1,118 @@
+"""Registries of recurrent cells and carry initialisers.
+
+Adding a cell or an initialiser is one entry here: the model, the CLI, the app and the tests read these
+dictionaries and never name a cell themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import flax.linen as nn
+import jax
+from jax.nn import initializers
+
+Initializer = Callable[..., jax.Array]
+
+
+@dataclass(frozen=True)
+class CellSpec:
+    """How to build one Linen cell and read its carry."""
+
+    name: str
+    label: str
+    cls: type[nn.RNNCellBase]
+    leaves: tuple[str, ...]  # names of the carry leaves, in the order the cell's carry holds them
+    spatial: bool = False  # needs inputs with spatial axes (ConvLSTM)
+    saved_per_step: int = 4  # arrays of (batch, features) kept per step by backprop (memory estimate)
+    description: str = ""
+
+    @property
+    def output_leaf(self) -> int:
+        """Index of the carry leaf a Flax cell returns as its output (always the hidden state h)."""
+        return self.leaves.index("h")
+
+    def carry_as_tuple(self, carry) -> tuple[jax.Array, ...]:
+        """The carry as a tuple of leaves, whatever its container."""
+        return tuple(carry) if len(self.leaves) > 1 else (carry,)
+
+    def carry_from_tuple(self, leaves: tuple[jax.Array, ...]):
+        """The inverse of :meth:`carry_as_tuple`."""
+        return tuple(leaves) if len(self.leaves) > 1 else leaves[0]
+
+    def build(self, features: int, carry_init: Initializer, kernel_size: int = 3) -> nn.RNNCellBase:
+        """Build the Flax cell with ``features`` units and the given ``carry_init``."""
+        if self.spatial:
+            return self.cls(features=features, kernel_size=(kernel_size, kernel_size), carry_init=carry_init)
+        return self.cls(features=features, carry_init=carry_init)
+
+
+CELLS: dict[str, CellSpec] = {
+    spec.name: spec
+    for spec in [
+        CellSpec("gru", "GRU", nn.GRUCell, ("h",), saved_per_step=6,
+                 description="Gated recurrent unit: reset and update gates, one state vector."),
+        CellSpec("lstm", "LSTM", nn.LSTMCell, ("c", "h"), saved_per_step=9,
+                 description="Long short-term memory: a cell state c with an additive path, and h."),
+        CellSpec("optimized_lstm", "Optimized LSTM", nn.OptimizedLSTMCell, ("c", "h"), saved_per_step=9,
+                 description="The same LSTM maths with the gate matmuls fused."),
+        CellSpec("mgu", "MGU", nn.MGUCell, ("h",), saved_per_step=5,
+                 description="Minimal gated unit: a single forget gate."),
+        CellSpec("simple", "Simple RNN", nn.SimpleCell, ("h",), saved_per_step=2,
+                 description="h_t = tanh(W h_{t-1} + U x_t + b): no gates, the textbook vanishing gradient."),
+        CellSpec("conv_lstm", "ConvLSTM", nn.ConvLSTMCell, ("c", "h"), spatial=True, saved_per_step=9,
+                 description="An LSTM whose matmuls are convolutions: needs a spatial task."),
+    ]
+}
+
+
+@dataclass(frozen=True)
+class CarryInitSpec:
+    """A carry initialiser family: ``build(p)`` gives the ``jax.nn.initializers`` function for parameter p.
+
+    Every family is linear in its parameter (``build(p)(key, shape) == p * build(1)(key, shape)``, bit for bit),
+    so the parameter can be passed to a compiled function as a number instead of being baked into it.
+    """
+
+    name: str
+    label: str
+    build: Callable[[float], Initializer]
+    param: str | None = None  # name of the parameter, e.g. "stddev"; None for zeros and ones
+    default: float = 1.0
+    random: bool = False  # draws from the key
+
+    def unit(self) -> Initializer:
+        """The initialiser with its parameter set to 1 (the compiled functions multiply by the parameter)."""
+        return self.build(1.0)
+
+    def describe(self, value: float | None = None) -> str:
+        """Readable form, e.g. ``normal(stddev=0.1)``."""
+        if self.param is None:
+            return self.name
+        return f"{self.name}({self.param}={self.default if value is None else value:g})"
+
+
+CARRY_INITS: dict[str, CarryInitSpec] = {
+    spec.name: spec
+    for spec in [
+        CarryInitSpec("zeros", "zeros", lambda p: initializers.zeros),
+        CarryInitSpec("ones", "ones", lambda p: initializers.ones),
+        CarryInitSpec("constant", "constant(value)", lambda p: initializers.constant(p), "value", 0.5),
+        CarryInitSpec("normal", "normal(stddev)", lambda p: initializers.normal(stddev=p), "stddev", 0.1,
+                      random=True),
+        CarryInitSpec("uniform", "uniform(scale)", lambda p: initializers.uniform(scale=p), "scale", 0.1,
+                      random=True),
+        CarryInitSpec("truncated_normal", "truncated normal(stddev)",
+                      lambda p: initializers.truncated_normal(stddev=p), "stddev", 0.1, random=True),
+    ]
+}
+
+
+def carry_init_fn(name: str, value: float | jax.Array) -> Initializer:
+    """The initialiser ``name`` with parameter ``value``, which may be a traced number."""
+    spec = CARRY_INITS[name]
+    unit = spec.unit()
+    if spec.param is None:
+        return unit
+    return lambda key, shape, dtype=jax.numpy.float32: value * unit(key, shape, dtype)

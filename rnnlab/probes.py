@@ -1,0 +1,169 @@
+"""Gradient probes: how the gradient travels back through time.
+
+- :func:`carry_grad_norms`: ||dL/dh_t|| for t = 0..T and every carry leaf in ONE backward pass, by adding
+  zero perturbations eps_t to the carry after each step and differentiating with respect to them.
+- :func:`connectivity`: ||d y_T / d x_t|| for every input step t (Madsen 2019, "Visualizing memorization").
+- :func:`decay_sweep` / :func:`fit_decay`: ||dL/dh_0|| against sequence length T per cell, with a fitted
+  decay per step.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+
+from rnnlab.config import Config
+from rnnlab.program import EVAL_BATCH, EVAL_CARRY, Program, get_program, hyper_args, stream
+
+
+def _cached(program: Program, name: str, make):
+    cache = program.__dict__.setdefault("_probe_cache", {})
+    if name not in cache:
+        cache[name] = jax.jit(make(program))
+    return cache[name]
+
+
+def probe_batch(program: Program, root: jax.Array):
+    """The run's evaluation batch and carry key: probes look at the same sequences the charts do."""
+    x, y = program.batch_for(root, EVAL_BATCH)
+    carry_key = stream(root, EVAL_CARRY) if program.static.carry_mode == "noisy" else program.carry_key(root, 0)
+    return x, y, carry_key
+
+
+def _make_carry_grads(program: Program):
+    n_leaves = len(program.spec.leaves)
+
+    def fn(params, x, y, carry_key, scale):
+        eps0 = program.zero_carry()
+        eps = jnp.zeros(x.shape[:-1] + (n_leaves * program.static.features,), x.dtype)
+
+        def loss(eps0, eps):
+            preds = program.probe_model.apply(params, x, carry_key, scale, eps0=eps0, eps=eps)
+            return program.task.loss(preds, y)
+
+        g0, g = jax.grad(loss, argnums=(0, 1))(eps0, eps)
+        g0 = program.spec.carry_as_tuple(g0)
+        reduce_axes = tuple(a for a in range(g.ndim - 1) if a != 1)
+        norms = []
+        for leaf0, leaf in zip(g0, jnp.split(g, n_leaves, axis=-1)):
+            after = jnp.sqrt(jnp.sum(leaf**2, axis=reduce_axes + (g.ndim - 1,)))
+            norms.append(jnp.concatenate([jnp.sqrt(jnp.sum(leaf0**2))[None], after]))
+        return jnp.stack(norms)
+
+    return fn
+
+
+def carry_grad_norms(program: Program, params, root: jax.Array, scale, batch=None) -> dict[str, np.ndarray]:
+    """``{leaf: array (steps + 1,)}``: ||dL/dh_t|| over the batch (Frobenius norm) for t = 0..steps.
+
+    t = 0 is the gradient that reaches the initial carry; L is the task's batch-mean loss.
+    ``batch`` is ``(x, y, carry_key)``; by default the run's evaluation batch.
+    """
+    x, y, carry_key = batch if batch is not None else probe_batch(program, root)
+    norms = np.asarray(_cached(program, "carry_grads", _make_carry_grads)(params, x, y, carry_key, scale))
+    return dict(zip(program.spec.leaves, norms))
+
+
+def carry_grad_df(program: Program, params, root, scale, step: int = 0) -> pd.DataFrame:
+    """Long table of :func:`carry_grad_norms`: step (training step), t, leaf, grad_norm."""
+    norms = carry_grad_norms(program, params, root, scale)
+    rows = [{"step": step, "t": t, "leaf": leaf, "grad_norm": float(v)}
+            for leaf, values in norms.items() for t, v in enumerate(values)]
+    return pd.DataFrame(rows, columns=["step", "t", "leaf", "grad_norm"])
+
+
+def _make_connectivity(program: Program):
+    def fn(params, x, carry_key, scale):
+        def last_output(x):
+            return program.model.apply(params, x, carry_key, scale)[:, -1]
+
+        out, vjp = jax.vjp(last_output, x)
+        basis = jnp.broadcast_to(jnp.eye(out.shape[-1])[:, None, :], (out.shape[-1],) + out.shape)
+        (gx,) = jax.vmap(vjp)(basis)  # (outputs, batch, steps, *input)
+        axes = (0,) + tuple(range(3, gx.ndim))
+        return jnp.mean(jnp.sqrt(jnp.sum(gx**2, axis=axes)), axis=0)  # mean over the batch of the norms
+
+    return fn
+
+
+def connectivity(program: Program, params, root: jax.Array, scale) -> np.ndarray:
+    """(steps,): the batch mean of ||d y_T / d x_t||_F, y_T the model's output at the last step.
+
+    Examples are independent, so one vector-Jacobian product per output unit (vmapped) gives every example's
+    Jacobian with respect to every input step at once.
+    """
+    x, _, carry_key = probe_batch(program, root)
+    return np.asarray(_cached(program, "connectivity", _make_connectivity)(params, x, carry_key, scale))
+
+
+def _make_h0_grad(program: Program):
+    def fn(params, root, scale):
+        x, y, carry_key = probe_batch(program, root)
+        grad = jax.grad(lambda e: program.loss_fn(params, e, x, y, carry_key, scale)[0])(program.zero_carry())
+        return jnp.sqrt(sum(jnp.sum(leaf**2) for leaf in jax.tree_util.tree_leaves(grad)))
+
+    return fn
+
+
+def h0_grad_norm(program: Program, params, root, scale) -> float:
+    """||dL/dh_0|| (all carry leaves together) on the run's evaluation batch."""
+    return float(_cached(program, "h0_grad", _make_h0_grad)(params, root, scale))
+
+
+def decay_sweep(base: Config, cells: list[str], lengths: list[int], params: dict | None = None) -> pd.DataFrame:
+    """||dL/dh_0|| for every cell and sequence length T: columns cell, T, h0_grad_norm.
+
+    Each cell is initialised once with ``base.seed`` (its weights do not depend on T) unless ``params``
+    gives ``{cell: params}`` (e.g. trained weights), then probed at every T on a fresh batch of length T.
+    """
+    rows = []
+    lr, clip, scale = hyper_args(base)
+    for cell in cells:
+        cell_params = (params or {}).get(cell)
+        for T in lengths:
+            program = get_program(replace(base, cell=cell, seq_len=int(T)))
+            root = jax.random.PRNGKey(base.seed)
+            if cell_params is None:
+                cell_params = program.init(np.int32(base.seed), scale, lr, clip)["params"]
+            rows.append({"cell": cell, "T": int(T),
+                         "h0_grad_norm": h0_grad_norm(program, cell_params, root, scale)})
+    return pd.DataFrame(rows, columns=["cell", "T", "h0_grad_norm"])
+
+
+def fit_exponential(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    """Least-squares fit of log y = a + b x over the finite, positive y.
+
+    Returns ``rate`` (the factor per unit of x, exp b), ``halving`` (units of x for the value to halve,
+    inf when it does not decay) and ``points`` used.
+    """
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    ok = np.isfinite(y) & (y > 0)
+    if ok.sum() < 2:
+        return {"rate": math.nan, "halving": math.nan, "points": int(ok.sum())}
+    b, _ = np.polyfit(x[ok], np.log(y[ok]), 1)
+    return {"rate": float(math.exp(b)), "halving": math.log(2) / -b if b < 0 else math.inf,
+            "points": int(ok.sum())}
+
+
+def fit_decay(sweep: pd.DataFrame) -> pd.DataFrame:
+    """Per cell, the fitted decay of ||dL/dh_0|| per step of T: rate per step and steps to halve."""
+    rows = []
+    for cell, group in sweep.groupby("cell", sort=False):
+        fit = fit_exponential(group["T"], group["h0_grad_norm"])
+        rows.append({"cell": cell, "rate_per_step": fit["rate"], "halving_steps": fit["halving"],
+                     "points": fit["points"]})
+    return pd.DataFrame(rows, columns=["cell", "rate_per_step", "halving_steps", "points"])
+
+
+def describe_halving(halving: float) -> str:
+    """'the gradient halves every 12.3 steps' (or that it does not decay)."""
+    if math.isnan(halving):
+        return "too few non-zero points to fit a decay"
+    if math.isinf(halving):
+        return "the gradient does not decay with T"
+    return f"the gradient halves every {halving:.3g} steps"

@@ -1,0 +1,194 @@
+"""Compiled programs: everything jitted for one static configuration, built once and cached.
+
+A :class:`Program` holds the model and the jitted functions for one ``Config.static_key()``. Learning rate,
+clip, seed, carry scale and the number of active steps are arguments, so changing them reuses the program.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from functools import cached_property
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from rnnlab.cells import CELLS
+from rnnlab.config import Config
+from rnnlab.model import SeqModel, learned_carry, sample_carry
+from rnnlab.optimizers import make_optimizer
+from rnnlab.tasks import TASKS
+
+# Keys derived from the run's seed: one stream per purpose, so runs are reproducible piece by piece.
+PARAMS, FIXED_CARRY, BATCH, NOISY_CARRY, EVAL_BATCH, EVAL_CARRY = range(6)
+
+
+def stream(root: jax.Array, purpose: int, index=None) -> jax.Array:
+    """The key for ``purpose`` (and step ``index``) derived from the run's root key."""
+    key = jax.random.fold_in(root, purpose)
+    return key if index is None else jax.random.fold_in(key, index)
+
+
+def tree_all_finite(tree) -> jax.Array:
+    leaves = jax.tree_util.tree_leaves(tree)
+    return jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in leaves]))
+
+
+def leaf_norms(spec_leaves: tuple[str, ...], carry_tuple) -> dict[str, jax.Array]:
+    return {name: jnp.sqrt(jnp.sum(leaf**2)) for name, leaf in zip(spec_leaves, carry_tuple)}
+
+
+@dataclass(frozen=True)
+class Static:
+    """The static part of a configuration, as named fields."""
+
+    task: str
+    cell: str
+    features: int
+    carry_mode: str
+    carry_init: str
+    seq_len: int
+    batch: int
+    optimizer: str
+    chunk: int
+    kernel_size: int
+
+    @classmethod
+    def of(cls, config: Config) -> Static:
+        return cls(*config.static_key())
+
+
+class Program:
+    """Model, task, optimiser and the jitted init / train-chunk / evaluate functions for one static config."""
+
+    def __init__(self, static: Static):
+        self.static = static
+        self.task = TASKS[static.task]
+        self.spec = CELLS[static.cell]
+        self.steps = self.task.steps(static.seq_len)
+        kwargs = dict(cell=static.cell, task=static.task, features=static.features,
+                      carry_mode=static.carry_mode, carry_init=static.carry_init,
+                      kernel_size=static.kernel_size)
+        self.model = SeqModel(**kwargs)
+        self.probe_model = SeqModel(**kwargs, probe=True)
+        self.tx = make_optimizer(static.optimizer)
+        self.init = jax.jit(self._init)
+        self.train_chunk = jax.jit(self._train_chunk, donate_argnums=(0,))
+        self.evaluate = jax.jit(self._evaluate)
+
+    # ---- pieces ----------------------------------------------------------------------------------
+    def batch_for(self, root: jax.Array, purpose: int, index=None):
+        return self.task.generate(stream(root, purpose, index), self.static.batch, self.static.seq_len)
+
+    @cached_property
+    def example_inputs(self) -> jax.ShapeDtypeStruct:
+        x, _ = jax.eval_shape(lambda k: self.task.generate(k, self.static.batch, self.static.seq_len),
+                              jax.random.PRNGKey(0))
+        return x
+
+    def carry_shapes(self) -> tuple[tuple[int, ...], ...]:
+        """Shape of each carry leaf for a batch: (batch, features) or (batch, side, side, features)."""
+        x = self.example_inputs
+        inner = x.shape[2:-1] if self.spec.spatial else ()
+        return tuple((self.static.batch, *inner, self.static.features) for _ in self.spec.leaves)
+
+    def zero_carry(self):
+        return self.spec.carry_from_tuple(tuple(jnp.zeros(s) for s in self.carry_shapes()))
+
+    def carry_key(self, root: jax.Array, step) -> jax.Array:
+        """Key the fixed (one per run) or noisy (one per step) carry is drawn from."""
+        if self.static.carry_mode == "noisy":
+            return stream(root, NOISY_CARRY, step)
+        return stream(root, FIXED_CARRY)
+
+    def loss_fn(self, params, eps0, x, y, carry_key, scale):
+        preds = self.model.apply(params, x, carry_key, scale, eps0=eps0)
+        return self.task.loss(preds, y), preds
+
+    def initial_carry(self, params, carry_key, scale) -> tuple[jax.Array, ...]:
+        """The carry at t = 0 of the first example of a batch (what the carry-evolution charts show)."""
+        learned = learned_carry(params, self.static.cell)
+        if learned is not None:
+            return tuple(learned[name] for name in self.spec.leaves)
+        x = self.example_inputs
+        carry = sample_carry(self.model, carry_key, scale, x.shape[:1] + x.shape[2:])
+        return tuple(leaf[0] for leaf in self.spec.carry_as_tuple(carry))
+
+    # ---- jitted functions ------------------------------------------------------------------------
+    def _init(self, seed, scale, lr, clip):
+        root = jax.random.PRNGKey(seed)
+        x, _ = self.batch_for(root, BATCH, 0)
+        params = self.model.init(stream(root, PARAMS), x, self.carry_key(root, 0), scale)
+        opt_state = self.tx.init(params)
+        opt_state.hyperparams["learning_rate"] = jnp.asarray(lr, jnp.float32)
+        opt_state.hyperparams["max_norm"] = jnp.asarray(clip, jnp.float32)
+        return {"params": params, "opt_state": opt_state, "step": jnp.zeros((), jnp.int32),
+                "diverged": jnp.zeros((), bool), "root": root}
+
+    def _train_chunk(self, state, lr, clip, scale, n_active):
+        """``chunk`` optimiser steps in one compiled call; steps at index >= n_active do nothing.
+
+        Returns the new state, per-step records (loss, metric, grad_norm, h0 grad norm per leaf, applied,
+        bad) and the end-of-chunk evaluation (carry snapshot, per-timestep loss).
+        """
+        state = dict(state)
+        opt_state = state["opt_state"]
+        opt_state.hyperparams["learning_rate"] = jnp.asarray(lr, jnp.float32)
+        opt_state.hyperparams["max_norm"] = jnp.asarray(clip, jnp.float32)
+        root = state["root"]
+        eps0 = self.zero_carry()
+        grad_fn = jax.value_and_grad(self.loss_fn, argnums=(0, 1), has_aux=True)
+
+        def body(carry, i):
+            params, opt_state, step, diverged = carry
+            x, y = self.batch_for(root, BATCH, step)
+            (loss, preds), (g_params, g_eps0) = grad_fn(params, eps0, x, y, self.carry_key(root, step), scale)
+            updates, new_opt = self.tx.update(g_params, opt_state, params)
+            new_params = optax.apply_updates(params, updates)
+            grad_norm = optax.global_norm(g_params)
+            live = (i < n_active) & ~diverged
+            finite = jnp.isfinite(loss) & jnp.isfinite(grad_norm) & tree_all_finite(new_params)
+            apply = live & finite
+            pick = lambda new, old: jax.tree_util.tree_map(lambda a, b: jnp.where(apply, a, b), new, old)  # noqa: E731
+            record = {"loss": loss, "metric": self.task.metric(preds, y), "grad_norm": grad_norm,
+                      "applied": apply, "bad": live & ~finite}
+            for name, norm in leaf_norms(self.spec.leaves, self.spec.carry_as_tuple(g_eps0)).items():
+                record[f"h0_grad_{name}"] = norm
+            carry = (pick(new_params, params), pick(new_opt, opt_state), step + apply.astype(jnp.int32),
+                     diverged | (live & ~finite))
+            return carry, record
+
+        init = (state["params"], opt_state, state["step"], state["diverged"])
+        (params, opt_state, step, diverged), records = jax.lax.scan(body, init, jnp.arange(self.static.chunk))
+        state.update(params=params, opt_state=opt_state, step=step, diverged=diverged)
+        return state, records, self._evaluate(params, root, scale)
+
+    def _evaluate(self, params, root, scale):
+        """Loss, metric and per-timestep loss on the run's fixed evaluation batch, and the initial carry."""
+        x, y = self.batch_for(root, EVAL_BATCH)
+        carry_key = stream(root, EVAL_CARRY) if self.static.carry_mode == "noisy" else self.carry_key(root, 0)
+        preds = self.model.apply(params, x, carry_key, scale)
+        return {"loss": self.task.loss(preds, y), "metric": self.task.metric(preds, y),
+                "per_step_loss": self.task.per_step_loss(preds, y),
+                "carry0": self.initial_carry(params, carry_key, scale)}
+
+
+_PROGRAMS: dict[Static, Program] = {}
+_LOCK = threading.Lock()
+
+
+def get_program(config: Config) -> Program:
+    """The cached :class:`Program` for ``config``'s static part (one per static configuration, thread-safe)."""
+    static = Static.of(config)
+    with _LOCK:
+        program = _PROGRAMS.get(static)
+        if program is None:
+            program = _PROGRAMS[static] = Program(static)
+    return program
+
+
+def hyper_args(config: Config) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """lr, clip and carry scale as float32 arrays (fixed dtypes, so no recompilation)."""
+    return (np.float32(config.lr), np.float32(config.clip), np.float32(config.carry_scale))

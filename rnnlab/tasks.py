@@ -1,0 +1,229 @@
+"""Registry of synthetic sequence tasks.
+
+Each task is a jittable batch generator (a fresh batch from a key, any sequence length T), a loss on the
+model's per-step predictions, a readable metric, the loss at every time step and its memoryless baseline
+as a function of T. Definitions follow ``shared/reference/tasks-and-theory.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+Batch = tuple[jax.Array, jax.Array]
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """One synthetic task. ``preds`` always has shape (batch, steps, out_features)."""
+
+    name: str
+    label: str
+    in_features: int
+    out_features: int
+    generate: Callable[[jax.Array, int, int], Batch]  # (key, batch, T) -> (inputs, targets)
+    per_step_loss: Callable[[jax.Array, jax.Array], jax.Array]  # -> (steps,), batch mean at each step
+    loss: Callable[[jax.Array, jax.Array], jax.Array]  # -> scalar
+    metric: Callable[[jax.Array, jax.Array], jax.Array]  # -> scalar
+    metric_name: str
+    higher_is_better: bool
+    baseline: Callable[[int], float]
+    baseline_text: str
+    min_T: int = 2
+    spatial: bool = False  # inputs (batch, steps, side, side, channels)
+    extra_steps: int = 0  # the input holds T + extra_steps steps
+    description: str = ""
+
+    def steps(self, T: int) -> int:
+        """Number of scanned time steps for sequence length T."""
+        return T + self.extra_steps
+
+
+def _mse_steps(preds: jax.Array, targets: jax.Array) -> jax.Array:
+    return jnp.mean((preds - targets) ** 2, axis=(0, 2))
+
+
+def _ce_steps(preds: jax.Array, labels: jax.Array) -> jax.Array:
+    return jnp.mean(optax.softmax_cross_entropy_with_integer_labels(preds, labels), axis=0)
+
+
+# --- adding problem -----------------------------------------------------------------------------------
+
+def adding_generate(key: jax.Array, batch: int, T: int) -> Batch:
+    """Values U[0,1] in channel 0; markers at one step in each half in channel 1; target their sum."""
+    kv, k1, k2 = jax.random.split(key, 3)
+    values = jax.random.uniform(kv, (batch, T))
+    half = T // 2
+    i1 = jax.random.randint(k1, (batch,), 0, half)
+    i2 = jax.random.randint(k2, (batch,), half, T)
+    steps = jnp.arange(T)
+    marks = ((steps == i1[:, None]) | (steps == i2[:, None])).astype(jnp.float32)
+    target = jnp.sum(values * marks, axis=1)
+    x = jnp.stack([values, marks], axis=-1)
+    return x, target[:, None]
+
+
+def _adding_steps(preds, target):
+    return jnp.mean((preds[..., 0] - target) ** 2, axis=0)
+
+
+def _adding_loss(preds, target):
+    return jnp.mean((preds[:, -1, 0] - target[:, 0]) ** 2)
+
+
+# --- copy memory --------------------------------------------------------------------------------------
+
+COPY_SYMBOLS, COPY_DATA, COPY_LEN = 10, 8, 10
+COPY_BLANK, COPY_DELIM = 8, 9
+
+
+def copy_generate(key: jax.Array, batch: int, T: int) -> Batch:
+    """10 data symbols, T-1 blanks, the delimiter, 10 blanks; target: T+10 blanks then the data."""
+    data = jax.random.randint(key, (batch, COPY_LEN), 0, COPY_DATA)
+    blank = jnp.full((batch, T - 1), COPY_BLANK)
+    inputs = jnp.concatenate(
+        [data, blank, jnp.full((batch, 1), COPY_DELIM), jnp.full((batch, COPY_LEN), COPY_BLANK)], axis=1)
+    targets = jnp.concatenate([jnp.full((batch, T + COPY_LEN), COPY_BLANK), data], axis=1)
+    return jax.nn.one_hot(inputs, COPY_SYMBOLS), targets
+
+
+def _copy_accuracy(preds, labels):
+    return jnp.mean(jnp.argmax(preds[:, -COPY_LEN:], -1) == labels[:, -COPY_LEN:])
+
+
+# --- temporal order -----------------------------------------------------------------------------------
+
+ORDER_SYMBOLS = ("a", "b", "c", "d", "X", "Y", "B", "E")
+
+
+def order_positions(T: int) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Ranges [lo, hi) of the two X/Y positions: 10-20% and 50-60% of the sequence (the 1997 layout)."""
+    def rng(a: float, b: float) -> tuple[int, int]:
+        lo = max(1, int(a * T))
+        return lo, max(lo + 1, int(b * T))
+    return rng(0.1, 0.2), rng(0.5, 0.6)
+
+
+def order_generate(key: jax.Array, batch: int, T: int) -> Batch:
+    """E, distractors a-d, X/Y at an early and a middle position, B last; class = the ordered X/Y pair."""
+    kd, kp1, kp2, ks = jax.random.split(key, 4)
+    (lo1, hi1), (lo2, hi2) = order_positions(T)
+    seq = jax.random.randint(kd, (batch, T), 0, 4)
+    p1 = jax.random.randint(kp1, (batch,), lo1, hi1)
+    p2 = jax.random.randint(kp2, (batch,), lo2, hi2)
+    s = jax.random.randint(ks, (batch, 2), 0, 2)  # 0 = X, 1 = Y
+    steps = jnp.arange(T)
+    seq = jnp.where(steps == p1[:, None], 4 + s[:, :1], seq)
+    seq = jnp.where(steps == p2[:, None], 4 + s[:, 1:], seq)
+    seq = seq.at[:, 0].set(7).at[:, -1].set(6)
+    label = 2 * s[:, 0] + s[:, 1]
+    return jax.nn.one_hot(seq, len(ORDER_SYMBOLS)), label[:, None]
+
+
+def _order_steps(preds, label):
+    labels = jnp.broadcast_to(label, preds.shape[:2])
+    return _ce_steps(preds, labels)
+
+
+# --- sine continuation --------------------------------------------------------------------------------
+
+SINE_OMEGA = 2 * math.pi / 16  # one period every 16 steps
+SINE_PHI0 = 1.0
+SINE_SPREAD = 0.3  # phi ~ U[phi0 - spread, phi0 + spread]
+
+
+def sine_generate(key: jax.Array, batch: int, T: int) -> Batch:
+    """y_t = sin(w t + phi) with phi near phi0; the input at t is y_{t-1} (0 at t = 0)."""
+    phi = SINE_PHI0 + jax.random.uniform(key, (batch, 1), minval=-SINE_SPREAD, maxval=SINE_SPREAD)
+    y = jnp.sin(SINE_OMEGA * jnp.arange(T) + phi)
+    x = jnp.concatenate([jnp.zeros((batch, 1)), y[:, :-1]], axis=1)
+    return x[..., None], y[..., None]
+
+
+def sine_baseline(T: int) -> float:
+    """MSE of the best constant prediction for every step: the variance of y over steps and phases."""
+    a = SINE_OMEGA * np.arange(T) + SINE_PHI0
+    d = SINE_SPREAD
+    mean_t = np.sin(a) * math.sin(d) / d  # E[y_t]
+    sq_t = 0.5 - 0.5 * np.cos(2 * a) * math.sin(2 * d) / (2 * d)  # E[y_t^2]
+    c = mean_t.mean()
+    return float(sq_t.mean() - c * c)
+
+
+# --- moving dot (spatial) -----------------------------------------------------------------------------
+
+DOT_SIDE = 6
+
+
+def dot_generate(key: jax.Array, batch: int, T: int) -> Batch:
+    """A dot moving with a constant velocity on a 6x6 torus; target: where it is at the next step."""
+    kp, kv = jax.random.split(key)
+    pos = jax.random.randint(kp, (batch, 2), 0, DOT_SIDE)
+    moves = jnp.array([(i, j) for i in (-1, 0, 1) for j in (-1, 0, 1) if (i, j) != (0, 0)])
+    vel = moves[jax.random.randint(kv, (batch,), 0, len(moves))]
+    path = (pos[:, None, :] + jnp.arange(T + 1)[None, :, None] * vel[:, None, :]) % DOT_SIDE
+    cells = path[..., 0] * DOT_SIDE + path[..., 1]  # (batch, T+1)
+    frames = jax.nn.one_hot(cells[:, :T], DOT_SIDE * DOT_SIDE).reshape(batch, T, DOT_SIDE, DOT_SIDE, 1)
+    return frames, cells[:, 1:]
+
+
+def _dot_accuracy(preds, cells):
+    return jnp.mean(jnp.argmax(preds, -1) == cells)
+
+
+TASKS: dict[str, TaskSpec] = {
+    spec.name: spec
+    for spec in [
+        TaskSpec(
+            "adding", "Adding problem", 2, 1, adding_generate, _adding_steps, _adding_loss,
+            lambda p, t: _adding_loss(p, t), "MSE", False,
+            baseline=lambda T: 1 / 6, baseline_text="always predict 1: MSE = Var(U+U) = 1/6",
+            min_T=4,
+            description="Add the two marked numbers of a long sequence; the answer is read at the last step.",
+        ),
+        TaskSpec(
+            "copy", "Copy memory", COPY_SYMBOLS, COPY_SYMBOLS, copy_generate, _ce_steps,
+            lambda p, t: jnp.mean(_ce_steps(p, t)), _copy_accuracy, "accuracy (10 recalled symbols)", True,
+            baseline=lambda T: 10 * math.log(8) / (T + 20),
+            baseline_text="blanks, then uniform over 8 symbols: 10 ln 8 / (T + 20)",
+            min_T=1, extra_steps=20,
+            description="Read 10 symbols, wait T steps, then write them back after the delimiter.",
+        ),
+        TaskSpec(
+            "temporal_order", "Temporal order", len(ORDER_SYMBOLS), 4, order_generate, _order_steps,
+            lambda p, t: jnp.mean(
+                optax.softmax_cross_entropy_with_integer_labels(p[:, -1], t[:, 0])),
+            lambda p, t: jnp.mean(jnp.argmax(p[:, -1], -1) == t[:, 0]), "accuracy", True,
+            baseline=lambda T: math.log(4), baseline_text="chance over 4 classes: ln 4",
+            min_T=10,
+            description="Classify the order of two X/Y symbols hidden among distractors (XX, XY, YX, YY).",
+        ),
+        TaskSpec(
+            "sine", "Sine continuation", 1, 1, sine_generate, _mse_steps,
+            lambda p, t: jnp.mean((p - t) ** 2), lambda p, t: jnp.mean((p - t) ** 2), "MSE", False,
+            baseline=sine_baseline, baseline_text="best constant for every step: the variance of y",
+            min_T=2,
+            description="Predict sin(w t + phi) at every step from the previous value; phi is near a "
+                        "fixed phase, so a learned initial carry can know the start.",
+        ),
+        TaskSpec(
+            "moving_dot", "Moving dot (spatial)", 1, DOT_SIDE * DOT_SIDE, dot_generate, _ce_steps,
+            lambda p, t: jnp.mean(_ce_steps(p, t)), _dot_accuracy, "accuracy", True,
+            baseline=lambda T: math.log(8),
+            baseline_text="sees only the current frame: uniform over the 8 moves, ln 8",
+            min_T=2, spatial=True,
+            description="A dot moves on a 6x6 torus at a constant velocity; predict its next position.",
+        ),
+    ]
+}
+
+
+def compatible(cell_spatial: bool, task: TaskSpec) -> bool:
+    """Whether a cell (spatial or not) can run a task."""
+    return cell_spatial == task.spatial

@@ -1,0 +1,185 @@
+"""Chunked training: a :class:`Run` turns a configuration into a :class:`History`, one compiled chunk at a time.
+
+Between chunks a callback can report progress or stop the run; stopping keeps everything computed so far,
+and training again resumes from the last finished chunk with the results an uninterrupted run would give.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import jax
+import numpy as np
+import pandas as pd
+
+from rnnlab.config import Config
+from rnnlab.program import Program, get_program, hyper_args
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot run; ``messages`` says why."""
+
+    def __init__(self, messages: list[str]):
+        super().__init__(" ".join(messages))
+        self.messages = messages
+
+
+@dataclass
+class Progress:
+    """What a callback sees after each chunk."""
+
+    step: int
+    total: int
+    loss: float
+    steps_per_second: float
+    chunk_seconds: float
+
+
+@dataclass
+class History:
+    """Everything a run produced, appended chunk by chunk.
+
+    ``steps``: one row per optimiser step (step, loss, metric, grad_norm, h0_grad_norm and per carry leaf).
+    ``chunks``: one row per evaluation (step, eval_loss, eval_metric), the first at step 0 before training.
+    ``carry``: per leaf, an array (evaluations, *leaf_shape) of the initial carry at each evaluation.
+    ``per_step_loss``: (evaluations, sequence steps), the loss at every time step of the evaluation batch.
+    """
+
+    leaves: tuple[str, ...]
+    steps: list[dict] = field(default_factory=list)
+    chunks: list[dict] = field(default_factory=list)
+    carry: dict[str, list[np.ndarray]] = field(default_factory=dict)
+    per_step_loss: list[np.ndarray] = field(default_factory=list)
+    stop_reason: str | None = None
+
+    def add_records(self, first_step: int, records: dict[str, np.ndarray]) -> int:
+        """Append the applied steps of one chunk; returns how many were applied."""
+        n = int(records["applied"].sum())
+        for i in range(n):
+            row = {"step": first_step + i + 1}
+            for key in ("loss", "metric", "grad_norm"):
+                row[key] = float(records[key][i])
+            leaf_norms = [float(records[f"h0_grad_{name}"][i]) for name in self.leaves]
+            row["h0_grad_norm"] = float(np.sqrt(np.sum(np.square(leaf_norms))))
+            for name, value in zip(self.leaves, leaf_norms):
+                row[f"h0_grad_{name}"] = value
+            self.steps.append(row)
+        return n
+
+    def add_evaluation(self, step: int, evaluation: dict) -> None:
+        self.chunks.append({"step": step, "eval_loss": float(evaluation["loss"]),
+                            "eval_metric": float(evaluation["metric"])})
+        for name, leaf in zip(self.leaves, evaluation["carry0"]):
+            self.carry.setdefault(name, []).append(np.asarray(leaf))
+        self.per_step_loss.append(np.asarray(evaluation["per_step_loss"]))
+
+    # ---- tables ----------------------------------------------------------------------------------
+    def steps_df(self) -> pd.DataFrame:
+        cols = ["step", "loss", "metric", "grad_norm", "h0_grad_norm"] + [f"h0_grad_{n}" for n in self.leaves]
+        return pd.DataFrame(self.steps, columns=cols)
+
+    def chunks_df(self) -> pd.DataFrame:
+        return pd.DataFrame(self.chunks, columns=["step", "eval_loss", "eval_metric"])
+
+    def carry_snapshots(self, leaf: str) -> np.ndarray:
+        """(evaluations, units) for ``leaf`` ('c' or 'h'); spatial carries are flattened."""
+        snaps = self.carry.get(leaf, [])
+        return np.stack([s.reshape(-1) for s in snaps]) if snaps else np.zeros((0, 0))
+
+    def per_step_loss_df(self) -> pd.DataFrame:
+        """Long table: step (training step of the evaluation), t (time step), loss."""
+        rows = [{"step": c["step"], "t": t, "loss": float(v)}
+                for c, losses in zip(self.chunks, self.per_step_loss) for t, v in enumerate(losses)]
+        return pd.DataFrame(rows, columns=["step", "t", "loss"])
+
+    @property
+    def last_step(self) -> int:
+        return self.steps[-1]["step"] if self.steps else 0
+
+
+class Run:
+    """One training run of ``config``. ``train()`` runs to ``config.steps``; ``run_chunk()`` does one chunk."""
+
+    def __init__(self, config: Config, budget: int | None = None):
+        errors = config.validate(budget)
+        if errors:
+            raise ConfigError(errors)
+        self.config = config
+        self.program: Program = get_program(config)
+        lr, clip, scale = hyper_args(config)
+        self.state = self.program.init(np.int32(config.seed), scale, lr, clip)
+        self.history = History(self.program.spec.leaves)
+        self.history.add_evaluation(0, jax.device_get(self.program.evaluate(
+            self.state["params"], self.state["root"], scale)))
+
+    @property
+    def step(self) -> int:
+        return self.history.last_step
+
+    @property
+    def done(self) -> bool:
+        return self.step >= self.config.steps or self.history.stop_reason is not None
+
+    @property
+    def params(self):
+        """The current (last finite) parameters."""
+        return self.state["params"]
+
+    def update(self, **changes) -> None:
+        """Change what needs no recompilation (lr, clip, carry_scale, steps) between chunks."""
+        allowed = {"lr", "clip", "carry_scale", "steps"}
+        if not set(changes) <= allowed:
+            raise ValueError(f"only {sorted(allowed)} can change during a run; start a new run for the rest")
+        config = replace(self.config, **changes)
+        errors = config.validate(budget=2**62)
+        if errors:
+            raise ConfigError(errors)
+        self.config = config
+
+    def run_chunk(self) -> Progress:
+        """One compiled call of up to ``config.chunk`` steps, appended to the history."""
+        start = time.perf_counter()
+        first = self.step
+        n_active = min(self.config.chunk, self.config.steps - first)
+        lr, clip, scale = hyper_args(self.config)
+        self.state, records, evaluation = self.program.train_chunk(self.state, lr, clip, scale,
+                                                                   np.int32(n_active))
+        records, evaluation = jax.device_get((records, evaluation))
+        applied = self.history.add_records(first, records)
+        self.history.add_evaluation(first + applied, evaluation)
+        if records["bad"].any():
+            self.history.stop_reason = self._divergence_reason(first, records)
+        seconds = time.perf_counter() - start
+        loss = self.history.steps[-1]["loss"] if self.history.steps else float("nan")
+        return Progress(self.step, self.config.steps, loss, applied / seconds if seconds else 0.0, seconds)
+
+    def train(self, callback: Callable[[Progress], bool | None] | None = None) -> History:
+        """Run chunks until ``config.steps`` or divergence; a callback returning False stops early."""
+        while not self.done:
+            progress = self.run_chunk()
+            if callback is not None and callback(progress) is False:
+                break
+        return self.history
+
+    def _divergence_reason(self, first: int, records: dict) -> str:
+        i = int(np.argmax(records["bad"]))
+        step = first + i + 1
+        loss, gnorm = float(records["loss"][i]), float(records["grad_norm"][i])
+        if not np.isfinite(loss):
+            what = f"the loss became {loss}"
+        elif not np.isfinite(gnorm):
+            what = f"the gradient norm became {gnorm}"
+        else:
+            what = "the parameters became non-finite after the update"
+        return (f"Stopped at step {step}: {what}. The parameters and history up to step {step - 1} are kept. "
+                f"Try a lower learning rate (now {self.config.lr:g}) or gradient clipping "
+                f"(clip={self.config.clip:g}).")
+
+
+def train(config: Config, callback: Callable[[Progress], bool | None] | None = None) -> Run:
+    """Build a :class:`Run` for ``config`` and train it to the end; returns the run."""
+    run = Run(config)
+    run.train(callback)
+    return run
