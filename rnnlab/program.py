@@ -147,7 +147,7 @@ class Program:
             (loss, preds), (g_params, g_eps0) = grad_fn(params, eps0, x, y, self.carry_key(root, step), scale)
             updates, new_opt = self.tx.update(g_params, opt_state, params)
             new_params = optax.apply_updates(params, updates)
-            grad_norm = optax.global_norm(g_params)
+            grad_norm = optax.tree.norm(g_params)
             live = (i < n_active) & ~diverged
             finite = jnp.isfinite(loss) & jnp.isfinite(grad_norm) & tree_all_finite(new_params)
             apply = live & finite

@@ -1,0 +1,55 @@
+"""The command line: train writes a history, grad prints the decay table, bad options give messages."""
+
+import json
+from dataclasses import fields
+
+import pandas as pd
+
+from rnnlab.cli import build_parser, main
+from rnnlab.config import Config
+
+
+def test_help_lists_every_option_with_its_default(capsys):
+    parser = build_parser()
+    train_help = " ".join(parser._subparsers._group_actions[0].choices["train"].format_help().split())
+    for f in fields(Config):
+        assert f"--{f.name.replace('_', '-')}" in train_help
+    assert "(default: adding)" in train_help and "(default: 0.01)" in train_help
+
+
+def test_train_writes_csv_and_json(tmp_path, capsys):
+    out = tmp_path / "h.csv"
+    assert main(["train", "--seq-len", "10", "--batch", "8", "--features", "8", "--steps", "12", "--chunk", "5",
+                 "--out", str(out), "--quiet"]) == 0
+    df = pd.read_csv(out)
+    assert list(df["step"]) == list(range(1, 13))
+    assert "final loss" in capsys.readouterr().out
+    out_json = tmp_path / "h.json"
+    assert main(["train", "--task", "sine", "--seq-len", "10", "--batch", "8", "--features", "8",
+                 "--steps", "5", "--chunk", "5", "--out", str(out_json), "--quiet"]) == 0
+    data = json.loads(out_json.read_text())
+    assert data["config"]["task"] == "sine" and len(data["steps"]) == 5 and data["stop_reason"] is None
+
+
+def test_train_reports_divergence_with_exit_code(tmp_path, capsys):
+    code = main(["train", "--seq-len", "10", "--batch", "8", "--features", "8", "--steps", "50", "--chunk", "10",
+                 "--lr", "1e6", "--clip", "0", "--optimizer", "sgd", "--out", str(tmp_path / "h.csv"), "--quiet"])
+    assert code == 1
+    assert "Try a lower learning rate" in capsys.readouterr().out
+
+
+def test_bad_configuration_exits_2_with_message(capsys):
+    assert main(["train", "--cell", "conv_lstm", "--quiet"]) == 2
+    assert "needs a spatial task" in capsys.readouterr().err
+    assert main(["grad", "--cells", "gru,nope"]) == 2
+    assert "Unknown cell(s): nope" in capsys.readouterr().err
+    assert main(["grad", "--lengths", "5,x"]) == 2
+    assert "--lengths must be whole numbers" in capsys.readouterr().err
+
+
+def test_grad_prints_table_and_fit(capsys):
+    assert main(["grad", "--cells", "simple,gru", "--lengths", "4,8", "--features", "8", "--batch", "8"]) == 0
+    out = capsys.readouterr().out
+    assert "||dL/dh_0||" in out
+    assert "simple" in out and "gru" in out
+    assert out.count("per step;") == 2

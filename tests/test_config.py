@@ -1,0 +1,90 @@
+"""Configuration validation, the memory estimate and the flat string form."""
+
+import math
+
+import pytest
+
+from rnnlab.cells import CELLS
+from rnnlab.config import Config, format_bytes
+from rnnlab.tasks import TASKS
+
+BIG = 2**62
+
+
+def test_default_is_valid_and_round_trips():
+    config = Config()
+    assert config.validate(BIG) == []
+    back, notes = Config.from_dict(config.to_dict())
+    assert back == config and notes == []
+
+
+def test_every_field_round_trips_through_strings():
+    config = Config(task="sine", cell="lstm", features=17, carry_mode="noisy", carry_init="truncated_normal",
+                    carry_scale=0.37, seq_len=33, batch=5, optimizer="rmsprop", lr=3e-4, clip=0.0, steps=7,
+                    seed=123, chunk=3, kernel_size=5)
+    data = config.to_dict()
+    assert all(isinstance(v, str) for v in data.values())
+    assert Config.from_dict(data) == (config, [])
+
+
+@pytest.mark.parametrize("key, raw, fragment", [
+    ("lr", "nan", "not a valid float"),
+    ("lr", "inf", "not a valid float"),
+    ("lr", "-1", "greater than 0"),
+    ("lr", "abc", "not a valid float"),
+    ("seq_len", "-3", "seq_len must be a whole number from 1"),
+    ("seq_len", "1e3", "not a valid int"),
+    ("features", "100000", "features must be a whole number from 1 to 1024"),
+    ("cell", "transformer", "Unknown cell 'transformer'"),
+    ("task", "", "not a valid str"),
+    ("clip", "-2", "clip must be 0 (off) or positive"),
+    ("seed", "-1", "seed must be a whole number"),
+    ("nonsense", "1", "Ignored unknown setting 'nonsense'"),
+])
+def test_bad_values_fall_back_with_a_note(key, raw, fragment):
+    config, notes = Config.from_dict({key: raw, "batch": "32"})
+    assert config.batch == 32  # the good value next to it is kept
+    if key in Config.__dataclass_fields__:
+        assert getattr(config, key) == getattr(Config(), key)
+    assert len(notes) == 1 and fragment in notes[0], notes
+
+
+def test_messages_name_the_problem():
+    assert Config(lr=0.0).validate(BIG) == ["The learning rate must be greater than 0 (got 0)."]
+    assert "finite" in Config(lr=math.nan).validate(BIG)[0]
+    errors = Config(cell="conv_lstm").validate(BIG)
+    assert errors == ["ConvLSTM cannot run Adding problem: it needs a spatial task. "
+                      "Tasks it can run: Moving dot (spatial)."]
+    assert "that task is spatial" in Config(task="moving_dot").validate(BIG)[0]
+    assert "at least 10" in Config(task="temporal_order", seq_len=5).validate(BIG)[0]
+
+
+def test_memory_budget_refuses_by_name_and_number():
+    config = Config(seq_len=50000, batch=256)
+    need = config.memory_bytes()
+    assert need > 10 * 10**9
+    errors = config.validate(budget=4 * 10**9)
+    assert len(errors) == 1
+    assert errors[0].startswith(f"T=50000 with batch 256 and 64 features needs about {format_bytes(need)}")
+    assert "the limit is 4.0 GB" in errors[0]
+    assert config.validate(budget=need) == []
+
+
+def test_memory_estimate_grows_with_length_batch_and_cell():
+    base = Config().memory_bytes()
+    assert Config(seq_len=200).memory_bytes() == 2 * base
+    assert Config(batch=128).memory_bytes() == 2 * base
+    assert Config(cell="lstm").memory_bytes() > base > Config(cell="simple").memory_bytes()
+
+
+def test_every_registered_cell_has_a_task_it_can_run():
+    for name, cell in CELLS.items():
+        fits = [t for t in TASKS.values() if t.spatial == cell.spatial]
+        assert fits, name
+        assert Config(cell=name, task=fits[0].name, seq_len=max(fits[0].min_T, 10)).validate(BIG) == []
+
+
+def test_format_bytes():
+    assert format_bytes(999) == "999 B"
+    assert format_bytes(1_500_000) == "1.5 MB"
+    assert format_bytes(13.2e9) == "13.2 GB"

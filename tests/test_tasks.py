@@ -1,0 +1,121 @@
+"""Task generators follow their definitions, and each baseline is the loss of the memoryless predictor."""
+
+import math
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from rnnlab import tasks
+from rnnlab.tasks import TASKS
+
+KEY = jax.random.PRNGKey(7)
+
+
+@pytest.mark.parametrize("name", list(TASKS))
+def test_shapes_and_steps(name):
+    task = TASKS[name]
+    T = max(task.min_T, 12)
+    x, y = jax.jit(task.generate, static_argnums=(1, 2))(KEY, 5, T)
+    assert x.shape[:2] == (5, task.steps(T))
+    assert x.shape[-1] == task.in_features
+    preds = jnp.zeros((5, task.steps(T), task.out_features))
+    assert task.per_step_loss(preds, y).shape == (task.steps(T),)
+    assert task.loss(preds, y).shape == ()
+    assert np.isfinite(float(task.metric(preds, y)))
+
+
+def test_adding_layout_and_baseline():
+    x, y = tasks.adding_generate(KEY, 20000, 50)
+    marks = np.asarray(x[..., 1])
+    assert (marks.sum(1) == 2).all()
+    assert (marks[:, :25].sum(1) == 1).all() and (marks[:, 25:].sum(1) == 1).all()
+    np.testing.assert_allclose(np.asarray(y[:, 0]), (np.asarray(x[..., 0]) * marks).sum(1), rtol=1e-6)
+    always_one = jnp.ones((20000, 50, 1))
+    measured = float(TASKS["adding"].loss(always_one, y))
+    assert abs(measured - TASKS["adding"].baseline(50)) < 0.005  # sampling error of the mean ~0.001
+    assert TASKS["adding"].baseline(50) == pytest.approx(1 / 6)
+
+
+def test_copy_layout_and_baseline():
+    T = 30
+    x, y = tasks.copy_generate(KEY, 64, T)
+    symbols = np.asarray(jnp.argmax(x, -1))
+    y = np.asarray(y)
+    assert symbols.shape == (64, T + 20)
+    assert (symbols[:, :10] < 8).all() and (symbols[:, 10:T + 9] == 8).all()
+    assert (symbols[:, T + 9] == 9).all() and (symbols[:, T + 10:] == 8).all()
+    assert (y[:, :T + 10] == 8).all() and (y[:, T + 10:] == symbols[:, :10]).all()
+    # memoryless predictor: blanks with certainty, then uniform over the 8 data symbols
+    logits = np.full((64, T + 20, 10), -1e9, np.float32)
+    logits[:, :T + 10, 8] = 0
+    logits[:, T + 10:, :8] = 0
+    measured = float(TASKS["copy"].loss(jnp.asarray(logits), jnp.asarray(y)))
+    assert measured == pytest.approx(TASKS["copy"].baseline(T), rel=1e-5)
+    assert TASKS["copy"].baseline(100) == pytest.approx(0.1733, abs=1e-4)
+    assert TASKS["copy"].baseline(1000) == pytest.approx(0.0204, abs=1e-4)
+
+
+def test_temporal_order_layout_and_baseline():
+    T = 100
+    x, y = tasks.order_generate(KEY, 8000, T)
+    seq = np.asarray(jnp.argmax(x, -1))
+    label = np.asarray(y[:, 0])
+    assert (seq[:, 0] == 7).all() and (seq[:, -1] == 6).all()  # E first, B last
+    xy = seq >= 4
+    xy[:, [0, -1]] = False
+    assert (xy.sum(1) == 2).all()
+    (lo1, hi1), (lo2, hi2) = tasks.order_positions(T)
+    pos = np.argwhere(xy)[:, 1].reshape(-1, 2)
+    assert ((lo1 <= pos[:, 0]) & (pos[:, 0] < hi1)).all() and ((lo2 <= pos[:, 1]) & (pos[:, 1] < hi2)).all()
+    first, second = seq[np.arange(len(seq)), pos[:, 0]] - 4, seq[np.arange(len(seq)), pos[:, 1]] - 4
+    assert (label == 2 * first + second).all()
+    freq = np.bincount(label, minlength=4) / len(label)
+    entropy = -np.sum(freq * np.log(freq))  # CE of the best constant predictor
+    assert abs(entropy - TASKS["temporal_order"].baseline(T)) < 0.002
+    assert TASKS["temporal_order"].baseline(T) == pytest.approx(math.log(4))
+
+
+@pytest.mark.parametrize("T", [2, 10, 50])
+def test_sine_baseline_is_the_best_constant(T):
+    x, y = tasks.sine_generate(KEY, 20000, T)
+    y = np.asarray(y[..., 0], np.float64)
+    assert (np.asarray(x[:, 0, 0]) == 0).all()
+    np.testing.assert_allclose(np.asarray(x[:, 1:, 0]), y[:, :-1], rtol=1e-6)
+    measured = np.mean((y - y.mean()) ** 2)
+    assert abs(measured - TASKS["sine"].baseline(T)) < 2e-3
+
+
+def test_moving_dot_moves_and_baseline():
+    x, cells = tasks.dot_generate(KEY, 500, 8)
+    side = tasks.DOT_SIDE
+    frames = np.asarray(x[..., 0]).reshape(500, 8, side * side)
+    assert (frames.sum(-1) == 1).all()
+    pos = frames.argmax(-1)
+    cells = np.asarray(cells)
+    assert (cells[:, :-1] == pos[:, 1:]).all()  # the target is the next frame's dot
+    # the move between consecutive steps is constant and one of the 8 neighbours
+    r, c = pos // side, pos % side
+    dr, dc = (np.diff(r, axis=1) + 1) % side - 1, (np.diff(c, axis=1) + 1) % side - 1
+    assert (dr == dr[:, :1]).all() and (dc == dc[:, :1]).all()
+    assert ((dr != 0) | (dc != 0)).all()
+    # memoryless predictor: uniform over the 8 neighbours of the current dot gives exactly ln 8
+    logits = np.full((500, 8, side * side), -1e9, np.float32)
+    for b in range(500):
+        for t in range(8):
+            for i in (-1, 0, 1):
+                for j in (-1, 0, 1):
+                    if (i, j) != (0, 0):
+                        logits[b, t, ((r[b, t] + i) % side) * side + (c[b, t] + j) % side] = 0
+    measured = float(TASKS["moving_dot"].loss(jnp.asarray(logits), jnp.asarray(cells)))
+    assert measured == pytest.approx(TASKS["moving_dot"].baseline(8), rel=1e-5)
+
+
+def test_generators_are_deterministic_per_key():
+    for task in TASKS.values():
+        a = task.generate(KEY, 3, max(task.min_T, 10))
+        b = task.generate(KEY, 3, max(task.min_T, 10))
+        c = task.generate(jax.random.PRNGKey(8), 3, max(task.min_T, 10))
+        assert all((np.asarray(u) == np.asarray(v)).all() for u, v in zip(a, b))
+        assert not (np.asarray(a[0]) == np.asarray(c[0])).all()

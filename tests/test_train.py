@@ -1,0 +1,139 @@
+"""Chunked training: learning, reproducibility, divergence, resuming and no recompilation."""
+
+import numpy as np
+import pytest
+
+from rnnlab.config import Config
+from rnnlab.program import get_program
+from rnnlab.train import ConfigError, Run
+
+SMALL = Config(seq_len=20, batch=16, features=16, steps=40, chunk=10)
+
+
+@pytest.mark.slow
+def test_gru_solves_the_adding_problem_at_T50():
+    run = Run(Config(seq_len=50, steps=300, chunk=50, seed=1))
+    history = run.train()
+    baseline = run.program.task.baseline(50)
+    assert run.step == 300 and history.stop_reason is None
+    evals = history.chunks_df()
+    assert evals["eval_loss"].iloc[0] > 0.5 * baseline  # it starts near or above the baseline
+    assert evals["eval_loss"].iloc[-1] < 0.1 * baseline  # and ends well below it
+    assert history.steps_df()["loss"].tail(20).mean() < 0.2 * baseline
+
+
+def test_history_records_every_step_and_evaluation():
+    run = Run(SMALL)
+    history = run.train()
+    df = history.steps_df()
+    assert list(df["step"]) == list(range(1, 41))
+    assert list(history.chunks_df()["step"]) == [0, 10, 20, 30, 40]
+    assert np.isfinite(df[["loss", "metric", "grad_norm", "h0_grad_norm"]].to_numpy()).all()
+    assert (df["h0_grad_norm"] == df["h0_grad_h"]).all()
+    assert history.carry_snapshots("h").shape == (5, 16)
+    assert history.per_step_loss_df().shape == (5 * 20, 3)
+
+
+def test_lstm_records_both_carry_leaves():
+    run = Run(Config(cell="lstm", seq_len=10, batch=8, features=8, steps=10, chunk=10))
+    df = run.train().steps_df()
+    np.testing.assert_allclose(df["h0_grad_norm"], np.hypot(df["h0_grad_c"], df["h0_grad_h"]), rtol=1e-6)
+    assert run.history.carry_snapshots("c").shape == run.history.carry_snapshots("h").shape == (2, 8)
+
+
+def test_same_seed_same_history_bit_for_bit():
+    a, b = Run(SMALL).train(), Run(SMALL).train()
+    assert a.steps_df().equals(b.steps_df())
+    assert all((x == y).all() for x, y in zip(a.carry["h"], b.carry["h"]))
+    c = Run(Config(**{**SMALL.__dict__, "seed": 1})).train()
+    assert not a.steps_df()["loss"].equals(c.steps_df()["loss"])
+
+
+def test_learnable_carry_moves_fixed_does_not():
+    learn = Run(Config(**{**SMALL.__dict__, "carry_init": "normal"})).train()
+    moved = np.linalg.norm(learn.carry_snapshots("h")[-1] - learn.carry_snapshots("h")[0])
+    assert moved > 1e-2
+    fixed = Run(Config(**{**SMALL.__dict__, "carry_mode": "fixed", "carry_init": "normal"}))
+    snaps = fixed.train().carry_snapshots("h")
+    assert (snaps == snaps[0]).all() and np.abs(snaps[0]).max() > 0
+    assert "h0" not in fixed.params["params"]
+
+
+def test_zeros_fixed_carry_is_zero_and_scale_sets_the_spread():
+    zeros = Run(Config(**{**SMALL.__dict__, "carry_mode": "fixed", "steps": 10}))
+    assert (zeros.history.carry_snapshots("h") == 0).all()
+    wide = Run(Config(**{**SMALL.__dict__, "carry_mode": "fixed", "carry_init": "normal", "carry_scale": 2.0,
+                         "features": 512, "steps": 10}))
+    assert 1.7 < wide.history.carry_snapshots("h")[0].std() < 2.3
+
+
+def test_resume_after_stop_equals_one_uninterrupted_run():
+    whole = Run(SMALL).train()
+    run = Run(SMALL)
+    run.train(callback=lambda progress: False)  # stop after the first chunk
+    assert run.step == 10 and not run.done
+    run.train()
+    assert run.history.steps_df().equals(whole.steps_df())
+
+
+def test_steps_not_a_multiple_of_the_chunk():
+    run = Run(Config(**{**SMALL.__dict__, "steps": 25}))
+    assert run.train().steps_df()["step"].iloc[-1] == 25
+    run.update(steps=31)
+    assert not run.done
+    run.train()
+    whole = Run(Config(**{**SMALL.__dict__, "steps": 31})).train()
+    assert run.history.steps_df().equals(whole.steps_df())
+
+
+def test_divergence_stops_cleanly_and_keeps_finite_params():
+    run = Run(Config(**{**SMALL.__dict__, "lr": 1e6, "clip": 0.0, "optimizer": "sgd", "steps": 100}))
+    history = run.train()
+    assert history.stop_reason is not None
+    assert "Try a lower learning rate (now 1e+06)" in history.stop_reason
+    df = history.steps_df()
+    assert len(df) < 100 and np.isfinite(df["loss"]).all()
+    assert f"Stopped at step {len(df) + 1}" in history.stop_reason
+    params = run.params["params"]
+    assert all(np.isfinite(np.asarray(leaf)).all() for leaf in __import__("jax").tree_util.tree_leaves(params))
+    assert run.done
+    before = len(df)
+    run.train()  # a diverged run does not continue
+    assert len(run.history.steps_df()) == before
+
+
+def test_changing_lr_seed_steps_scale_does_not_recompile():
+    config = Config(**{**SMALL.__dict__, "task": "sine", "carry_init": "normal", "chunk": 7})
+    program = get_program(config)
+    Run(config).train()
+    compiled = (program.init._cache_size(), program.train_chunk._cache_size(), program.evaluate._cache_size())
+    for change in ({"lr": 0.5}, {"seed": 9}, {"steps": 13}, {"carry_scale": 3.0}, {"clip": 0.0}):
+        run = Run(Config(**{**config.__dict__, **change}))
+        assert run.program is program
+        run.train()
+    run.update(lr=1e-4, carry_scale=0.01)
+    run.update(steps=20)
+    run.train()
+    assert (program.init._cache_size(), program.train_chunk._cache_size(),
+            program.evaluate._cache_size()) == compiled == (1, 1, 1)
+
+
+def test_learning_rate_change_mid_run_takes_effect():
+    run = Run(SMALL)
+    run.run_chunk()
+    run.update(lr=1e-12)
+    before = run.params["params"]["h0"].copy()
+    run.run_chunk()
+    np.testing.assert_allclose(run.params["params"]["h0"], before, atol=1e-9)
+
+
+def test_bad_configuration_raises_with_messages():
+    with pytest.raises(ConfigError) as e:
+        Run(Config(cell="conv_lstm"))
+    assert "needs a spatial task" in e.value.messages[0]
+    run = Run(SMALL)
+    with pytest.raises(ValueError, match="start a new run"):
+        run.update(features=3)
+    with pytest.raises(ConfigError):
+        run.update(lr=-1.0)
+    assert run.config.lr == SMALL.lr
