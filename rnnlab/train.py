@@ -99,6 +99,9 @@ class History:
         return self.steps[-1]["step"] if self.steps else 0
 
 
+MAX_SNAPSHOTS = 9
+
+
 class Run:
     """One training run of ``config``. ``train()`` runs to ``config.steps``; ``run_chunk()`` does one chunk."""
 
@@ -113,6 +116,7 @@ class Run:
         self.history = History(self.program.spec.leaves)
         self.history.add_evaluation(0, jax.device_get(self.program.evaluate(
             self.state["params"], self.state["root"], scale)))
+        self.snapshots: list[tuple[int, dict]] = [(0, jax.device_get(self.state["params"]))]
 
     @property
     def step(self) -> int:
@@ -126,6 +130,11 @@ class Run:
     def params(self):
         """The current (last finite) parameters."""
         return self.state["params"]
+
+    @property
+    def scale(self) -> np.float32:
+        """The carry initialiser's parameter as the compiled functions take it."""
+        return hyper_args(self.config)[2]
 
     def update(self, **changes) -> None:
         """Change what needs no recompilation (lr, clip, carry_scale, steps) between chunks."""
@@ -151,6 +160,8 @@ class Run:
         self.history.add_evaluation(first + applied, evaluation)
         if records["bad"].any():
             self.history.stop_reason = self._divergence_reason(first, records)
+        if applied:
+            self._keep_snapshot()
         seconds = time.perf_counter() - start
         loss = self.history.steps[-1]["loss"] if self.history.steps else float("nan")
         return Progress(self.step, self.config.steps, loss, applied / seconds if seconds else 0.0, seconds)
@@ -162,6 +173,20 @@ class Run:
             if callback is not None and callback(progress) is False:
                 break
         return self.history
+
+    def _keep_snapshot(self) -> None:
+        """Keep host copies of the parameters: the first, the latest, and at most MAX_SNAPSHOTS evenly thinned."""
+        self.snapshots.append((self.step, jax.device_get(self.state["params"])))
+        if len(self.snapshots) > MAX_SNAPSHOTS:
+            self.snapshots = self.snapshots[:-1:2] + self.snapshots[-1:]
+
+    def snapshots_at(self, count: int = 3) -> list[tuple[int, dict]]:
+        """``count`` kept parameter snapshots spread from the start to the latest (start, middle, end)."""
+        kept = self.snapshots
+        if len(kept) <= count:
+            return list(kept)
+        picks = sorted({round(i * (len(kept) - 1) / (count - 1)) for i in range(count)})
+        return [kept[i] for i in picks]
 
     def _divergence_reason(self, first: int, records: dict) -> str:
         i = int(np.argmax(records["bad"]))

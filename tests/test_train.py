@@ -137,3 +137,14 @@ def test_bad_configuration_raises_with_messages():
     with pytest.raises(ConfigError):
         run.update(lr=-1.0)
     assert run.config.lr == SMALL.lr
+
+
+def test_parameter_snapshots_are_thinned_and_span_the_run():
+    run = Run(Config(**{**SMALL.__dict__, "steps": 150, "chunk": 10}))
+    run.train()
+    steps = [s for s, _ in run.snapshots]
+    assert steps[0] == 0 and steps[-1] == 150 and len(steps) <= 9
+    assert steps == sorted(steps)
+    picked = [s for s, _ in run.snapshots_at(3)]
+    assert picked[0] == 0 and picked[-1] == 150 and 0 < picked[1] < 150
+    np.testing.assert_array_equal(run.snapshots[-1][1]["params"]["h0"], run.params["params"]["h0"])

@@ -1,0 +1,219 @@
+"""Explore a cell: train it in chunks (Train / Stop / Step / Reset) and watch loss, carry and per-step loss."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import streamlit as st
+
+from pages.common import config_controls, shared_state, show_url_notes, write_url
+from rnnlab import analysis, export, plots
+from rnnlab.config import STATIC_FIELDS, Config
+from rnnlab.train import ConfigError, Run
+
+ss = st.session_state
+ss.setdefault("run", None)
+ss.setdefault("training", False)
+ss.setdefault("zero_runs", {})
+ss.setdefault("explore_error", None)
+
+shared = shared_state()
+st.title("Explore a cell")
+show_url_notes()
+config = config_controls(shared)
+with st.sidebar:
+    compare_zero = st.checkbox("Overlay a zero-carry run on the per-step loss", key="w_compare_zero",
+                               value=shared.compare_zero,
+                               help="Trains the same configuration with a fixed zero initial carry for as many "
+                                    "steps, to compare the loss at each time step.")
+shared.config, shared.compare_zero = config, compare_zero
+write_url(shared)
+errors = config.validate()
+
+
+def same_run(run: Run | None, config: Config) -> bool:
+    """Whether ``run`` was started with the static settings and seed of ``config``."""
+    return run is not None and (run.config.static_key(), run.config.seed) == (config.static_key(), config.seed)
+
+
+def start_new_run() -> None:
+    try:
+        ss.run = Run(config)
+        ss.explore_error = None
+    except ConfigError as e:
+        ss.run, ss.training, ss.explore_error = None, False, " ".join(e.messages)
+
+
+def on_train() -> None:
+    run = ss.run
+    if not same_run(run, config) or (run.done and run.step >= config.steps) or run.history.stop_reason:
+        start_new_run()
+    ss.training = ss.run is not None
+
+
+def on_step() -> None:
+    if not same_run(ss.run, config) or ss.run.done:
+        start_new_run()
+    ss.training = False
+    ss.step_once = ss.run is not None
+
+
+def on_stop() -> None:
+    ss.training = False
+
+
+def on_reset() -> None:
+    ss.run, ss.training, ss.zero_runs, ss.explore_error = None, False, {}, None
+
+
+if ss.pop("autorun_pending", False) and not errors:
+    on_train()
+
+run: Run | None = ss.run
+stale = run is not None and not same_run(run, config)
+if run is not None and not stale and not errors:
+    dynamic = {k: getattr(config, k) for k in ("lr", "clip", "carry_scale", "steps")}
+    if dynamic != {k: getattr(run.config, k) for k in dynamic}:
+        run.update(**dynamic)  # no recompilation: these are arguments of the compiled chunk
+if stale:
+    ss.training = False
+
+cols = st.columns(4)
+cols[0].button("Train", type="primary", on_click=on_train, disabled=bool(errors), icon=":material/play_arrow:",
+               help="Train to the number of steps (continues a stopped run).", use_container_width=True)
+cols[1].button("Stop", on_click=on_stop, icon=":material/stop:", disabled=not ss.training,
+               help="Stop after the current chunk; everything finished stays.", use_container_width=True)
+cols[2].button("Step", on_click=on_step, disabled=bool(errors), icon=":material/skip_next:",
+               help=f"Train one chunk ({config.chunk} steps).", use_container_width=True)
+cols[3].button("Reset", on_click=on_reset, icon=":material/restart_alt:", help="Forget the run.",
+               use_container_width=True)
+
+for message in errors:
+    st.error(message, icon=":material/block:")
+if ss.explore_error:
+    st.error(ss.explore_error, icon=":material/block:")
+if stale:
+    changed = [k for k in STATIC_FIELDS + ("seed",) if getattr(run.config, k) != getattr(config, k)]
+    st.info(f"The charts show the previous run; you changed {', '.join(changed)}. Press Train or Step to start "
+            "a new run with the new settings.", icon=":material/history:")
+
+progress_slot = st.empty()
+status_slot = st.empty()
+charts_slot = st.empty()
+
+
+def draw_progress(run: Run, steps_per_second: float | None = None) -> None:
+    fraction = min(1.0, run.step / max(run.config.steps, 1))
+    speed = f" · {steps_per_second:,.0f} steps/s" if steps_per_second else ""
+    progress_slot.progress(fraction, text=f"step {run.step} / {run.config.steps}{speed}")
+    if run.history.stop_reason:
+        status_slot.error(run.history.stop_reason, icon=":material/warning:")
+    elif run.done:
+        status_slot.success(f"Finished {run.step} steps.", icon=":material/check_circle:")
+
+
+def explain(text: str) -> None:
+    with st.expander("What am I looking at?"):
+        st.markdown(text)
+
+
+def draw_charts(run: Run, n: int) -> None:
+    """All charts of ``run``; ``n`` makes element keys unique when redrawn during training."""
+    history, task = run.history, run.program.task
+    baseline = task.baseline(run.config.seq_len)
+    steps, evals = analysis.thin(history.steps_df()), history.chunks_df()
+    with charts_slot.container():
+        st.subheader("1. Loss")
+        left, right = st.columns(2)
+        left.plotly_chart(plots.loss_figure(steps, evals, baseline, task.baseline_text), key=f"loss_{n}")
+        right.plotly_chart(plots.metric_figure(steps, evals, task.metric_name), key=f"metric_{n}")
+        explain(f"The training loss of each batch (a fresh batch every step) and the loss on a fixed evaluation "
+                f"batch after each chunk, on a log scale. The dashed line is the memoryless baseline, the "
+                f"loss of the best prediction that ignores the sequence ({task.baseline_text}): a cell below it "
+                f"has learned to use what it remembers. Reference: `shared/reference/tasks-and-theory.md`.")
+
+        st.subheader("2. The initial carry")
+        mode = run.config.carry_mode
+        if mode != "learnable":
+            what = ("drawn once for the whole run" if mode == "fixed"
+                    else "drawn again for every batch (the evaluation batch's draw is shown)")
+            st.info(f"In **{mode}** mode the initial carry is not a parameter: it is "
+                    f"`cell.initialize_carry(key, input_shape)` with {run.config.carry_init}, {what}, so it does "
+                    "not learn. The heatmap shows what it is; choose the learnable mode to watch it move.",
+                    icon=":material/lock:")
+        for leaf in history.leaves:
+            units = analysis.thin_evaluations(analysis.carry_units_df(history, leaf))
+            st.plotly_chart(plots.carry_heatmap(units, leaf), key=f"heat_{leaf}_{n}")
+        left, right = st.columns(2)
+        left.plotly_chart(plots.carry_distance_figure(analysis.carry_distance_df(history)), key=f"dist_{n}")
+        right.plotly_chart(plots.carry_pca_figure(analysis.carry_pca_df(history)), key=f"pca_{n}")
+        explain("A learnable initial carry is a parameter per carry leaf (`c0`, `h0`), broadcast over the batch "
+                "and trained with the weights; its gradient is the sum over the batch of dL/dh_0. The heatmap "
+                "shows each unit after every chunk, the middle chart its distance from where it started, and "
+                "the right one its path projected on the two directions it varied most (PCA). LSTMs carry two "
+                "leaves, c and h, shown separately. Gers, Schraudolph & Schmidhuber (2002) argue the initial "
+                "state should be learned.")
+
+        st.subheader("3. Loss at each time step")
+        table = analysis.per_step_loss_table(history, f"{mode} carry ({run.config.carry_init})")
+        zero = ss.zero_runs.get(zero_key(run))
+        if zero is not None:
+            table = analysis.pd.concat([table, analysis.per_step_loss_table(zero.history, "fixed zero carry")])
+        st.plotly_chart(plots.per_step_loss_figure(table, baseline), key=f"per_step_{n}")
+        explain("The loss on the evaluation batch at every time step of the sequence, after the latest chunk. "
+                "A learned start shows its value at the first steps: a zero carry has to spend steps finding "
+                "where the sequence is, a learned carry can already encode what every sequence shares "
+                "(R2RT, \"Non-Zero Initial States for Recurrent Neural Networks\", 2016). Tasks that score "
+                "only the last step (adding, temporal order) still show how the prediction improves as the "
+                "sequence is read.")
+
+
+def zero_key(run: Run) -> tuple:
+    return (run.config.static_key(), run.config.seed, run.config.lr, run.config.clip, run.step)
+
+
+if run is not None:
+    draw_progress(run)
+    draw_charts(run, 0)
+    if ss.training and not stale:
+        n = 0
+        if run.program.train_chunk._cache_size() == 0:
+            status_slot.info("Compiling the training step for this configuration (once per configuration)…",
+                             icon=":material/hourglass_top:")
+        while not run.done and ss.training:
+            progress = run.run_chunk()
+            n += 1
+            draw_progress(run, progress.steps_per_second)
+            draw_charts(run, n)
+        ss.training = False
+        if run.done and not run.history.stop_reason:
+            status_slot.success(f"Finished {run.step} steps.", icon=":material/check_circle:")
+    elif ss.pop("step_once", False):
+        progress = run.run_chunk()
+        draw_progress(run, progress.steps_per_second)
+        draw_charts(run, 1)
+
+    if compare_zero and run.step > 0 and not ss.training:
+        if run.config.carry_mode == "fixed" and run.config.carry_init == "zeros":
+            st.caption("This run already uses a fixed zero carry.")
+        elif zero_key(run) not in ss.zero_runs:
+            zero_config = replace(run.config, carry_mode="fixed", carry_init="zeros", steps=run.step)
+            with st.spinner(f"Training the zero-carry comparison ({run.step} steps)…"):
+                zero = Run(zero_config)
+                zero.train()
+            ss.zero_runs = {zero_key(run): zero}
+            draw_charts(run, 99)
+
+    st.subheader("Download")
+    stem = export.filename_stem(run.config)
+    cols = st.columns(3)
+    cols[0].download_button("History (CSV)", export.history_csv(run.history), f"{stem}_history.csv", "text/csv",
+                            icon=":material/table:", on_click="ignore")
+    cols[1].download_button("Parameters (msgpack)", export.params_msgpack(run.params), f"{stem}_params.msgpack",
+                            "application/octet-stream", icon=":material/data_object:", on_click="ignore")
+    cols[2].download_button("Reproduction script (.py)", export.reproduce_script(run.config), f"{stem}.py",
+                            "text/x-python", icon=":material/code:", on_click="ignore")
+else:
+    st.info("Choose settings in the sidebar and press **Train**, or start from a preset on the Home page. "
+            "The default trains a GRU with a learnable initial carry on the adding problem (T = 100).",
+            icon=":material/info:")

@@ -1,0 +1,115 @@
+"""Plotly figure builders: pure functions of the DataFrames rnnlab computes (they never compute)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import plotly.graph_objects as go
+
+LEAF_NAMES = {"c": "cell state c", "h": "hidden state h"}
+LEAF_DASH = {"c": "dot", "h": "solid"}
+
+
+def _layout(fig: go.Figure, title: str, x: str, y: str, log_y: bool = False) -> go.Figure:
+    fig.update_layout(title=title, xaxis_title=x, yaxis_title=y, margin=dict(l=10, r=10, t=50, b=10),
+                      legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
+                      height=360)
+    if log_y:
+        fig.update_yaxes(type="log")
+    return fig
+
+
+def loss_figure(steps: pd.DataFrame, evals: pd.DataFrame, baseline: float, baseline_text: str) -> go.Figure:
+    """Training loss per step and evaluation loss (log scale), with the memoryless baseline as a line."""
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=steps["step"], y=steps["loss"], mode="lines", name="training loss"))
+    fig.add_trace(go.Scatter(x=evals["step"], y=evals["eval_loss"], mode="markers+lines", name="evaluation loss",
+                             line=dict(dash="dot")))
+    last = max(1, int(steps["step"].max()) if len(steps) else 1)
+    fig.add_trace(go.Scatter(x=[0, last], y=[baseline, baseline], mode="lines", name=f"baseline {baseline:.4g}",
+                             line=dict(color="gray", dash="dash"), hovertext=baseline_text))
+    fig.add_annotation(x=0, y=math.log10(baseline) if baseline > 0 else 0, xanchor="left", yanchor="bottom",
+                       text=f"memoryless baseline: {baseline_text}", showarrow=False, font=dict(color="gray"))
+    return _layout(fig, "Loss", "training step", "loss (log scale)", log_y=True)
+
+
+def metric_figure(steps: pd.DataFrame, evals: pd.DataFrame, metric_name: str) -> go.Figure:
+    """The task's readable metric (accuracy or MSE) per step, and at each evaluation."""
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=steps["step"], y=steps["metric"], mode="lines", name=f"training {metric_name}"))
+    fig.add_trace(go.Scatter(x=evals["step"], y=evals["eval_metric"], mode="markers+lines",
+                             name=f"evaluation {metric_name}", line=dict(dash="dot")))
+    return _layout(fig, f"Metric: {metric_name}", "training step", metric_name)
+
+
+def carry_heatmap(units: pd.DataFrame, leaf: str) -> go.Figure:
+    """The initial carry's units (rows) against training step (columns)."""
+    table = units.pivot(index="unit", columns="step", values="value")
+    fig = go.Figure(go.Heatmap(z=table.to_numpy(), x=[str(s) for s in table.columns], y=list(table.index),
+                               colorscale="RdBu", zmid=0, colorbar=dict(title="value")))
+    fig.update_xaxes(type="category")
+    return _layout(fig, f"Initial carry, {LEAF_NAMES.get(leaf, leaf)}: units against training step",
+                   "training step", "unit")
+
+
+def carry_distance_figure(distance: pd.DataFrame) -> go.Figure:
+    """Distance of the initial carry from where it started, per carry leaf."""
+    fig = go.Figure()
+    for leaf, group in distance.groupby("leaf", sort=False):
+        fig.add_trace(go.Scatter(x=group["step"], y=group["distance"], mode="lines+markers",
+                                 name=LEAF_NAMES.get(leaf, leaf), line=dict(dash=LEAF_DASH.get(leaf, "solid"))))
+    return _layout(fig, "How far the initial carry moved", "training step", "||carry - carry at step 0||")
+
+
+def carry_pca_figure(pca: pd.DataFrame) -> go.Figure:
+    """The initial carry's path in 2-D (its snapshots' first two principal components), per leaf."""
+    fig = go.Figure()
+    for leaf, group in pca.groupby("leaf", sort=False):
+        fig.add_trace(go.Scatter(
+            x=group["pc1"], y=group["pc2"], mode="lines+markers+text", name=LEAF_NAMES.get(leaf, leaf),
+            text=[str(s) if i in (0, len(group) - 1) else "" for i, s in enumerate(group["step"])],
+            textposition="top center", hovertext=[f"step {s}" for s in group["step"]],
+            line=dict(dash=LEAF_DASH.get(leaf, "solid"))))
+    explained = pca["explained"].iloc[0] if len(pca) else 1.0
+    return _layout(fig, f"Path of the initial carry (PCA, {explained:.0%} of its variance)", "PC 1", "PC 2")
+
+
+def per_step_loss_figure(table: pd.DataFrame, baseline: float | None = None) -> go.Figure:
+    """Loss at every time step of the sequence, one line per run (e.g. learned carry vs zero carry)."""
+    fig = go.Figure()
+    for run, group in table.groupby("run", sort=False):
+        fig.add_trace(go.Scatter(x=group["t"], y=group["loss"], mode="lines", name=str(run)))
+    if baseline is not None and len(table):
+        fig.add_trace(go.Scatter(x=[0, int(table["t"].max())], y=[baseline, baseline], mode="lines",
+                                 name=f"baseline {baseline:.4g}", line=dict(color="gray", dash="dash")))
+    return _layout(fig, "Loss at each time step of the sequence", "time step t", "loss (log scale)", log_y=True)
+
+
+def grad_through_time_figure(grads: pd.DataFrame) -> go.Figure:
+    """||dL/dh_t|| against t (log scale), one line per training step and carry leaf."""
+    fig = go.Figure()
+    for (step, leaf), group in grads.groupby(["step", "leaf"], sort=False):
+        fig.add_trace(go.Scatter(x=group["t"], y=group["grad_norm"], mode="lines",
+                                 name=f"step {step}, {leaf}", line=dict(dash=LEAF_DASH.get(leaf, "solid"))))
+    return _layout(fig, "Gradient of the loss with respect to the carry at each time step",
+                   "time step t (0 = initial carry)", "||dL/dh_t|| (log scale)", log_y=True)
+
+
+def decay_figure(sweep: pd.DataFrame, fits: pd.DataFrame) -> go.Figure:
+    """||dL/dh_0|| against sequence length T, one line per cell, with its fitted halving length."""
+    fig = go.Figure()
+    halving = dict(zip(fits["cell"], fits["halving_steps"])) if len(fits) else {}
+    for cell, group in sweep.groupby("cell", sort=False):
+        h = halving.get(cell, math.nan)
+        label = f"{cell} (halves every {h:.3g} steps)" if math.isfinite(h) else f"{cell} (no decay fitted)"
+        fig.add_trace(go.Scatter(x=group["T"], y=group["h0_grad_norm"], mode="lines+markers", name=label))
+    return _layout(fig, "Gradient reaching the initial carry against sequence length", "sequence length T",
+                   "||dL/dh_0|| (log scale)", log_y=True)
+
+
+def connectivity_figure(conn: pd.DataFrame) -> go.Figure:
+    """||d y_T / d x_t|| against input step t (log scale)."""
+    fig = go.Figure(go.Scatter(x=conn["t"], y=conn["connectivity"], mode="lines", name="connectivity"))
+    return _layout(fig, "Connectivity: how much the last output depends on each input step",
+                   "input step t", "||dy_T / dx_t|| (log scale)", log_y=True)
