@@ -1,0 +1,250 @@
+"""Downloads of a run: its history as CSV, its parameters as msgpack, and a script that reproduces it.
+
+Everything here is a pure function of a :class:`Config`, a :class:`History` or a parameter tree, so the app and
+the command line can offer the same files.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import fields
+from string import Template
+from typing import Any
+
+import flax
+import flax.serialization
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import rnnlab
+from rnnlab.config import HELP, Config
+from rnnlab.program import get_program, hyper_args
+from rnnlab.train import ConfigError, History
+
+Params = dict[str, Any]
+
+
+class ExportError(ValueError):
+    """A parameter file that cannot be loaded for a configuration; the message says what did not match."""
+
+
+# ---- history -------------------------------------------------------------------------------------------
+def history_csv(history: History) -> bytes:
+    """The per-step history (``History.steps_df()``) as UTF-8 CSV: a header row, then one row per step.
+
+    Floats are written with their shortest round-tripping repr, so reading the file back gives the same numbers.
+    """
+    return history.steps_df().to_csv(index=False, lineterminator="\n").encode("utf-8")
+
+
+def evaluations_csv(history: History) -> bytes:
+    """The evaluations (``History.chunks_df()``: step, eval_loss, eval_metric) as UTF-8 CSV with a header row."""
+    return history.chunks_df().to_csv(index=False, lineterminator="\n").encode("utf-8")
+
+
+# ---- parameters ----------------------------------------------------------------------------------------
+def params_msgpack(params: Params) -> bytes:
+    """The run's parameters (``Run.params``, i.e. ``{'params': {...}}``) serialised with ``flax.serialization``."""
+    return flax.serialization.to_bytes(params)
+
+
+def params_target(config: Config) -> Params:
+    """Shapes and dtypes (``jax.ShapeDtypeStruct`` leaves) of the parameters a run of ``config`` has."""
+    errors = config.validate(budget=2**62)
+    if errors:
+        raise ConfigError(errors)
+    program = get_program(config)
+    lr, clip, scale = hyper_args(config)
+    state = jax.eval_shape(program.init, np.int32(config.seed), scale, lr, clip)
+    return state["params"]
+
+
+def load_params(data: bytes, config: Config) -> Params:
+    """Restore parameters written by :func:`params_msgpack` for a run of ``config``.
+
+    Raises :class:`ExportError` naming the problem when ``data`` is not a msgpack parameter file or its tree,
+    shapes or dtypes differ from what ``config`` needs (e.g. another cell, feature count or carry mode).
+    """
+    if not data:
+        raise ExportError("not a msgpack parameter file: the file is empty")
+    try:
+        state = flax.serialization.msgpack_restore(bytes(data))
+    except Exception as e:  # msgpack raises several unrelated types for corrupt or truncated input
+        raise ExportError(f"not a msgpack parameter file ({_describe_exception(e)})") from None
+    if not isinstance(state, Mapping):
+        raise ExportError(f"not a msgpack parameter file: it holds {_describe(state)}, not a tree of arrays")
+    target = params_target(config)
+    problems: list[str] = []
+    _compare(target, state, "", problems)
+    if problems:
+        shown = "; ".join(problems[:6]) + (f"; and {len(problems) - 6} more" if len(problems) > 6 else "")
+        raise ExportError(f"the parameter file does not fit this configuration ({config.cell} cell, "
+                          f"{config.features} features, {config.task} task, {config.carry_mode} carry): {shown}")
+    restored = flax.serialization.from_state_dict(target, state)
+    return jax.tree_util.tree_map(jnp.asarray, restored)
+
+
+def _compare(target: Any, got: Any, path: str, problems: list[str]) -> None:
+    """Append to ``problems`` every difference of tree structure, shape or dtype between ``got`` and ``target``."""
+    if isinstance(target, Mapping):
+        if not isinstance(got, Mapping):
+            problems.append(f"expected a group of parameters at {path or 'the top level'}, got {_describe(got)}")
+            return
+        for key, sub in target.items():
+            if key in got:
+                _compare(sub, got[key], _join(path, key), problems)
+            else:
+                problems.append(f"missing {_join(path, key)}")
+        problems.extend(f"unexpected {_join(path, key)}" for key in got if key not in target)
+        return
+    shape, dtype = tuple(target.shape), np.dtype(target.dtype)
+    if not isinstance(got, np.ndarray):
+        problems.append(f"expected {path} to be an array of shape {shape}, got {_describe(got)}")
+    elif got.shape != shape:
+        problems.append(f"expected {path} of shape {shape}, got {got.shape}")
+    elif got.dtype != dtype:
+        problems.append(f"expected {path} of dtype {dtype}, got {got.dtype}")
+
+
+def _join(path: str, key: Any) -> str:
+    return f"{path}/{key}" if path else str(key)
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape}"
+    if isinstance(value, Mapping):
+        return f"a group of {len(value)} entries"
+    return f"a value of type {type(value).__name__}"
+
+
+def _describe_exception(e: Exception) -> str:
+    text = str(e).strip()
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+# ---- reproduction script -------------------------------------------------------------------------------
+def rnnlab_version() -> str:
+    """The version of the rnnlab package that wrote the file."""
+    return rnnlab.__version__
+
+
+_SCRIPT = Template('''\
+#!/usr/bin/env python3
+# Reproduces an rnnlab run: $summary.
+#
+# Produced by rnnlab ($rnnlab) with jax $jax and flax $flax on the $backend backend.
+# The same versions on the same kind of device give the same losses, bit for bit.
+#
+# Run it from the rnnlab repository root, or anywhere the rnnlab package is importable:
+#     python reproduce.py            # train, print progress and the final loss, write history.csv here
+#     python reproduce.py --no-csv   # the same without writing history.csv
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+try:
+    import rnnlab  # noqa: F401
+except ImportError:  # e.g. `python some/dir/reproduce.py` from the repository root
+    sys.path.insert(0, os.getcwd())
+    try:
+        import rnnlab  # noqa: F401
+    except ImportError:
+        sys.exit("error: cannot import rnnlab; run this from the rnnlab repository root or put it on PYTHONPATH")
+
+import flax
+import jax
+
+from rnnlab.config import Config
+from rnnlab.train import ConfigError, Progress, Run
+
+SUMMARY = $summary_repr
+PRODUCED_WITH = {"jax": $jax_repr, "flax": $flax_repr}
+
+CONFIG = Config(
+$fields
+)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=f"Reproduce an rnnlab run: {SUMMARY}.")
+    parser.add_argument("--no-csv", action="store_true", help="do not write history.csv")
+    args = parser.parse_args(argv)
+    for name, version in (("jax", jax.__version__), ("flax", flax.__version__)):
+        if version != PRODUCED_WITH[name]:
+            print(f"note: {name} {version} differs from {PRODUCED_WITH[name]}, which produced this script; "
+                  "the losses may differ slightly.", file=sys.stderr)
+    try:
+        run = Run(CONFIG)
+    except ConfigError as e:
+        for message in e.messages:
+            print(f"error: {message}", file=sys.stderr)
+        return 2
+    shown = -1
+
+    def report(progress: Progress) -> None:
+        """Print a line at every tenth of the run."""
+        nonlocal shown
+        tenth = 10 * progress.step // max(progress.total, 1)
+        if tenth > shown:
+            shown = tenth
+            print(f"step {progress.step}/{progress.total}  loss {progress.loss:.4g}  "
+                  f"({progress.steps_per_second:.0f} steps/s)", flush=True)
+
+    history = run.train(report)
+    df = history.steps_df()
+    if history.stop_reason:
+        print(history.stop_reason)
+    if not args.no_csv:
+        path = Path("history.csv")
+        df.to_csv(path, index=False)
+        print(f"history written to {path.resolve()}")
+    final = float(df["loss"].iloc[-1]) if len(df) else float("nan")
+    print(f"final loss: {final!r}")
+    return 1 if history.stop_reason else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+''')
+
+
+def reproduce_script(config: Config) -> str:
+    """A standalone Python script that rebuilds exactly ``config``, trains it with rnnlab and reports the result.
+
+    It prints a progress line per tenth of the run, then ``final loss: <repr>`` (the last step's loss), and
+    writes ``history.csv`` to the working directory unless given ``--no-csv``.
+    """
+    assignments = {f.name: f"{f.name}={_literal(getattr(config, f.name))}," for f in fields(Config)}
+    width = max(map(len, assignments.values()))
+    lines = []
+    for name, assignment in assignments.items():
+        lines.append(f"    {assignment:<{width}}  # {HELP[name]}" if name in HELP else f"    {assignment}")
+    summary = (f"{config.cell} cell, {config.task} task, T={config.seq_len}, {config.carry_mode} carry, "
+               f"{config.steps} steps, seed {config.seed}")
+    return _SCRIPT.substitute(summary=summary, rnnlab=rnnlab_version(), jax=jax.__version__,
+                              flax=flax.__version__, backend=jax.default_backend(), summary_repr=_literal(summary),
+                              jax_repr=_literal(jax.__version__), flax_repr=_literal(flax.__version__),
+                              fields="\n".join(lines))
+
+
+def _literal(value: Any) -> str:
+    """A Python literal for a configuration value (double-quoted strings; numpy scalars become int/float)."""
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, np.integer):
+        value = int(value)
+    elif isinstance(value, np.floating):
+        value = float(value)
+    return repr(value)
+
+
+def filename_stem(config: Config) -> str:
+    """A short filename stem naming the run, e.g. ``rnnlab_gru_adding_T100_seed0``."""
+    stem = f"rnnlab_{config.cell}_{config.task}_T{config.seq_len}_seed{config.seed}"
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", stem)
