@@ -1,0 +1,73 @@
+"""The Gradient flow page: probes of the current model, the decay sweep and connectivity, checked by number."""
+
+import numpy as np
+
+from rnnlab import probes
+from rnnlab.config import Config
+from rnnlab.presets import PRESETS_BY_KEY
+from tests.app.conftest import SMALL, figures, open_page, values
+
+SWEEP_TITLE = "Gradient reaching the initial carry against sequence length"
+
+
+def test_untrained_model_probes_match_the_library():
+    at = open_page("gradients", **SMALL, cell="lstm")
+    assert any("this is the untrained model" in i.value for i in at.info)
+    run = at.session_state.untrained
+    figs = figures(at)
+    grad = figs["Gradient of the loss with respect to the carry at each time step"]
+    assert [t["name"] for t in grad["data"]] == ["step 0, c", "step 0, h"]
+    expected = probes.carry_grad_norms(run.program, run.params, run.state["root"], run.scale)
+    for t, leaf in zip(grad["data"], ("c", "h")):
+        np.testing.assert_array_equal(values(t, "x"), np.arange(21))
+        np.testing.assert_allclose(values(t, "y"), expected[leaf], rtol=1e-6)
+    conn = figs["Connectivity: how much the last output depends on each input step"]
+    np.testing.assert_allclose(values(conn["data"][0], "y"),
+                               probes.connectivity(run.program, run.params, run.state["root"], run.scale), rtol=1e-6)
+    assert SWEEP_TITLE not in figs
+
+
+def test_trained_run_shows_start_middle_end():
+    at = open_page("explore", **SMALL, run="1")
+    run = at.session_state.run
+    at.switch_page("pages/gradients.py").run()
+    assert not at.exception
+    names = [t["name"] for t in figures(at)["Gradient of the loss with respect to the carry at each time step"]["data"]]
+    steps = [s for s, _ in run.snapshots_at(3)]
+    assert names == [f"step {s}, h" for s in steps] and steps[0] == 0 and steps[-1] == 50
+
+
+def test_sweep_form_gives_the_library_numbers_and_fit():
+    at = open_page("gradients", **SMALL)
+    at.multiselect(key="w_sweep_cells").set_value(["simple", "gru"])
+    at.text_input(key="w_sweep_lengths").input("5, 10,20")
+    at.button[0].click().run()  # "Run sweep" (the form's submit button)
+    assert not at.exception and not at.error
+    fig = figures(at)[SWEEP_TITLE]
+    expected = probes.decay_sweep(Config.from_dict(SMALL)[0], ["simple", "gru"], [5, 10, 20])
+    fits = probes.fit_decay(expected)
+    for t, cell in zip(fig["data"], ["simple", "gru"]):
+        np.testing.assert_array_equal(values(t, "x"), [5, 10, 20])
+        np.testing.assert_allclose(values(t, "y"), expected[expected.cell == cell]["h0_grad_norm"], rtol=1e-6)
+        halving = fits.set_index("cell").loc[cell, "halving_steps"]
+        assert t["name"] == f"{cell} (halves every {halving:.3g} steps)"
+    text = " ".join(m.value for m in at.markdown)
+    assert "Simple RNN" in text and "the gradient halves every" in text
+    assert at.query_params["sweep_cells"] == "simple,gru" and at.query_params["sweep_lengths"] == "5,10,20"
+
+
+def test_bad_sweep_lengths_give_a_message():
+    at = open_page("gradients", **SMALL)
+    at.text_input(key="w_sweep_lengths").input("10, ten")
+    at.button[0].click().run()
+    assert any("whole numbers separated by commas" in e.value for e in at.error)
+    assert SWEEP_TITLE not in figures(at)
+
+
+def test_lstm_50_vs_500_preset_runs_its_sweep():
+    preset = PRESETS_BY_KEY["lstm_h0_50_vs_500"]
+    at = open_page("gradients", **preset.query())
+    sweep, _, _ = at.session_state.sweep_result
+    assert list(sweep["T"]) == [50, 500] and list(sweep["cell"]) == ["lstm", "lstm"]
+    g50, g500 = sweep["h0_grad_norm"]
+    assert g50 > 0 and g500 < 1e-6 * g50

@@ -1,0 +1,25 @@
+"""The home page: what the app teaches, the JAX backend, and one-click presets."""
+
+import jax
+
+from rnnlab.presets import PRESETS
+from rnnlab.sharing import parse_query
+from tests.app.conftest import open_page
+
+
+def test_home_shows_backend_and_presets():
+    at = open_page("home")
+    info = " ".join(i.value for i in at.info)
+    assert f"JAX backend: **{jax.default_backend().upper()}**" in info
+    links = at.get("page_link")
+    assert len(links) == len(PRESETS) >= 5
+    for link, preset in zip(links, PRESETS):
+        assert preset.title in link.proto.label
+        assert link.proto.page.endswith(preset.page) or preset.page in link.proto.page
+
+
+def test_every_preset_parses_to_its_configuration_and_starts():
+    for preset in PRESETS:
+        shared = parse_query(preset.query())
+        assert shared.notes == [] and shared.autorun
+        assert shared.config == preset.config and shared.config.validate() == []
