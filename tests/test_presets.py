@@ -1,0 +1,56 @@
+"""Each preset teaches what its lesson says (trained for real, so these are the slowest tests)."""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from rnnlab.presets import PRESETS, PRESETS_BY_KEY
+from rnnlab.train import Run
+
+
+def trained(key: str) -> Run:
+    run = Run(PRESETS_BY_KEY[key].config)
+    run.train()
+    assert run.history.stop_reason is None
+    return run
+
+
+def final_eval(run: Run) -> tuple[float, float]:
+    last = run.history.chunks_df().iloc[-1]
+    return last["eval_loss"], last["eval_metric"]
+
+
+def test_presets_are_unique_and_valid():
+    assert len(PRESETS) >= 5 and len(PRESETS_BY_KEY) == len(PRESETS)
+    assert all(p.config.validate() == [] for p in PRESETS)
+
+
+@pytest.mark.slow
+def test_simple_cell_stays_at_the_adding_baseline():
+    loss, _ = final_eval(trained("simple_adding"))
+    assert loss > 0.5 / 6
+
+
+@pytest.mark.slow
+def test_learned_carry_beats_zero_carry_at_the_first_steps_of_the_sine():
+    run = trained("sine_zero_vs_learned")
+    zero = Run(replace(run.config, carry_mode="fixed", carry_init="zeros"))
+    zero.train()
+    learned_start, zero_start = run.history.per_step_loss[-1][:5].mean(), zero.history.per_step_loss[-1][:5].mean()
+    assert learned_start < zero_start
+    assert final_eval(run)[0] < 0.01 * run.program.task.baseline(run.config.seq_len)
+
+
+@pytest.mark.slow
+def test_gru_goes_below_the_copy_baseline():
+    run = trained("copy_gru")
+    loss, accuracy = final_eval(run)
+    assert loss < 0.8 * run.program.task.baseline(run.config.seq_len)
+    assert accuracy > 0.3  # chance is 1/8 on the recalled symbols
+
+
+@pytest.mark.slow
+def test_noisy_carry_learns_the_temporal_order():
+    loss, accuracy = final_eval(trained("noisy_carry_order"))
+    assert accuracy > 0.9 and loss < np.log(4) / 4
