@@ -71,9 +71,9 @@ CELLS: dict[str, CellSpec] = {
 class CarryInitSpec:
     """A carry initialiser family: ``build(p)`` gives the ``jax.nn.initializers`` function for parameter p.
 
-    Every family is linear in its parameter (``build(p)(key, shape) == p * build(1)(key, shape)``; bit for bit
-    when run eagerly, to the last bit under jit), so the parameter can be passed to a compiled function as a
-    number instead of being baked into it.
+    Every family is linear in its parameter (``build(p)(key, shape) == p * build(1)(key, shape)``: bit for bit
+    when run eagerly, within one unit in the last place under jit), so the parameter can be passed to a
+    compiled function as a number instead of being baked into it.
     """
 
     name: str
