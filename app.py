@@ -2,8 +2,19 @@
 
 import streamlit as st
 
+from rnnlab.compilation import enable_persistent_cache, warm_up
+
 st.set_page_config(page_title="rnnlab", page_icon="🌀", layout="wide")
 
+
+@st.cache_resource(show_spinner=False)
+def compile_default_preset() -> None:
+    """Once per server: reuse compiled programs from disk, and compile the default preset in the background."""
+    enable_persistent_cache()
+    warm_up()
+
+
+compile_default_preset()
 pages = [
     st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
     st.Page("pages/explore.py", title="Explore a cell", icon=":material/model_training:", url_path="explore"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import fields, replace
 
 import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
 
 from rnnlab.cells import CARRY_INITS, CELLS
 from rnnlab.config import HELP, LIMITS, Config
@@ -20,8 +21,22 @@ LABELS = {"task": "Task", "cell": "Cell", "features": "Hidden features", "carry_
 NAMES = {"task": TASKS, "cell": CELLS, "carry_init": CARRY_INITS, "optimizer": OPTIMIZERS}
 
 
+def use_app_navigation() -> None:
+    """Run through app.py's ``st.navigation`` even when a shared link is the server's first request.
+
+    Streamlit treats a folder named ``pages/`` next to the main script as an old-style multipage app until
+    ``st.navigation`` has run once, so a deep link (``/explore?...``) on a fresh server would run the page
+    file alone, without app.py. Clearing that flag and rerunning hands the request to app.py. (AppTest
+    starts every run in that mode, so buttons act through ``on_click`` callbacks, which run before it.)
+    """
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
 def shared_state() -> Shared:
     """The session's experiment; re-read from the URL when the URL changed from outside (a link, a preset)."""
+    use_app_navigation()
     ss = st.session_state
     url = st.query_params.to_dict()
     if "shared" not in ss or (url and url != ss.get("url_written")):

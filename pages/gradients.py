@@ -69,16 +69,15 @@ with st.expander("What am I looking at?"):
 
 st.subheader("2. The gradient that reaches the initial carry, against sequence length")
 vector_cells = [n for n, c in CELLS.items() if not c.spatial]
-with st.form("sweep_form"):
-    left, right = st.columns(2)
-    chosen = left.multiselect("Cells", vector_cells, default=list(shared.sweep_cells),
-                              format_func=lambda n: CELLS[n].label, key="w_sweep_cells")
-    lengths_text = right.text_input("Sequence lengths T (comma-separated)", key="w_sweep_lengths",
-                                    value=", ".join(map(str, shared.sweep_lengths)))
-    submitted = st.form_submit_button("Run sweep", icon=":material/play_arrow:")
+left, right = st.columns(2)
+chosen = left.multiselect("Cells", vector_cells, default=list(shared.sweep_cells),
+                          format_func=lambda n: CELLS[n].label, key="w_sweep_cells")
+lengths_text = right.text_input("Sequence lengths T (comma-separated)", key="w_sweep_lengths",
+                                value=", ".join(map(str, shared.sweep_lengths)))
+st.button("Run sweep", icon=":material/play_arrow:", on_click=lambda: ss.update(sweep_requested=True))
 
 sweep_error = None
-if submitted or ss.pop("autorun_pending", False):
+if ss.pop("sweep_requested", False) or ss.pop("autorun_pending", False):
     cells, cell_error = parse_cells(",".join(chosen))
     lengths, length_error = parse_lengths(lengths_text)
     sweep_error = cell_error or length_error

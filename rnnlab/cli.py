@@ -15,6 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from rnnlab.cells import CELLS
+from rnnlab.compilation import enable_persistent_cache
 from rnnlab.config import CHOICES, HELP, Config
 from rnnlab.probes import decay_sweep, describe_halving, fit_decay
 from rnnlab.train import ConfigError, Progress, Run
@@ -117,6 +118,7 @@ def run_grad(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    enable_persistent_cache()
     try:
         return run_train(args) if args.command == "train" else run_grad(args)
     except ConfigError as e:

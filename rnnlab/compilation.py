@@ -1,0 +1,50 @@
+"""Compilation outside the user's wait: JAX's persistent cache on disk, and warming up a configuration."""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import jax
+
+from rnnlab.config import Config
+
+_enabled: str | None = None
+
+
+def enable_persistent_cache(path: str | os.PathLike | None = None) -> str | None:
+    """Keep compiled programs on disk so a restarted server or CLI does not compile them again.
+
+    The folder is ``path``, else ``$RNNLAB_JAX_CACHE_DIR``, else ``~/.cache/rnnlab/jax``; setting the variable
+    to ``off`` disables it. Returns the folder in use (or None).
+    """
+    global _enabled
+    if _enabled is not None:
+        return _enabled
+    folder = str(path or os.environ.get("RNNLAB_JAX_CACHE_DIR") or Path.home() / ".cache" / "rnnlab" / "jax")
+    if folder.lower() == "off":
+        return None
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    jax.config.update("jax_compilation_cache_dir", folder)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    _enabled = folder
+    return folder
+
+
+def warm_up(config: Config | None = None) -> threading.Thread:
+    """Compile ``config``'s program (default: the default preset) in a background thread.
+
+    The jitted functions are shared by every session, so the first user who presses Train finds them
+    compiled. Returns the started thread.
+    """
+    from rnnlab.train import Run
+
+    def work() -> None:
+        run = Run(config or Config())
+        run.run_chunk()
+
+    thread = threading.Thread(target=work, name="rnnlab-warm-up")  # not a daemon: exit waits for the compile
+    thread.start()
+    return thread

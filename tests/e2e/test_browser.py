@@ -1,0 +1,209 @@
+"""The app in a real browser: a preset trains and beats the baseline, and every page renders without errors.
+
+Needs Debian's chromium (skipped without it unless RNNLAB_REQUIRE_BROWSER=1). Screenshots and the server's log
+go to test-artifacts/. Timings are printed (run with -s to see them) and written to test-artifacts/, never
+asserted.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+PRESET = "A GRU solves the adding problem (T = 100)"
+PRESET_STEPS = 300
+ADDING_BASELINE = 1 / 6
+LOSS_TITLE = "Loss"
+SWEEP_TITLE = "Gradient reaching the initial carry against sequence length"
+NAV_PAGES = [("Home", "rnnlab: how recurrent cells remember"), ("Explore a cell", "Explore a cell"),
+             ("Gradient flow", "Gradient flow")]
+
+RENDER_TIMEOUT_MS = 60_000  # a page's script: includes JIT compiles on a slow CPU
+FIRST_CHART_TIMEOUT_MS = 90_000
+TRAIN_TIMEOUT_MS = 150_000
+SWEEP_TIMEOUT_MS = 150_000
+IDLE_STABLE_S = 0.75
+
+# JavaScript helpers, defined once per page load: Plotly figures by title and their traces' values (Streamlit
+# sends arrays as base64 typed arrays; Plotly keeps the decoded array in ``_inputArray`` and ``_fullData``).
+HELPERS = r"""
+window.__rnnlab = {
+  title(gd) {
+    const t = gd.layout && gd.layout.title;
+    const text = typeof t === 'string' ? t : (t && t.text) || '';
+    return text.replace(/<[^>]*>/g, '').trim();
+  },
+  figures(title) {
+    return [...document.querySelectorAll('.js-plotly-plot')]
+      .filter(gd => !gd.closest('[data-stale="true"]') && this.title(gd) === title);
+  },
+  values(v) {
+    if (v == null) return [];
+    if (Array.isArray(v) || ArrayBuffer.isView(v)) return Array.from(v, Number);
+    if (v._inputArray) return Array.from(v._inputArray, Number);
+    return [];
+  },
+  trace(gd, name) {
+    const i = (gd.data || []).findIndex(t => t.name === name);
+    if (i < 0) return null;
+    const full = (gd._fullData || []).find(t => t.index === i) || {};
+    const pick = axis => {
+      const own = this.values(gd.data[i][axis]);
+      return own.length ? own : this.values(full[axis]);
+    };
+    return {x: pick('x'), y: pick('y')};
+  },
+  points(title, name) {
+    return Math.max(0, ...this.figures(title).map(gd => (this.trace(gd, name) || {x: []}).x.length));
+  },
+};
+"""
+
+
+class Console:
+    """Console messages and uncaught page errors, collected from the page's start."""
+
+    # Streamlit opened at a deep path (/explore) first probes /explore/_stcore/health and .../host-config,
+    # which answer 404 before it falls back to the root: those two, and nothing broader, are expected.
+    EXPECTED_404 = re.compile(r"/_stcore/(health|host-config)(\?.*)?$")
+
+    def __init__(self, page) -> None:
+        self.messages: list[str] = []
+        self.errors: list[str] = []
+        page.on("console", self._on_console)
+        page.on("pageerror", lambda error: self.errors.append(f"page error: {error}"))
+
+    def _on_console(self, message) -> None:
+        url = (message.location or {}).get("url", "")
+        line = f"console.{message.type}: {message.text} (at {url or '?'})"
+        self.messages.append(line)
+        if message.type != "error":
+            return
+        if ("Failed to load resource" in message.text and "404" in message.text and "/_stcore/" in url
+                and self.EXPECTED_404.search(url)):
+            return
+        self.errors.append(line)
+
+    def check(self, where: str) -> None:
+        assert not self.errors, f"errors in the browser ({where}):\n" + "\n".join(self.errors)
+
+
+def wait_idle(page, timeout_ms: int = RENDER_TIMEOUT_MS) -> None:
+    """Wait until the script is not running, the app is connected and nothing is stale, for IDLE_STABLE_S."""
+    idle = """() => {
+      const app = document.querySelector('[data-testid="stApp"]');
+      return !!app && app.getAttribute('data-test-connection-state') === 'CONNECTED'
+        && app.getAttribute('data-test-script-state') === 'notRunning'
+        && !document.querySelector('[data-testid="stStatusWidget"]')
+        && !document.querySelector('[data-stale="true"]');
+    }"""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
+        page.wait_for_function(idle, timeout=max(1, int((deadline - time.monotonic()) * 1000)), polling=100)
+        stable_until = time.monotonic() + IDLE_STABLE_S
+        while time.monotonic() < stable_until and page.evaluate(idle):
+            page.wait_for_timeout(100)
+        if page.evaluate(idle):
+            return
+        assert time.monotonic() < deadline, "the app did not finish running its script"
+
+
+def check_page(page, console: Console, where: str) -> None:
+    exceptions = page.locator('[data-testid="stException"]')
+    assert exceptions.count() == 0, f"exception shown on {where}:\n" + "\n---\n".join(exceptions.all_inner_texts())
+    console.check(where)
+
+
+def heading(page, text: str):
+    return page.locator("h1").filter(has_text=re.compile(rf"^\s*{re.escape(text)}\s*$")).first
+
+
+def screenshot(page, folder: Path, name: str) -> None:
+    page.screenshot(path=str(folder / f"{name}.png"), full_page=True)
+
+
+@pytest.mark.e2e
+def test_preset_trains_and_every_page_renders(page, artifacts: Path) -> None:
+    shots = artifacts / "screenshots"
+    console = Console(page)
+    page.add_init_script(HELPERS)
+
+    # Home: the presets are listed.
+    page.goto("/")
+    heading(page, NAV_PAGES[0][1]).wait_for(timeout=RENDER_TIMEOUT_MS)
+    wait_idle(page)
+    screenshot(page, shots, "01-home")
+    check_page(page, console, "the home page")
+
+    # The first preset opens the Explore page and trains at once.
+    start = time.monotonic()
+    page.get_by_role("link", name=PRESET).click()
+    page.wait_for_function("(t) => window.__rnnlab.points(t, 'training loss') > 0", arg=LOSS_TITLE,
+                           timeout=FIRST_CHART_TIMEOUT_MS, polling=100)
+    first_chart_s = time.monotonic() - start
+    page.get_by_text(f"Finished {PRESET_STEPS} steps.").wait_for(timeout=TRAIN_TIMEOUT_MS)
+    finished_s = time.monotonic() - start
+    wait_idle(page)
+    print(f"\n[e2e] preset '{PRESET}': first loss-chart update {first_chart_s:.1f} s after the click, "
+          f"'Finished {PRESET_STEPS} steps.' after {finished_s:.1f} s")
+    (artifacts / "e2e-timings.json").write_text(json.dumps(
+        {"preset": PRESET, "first_chart_update_s": round(first_chart_s, 2), "finished_s": round(finished_s, 2)},
+        indent=2) + "\n")
+    screenshot(page, shots, "02-explore-preset-trained")
+    check_page(page, console, "the Explore page after training the preset")
+
+    loss = page.evaluate("""(title) => {
+      const figs = window.__rnnlab.figures(title);
+      return {count: figs.length, eval: figs.length ? window.__rnnlab.trace(figs[0], 'evaluation loss') : null,
+              train: figs.length ? window.__rnnlab.trace(figs[0], 'training loss') : null};
+    }""", LOSS_TITLE)
+    assert loss["count"] == 1, f"expected one '{LOSS_TITLE}' chart, found {loss['count']}"
+    assert loss["eval"] and loss["eval"]["y"], "the loss chart has no evaluation-loss points"
+    assert max(loss["train"]["x"]) == PRESET_STEPS, loss["train"]["x"][-5:]
+    last_eval = loss["eval"]["y"][-1]
+    print(f"[e2e] evaluation loss: first {loss['eval']['y'][0]:.4g}, last {last_eval:.4g} "
+          f"(baseline {ADDING_BASELINE:.4g})")
+    assert last_eval < ADDING_BASELINE, f"the last evaluation loss {last_eval} is not below the 1/6 baseline"
+
+    # Every page through the sidebar.
+    nav = page.locator('[data-testid="stSidebarNav"]')
+    for number, (label, title) in enumerate(NAV_PAGES, start=3):
+        nav.locator('a[data-testid="stSidebarNavLink"]').filter(has_text=label).click()
+        heading(page, title).wait_for(timeout=RENDER_TIMEOUT_MS)
+        wait_idle(page)
+        where = f"the '{label}' page (sidebar)"
+        check_page(page, console, where)
+        if label == "Gradient flow":
+            start = time.monotonic()
+            page.get_by_role("button", name=re.compile("Run sweep")).click()
+            page.wait_for_function("(t) => window.__rnnlab.figures(t).length > 0", arg=SWEEP_TITLE,
+                                   timeout=SWEEP_TIMEOUT_MS, polling=100)
+            wait_idle(page, SWEEP_TIMEOUT_MS)
+            print(f"[e2e] gradient sweep: chart after {time.monotonic() - start:.1f} s")
+            cells = page.evaluate("(t) => window.__rnnlab.figures(t)[0].data.map(d => d.name)", SWEEP_TITLE)
+            assert len(cells) == 3, cells  # the default sweep: GRU, LSTM, simple
+            check_page(page, console, f"{where} after Run sweep")
+        screenshot(page, shots, f"{number:02d}-{label.lower().replace(' ', '-')}")
+
+
+def nav_labels(page) -> list[str]:
+    """The sidebar's page links, as shown (without their icons' ligature names)."""
+    texts = page.locator('[data-testid="stSidebarNav"] a[data-testid="stSidebarNavLink"]').all_inner_texts()
+    return [text.strip().splitlines()[-1].strip() for text in texts if text.strip()]
+
+
+@pytest.mark.e2e
+def test_shared_link_on_a_fresh_server_opens_the_app(fresh_page, artifacts: Path) -> None:
+    """A shared link (a preset's URL) opened before anyone visited the home page gets the real app."""
+    console = Console(fresh_page)
+    fresh_page.add_init_script(HELPERS)
+    fresh_page.goto("/gradients?cell=lstm&seq_len=50")
+    heading(fresh_page, "Gradient flow").wait_for(timeout=RENDER_TIMEOUT_MS)
+    wait_idle(fresh_page)
+    screenshot(fresh_page, artifacts / "screenshots", "10-fresh-server-deep-link-gradients")
+    check_page(fresh_page, console, "a deep link to the Gradient flow page on a fresh server")
+    assert nav_labels(fresh_page) == [label for label, _ in NAV_PAGES]

@@ -1,0 +1,31 @@
+"""Compilation happens before the user waits: warm-up and the persistent cache on disk."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from rnnlab.compilation import warm_up
+from rnnlab.config import Config
+from rnnlab.program import get_program
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_warm_up_compiles_the_shared_program():
+    config = Config(task="sine", seq_len=7, batch=3, features=5, chunk=4)
+    program = get_program(config)
+    assert program.train_chunk._cache_size() == 0
+    warm_up(config).join(timeout=120)
+    assert (program.init._cache_size(), program.train_chunk._cache_size(), program.evaluate._cache_size()) == (1, 1, 1)
+
+
+def test_persistent_cache_writes_compiled_programs(tmp_path):
+    env = {**os.environ, "RNNLAB_JAX_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT)}
+    args = [sys.executable, "-m", "rnnlab", "train", "--seq-len", "6", "--batch", "4", "--features", "4",
+            "--steps", "3", "--chunk", "3", "--quiet", "--out", str(tmp_path / "h.csv")]
+    subprocess.run(args, env=env, check=True, timeout=300, cwd=tmp_path)
+    entries = list((tmp_path / "cache").iterdir())
+    assert entries  # the second process finds these instead of compiling
+    subprocess.run(args, env=env, check=True, timeout=300, cwd=tmp_path)
+    assert len(list((tmp_path / "cache").iterdir())) == len(entries)  # nothing new was compiled
