@@ -68,6 +68,7 @@ def on_reset() -> None:
 
 if ss.pop("autorun_pending", False) and not errors:
     on_train()
+    st.rerun()  # train in a second script run: in a session's first run the browser keeps widgets inactive
 
 run: Run | None = ss.run
 stale = run is not None and not same_run(run, config)
@@ -186,8 +187,7 @@ if run is not None:
             draw_progress(run, progress.steps_per_second)
             draw_charts(run, n)
         ss.training = False
-        if run.done and not run.history.stop_reason:
-            status_slot.success(f"Finished {run.step} steps.", icon=":material/check_circle:")
+        st.rerun()  # redraw the buttons (Stop off) and the downloads for the finished run
     elif ss.pop("step_once", False):
         progress = run.run_chunk()
         draw_progress(run, progress.steps_per_second)

@@ -100,11 +100,12 @@ if sweep_error:
     st.error(sweep_error, icon=":material/block:")
 if ss.sweep_result is not None:
     sweep, fits, task_name = ss.sweep_result
-    st.plotly_chart(plots.decay_figure(sweep, fits), key="decay")
+    labels = {name: spec.label for name, spec in CELLS.items()}
+    st.plotly_chart(plots.decay_figure(sweep, fits, labels), key="decay")
     for row in fits.itertuples():
         st.markdown(f"- **{CELLS[row.cell].label}**: ×{row.rate_per_step:.3g} per step: "
                     f"{probes.describe_halving(row.halving_steps)}.")
-    table = sweep.pivot(index="T", columns="cell", values="h0_grad_norm")
+    table = sweep.pivot(index="T", columns="cell", values="h0_grad_norm")[list(fits["cell"])].rename(columns=labels)
     st.dataframe(table.style.format("{:.3e}"))
     st.caption(f"Untrained weights (seed {config.seed}) on the {task_name} task.")
 else:

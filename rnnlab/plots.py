@@ -27,10 +27,9 @@ def loss_figure(steps: pd.DataFrame, evals: pd.DataFrame, baseline: float, basel
     fig.add_trace(go.Scatter(x=evals["step"], y=evals["eval_loss"], mode="markers+lines", name="evaluation loss",
                              line=dict(dash="dot")))
     last = max(1, int(steps["step"].max()) if len(steps) else 1)
-    fig.add_trace(go.Scatter(x=[0, last], y=[baseline, baseline], mode="lines", name=f"baseline {baseline:.4g}",
-                             line=dict(color="gray", dash="dash"), hovertext=baseline_text))
-    fig.add_annotation(x=0, y=math.log10(baseline) if baseline > 0 else 0, xanchor="left", yanchor="bottom",
-                       text=f"memoryless baseline: {baseline_text}", showarrow=False, font=dict(color="gray"))
+    fig.add_trace(go.Scatter(x=[0, last], y=[baseline, baseline], mode="lines",
+                             name=f"memoryless baseline {baseline:.4g}", line=dict(color="gray", dash="dash"),
+                             hovertext=baseline_text, hoverinfo="text"))
     return _layout(fig, "Loss", "training step", "loss (log scale)", log_y=True)
 
 
@@ -82,7 +81,7 @@ def per_step_loss_figure(table: pd.DataFrame, baseline: float | None = None) -> 
         fig.add_trace(go.Scatter(x=group["t"], y=group["loss"], mode="lines", name=str(run)))
     if baseline is not None and len(table):
         fig.add_trace(go.Scatter(x=[0, int(table["t"].max())], y=[baseline, baseline], mode="lines",
-                                 name=f"baseline {baseline:.4g}", line=dict(color="gray", dash="dash")))
+                                 name=f"memoryless baseline {baseline:.4g}", line=dict(color="gray", dash="dash")))
     return _layout(fig, "Loss at each time step of the sequence", "time step t", "loss (log scale)", log_y=True)
 
 
@@ -96,13 +95,13 @@ def grad_through_time_figure(grads: pd.DataFrame) -> go.Figure:
                    "time step t (0 = initial carry)", "||dL/dh_t|| (log scale)", log_y=True)
 
 
-def decay_figure(sweep: pd.DataFrame, fits: pd.DataFrame) -> go.Figure:
-    """||dL/dh_0|| against sequence length T, one line per cell, with its fitted halving length."""
+def decay_figure(sweep: pd.DataFrame, fits: pd.DataFrame, labels: dict[str, str] | None = None) -> go.Figure:
+    """||dL/dh_0|| against sequence length T, one line per cell (named by ``labels``), with its halving length."""
     fig = go.Figure()
     halving = dict(zip(fits["cell"], fits["halving_steps"])) if len(fits) else {}
     for cell, group in sweep.groupby("cell", sort=False):
-        h = halving.get(cell, math.nan)
-        label = f"{cell} (halves every {h:.3g} steps)" if math.isfinite(h) else f"{cell} (no decay fitted)"
+        h, name = halving.get(cell, math.nan), (labels or {}).get(cell, cell)
+        label = f"{name} (halves every {h:.3g} steps)" if math.isfinite(h) else f"{name} (no decay fitted)"
         fig.add_trace(go.Scatter(x=group["T"], y=group["h0_grad_norm"], mode="lines+markers", name=label))
     return _layout(fig, "Gradient reaching the initial carry against sequence length", "sequence length T",
                    "||dL/dh_0|| (log scale)", log_y=True)

@@ -21,7 +21,7 @@ def test_default_preset_beats_the_baseline_and_charts_show_the_history():
     np.testing.assert_allclose(values(trace(loss, "training loss"), "y"), steps["loss"], rtol=1e-6)
     evals = values(trace(loss, "evaluation loss"), "y")
     np.testing.assert_allclose(evals, run.history.chunks_df()["eval_loss"], rtol=1e-6)
-    assert values(trace(loss, "baseline"), "y")[0] == pytest.approx(1 / 6)
+    assert values(trace(loss, "memoryless baseline"), "y")[0] == pytest.approx(1 / 6)
     assert evals[-1] < 0.1 / 6
     heat = figs["Initial carry, hidden state h: units against training step"]
     z = values(heat["data"][0], "z")
@@ -108,7 +108,7 @@ def test_fixed_carry_says_it_does_not_learn_and_zero_overlay(small):
     zero = next(iter(at.session_state.zero_runs.values()))
     assert zero.step == at.session_state.run.step and zero.config.carry_init == "zeros"
     np.testing.assert_allclose(values(per_step["data"][1], "y"), zero.history.per_step_loss[-1], rtol=1e-6)
-    baseline = values(trace(per_step, "baseline"), "y")[0]
+    baseline = values(trace(per_step, "memoryless baseline"), "y")[0]
     assert baseline == pytest.approx(TASKS["sine"].baseline(20))
 
 

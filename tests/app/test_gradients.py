@@ -50,7 +50,8 @@ def test_sweep_form_gives_the_library_numbers_and_fit():
         np.testing.assert_array_equal(values(t, "x"), [5, 10, 20])
         np.testing.assert_allclose(values(t, "y"), expected[expected.cell == cell]["h0_grad_norm"], rtol=1e-6)
         halving = fits.set_index("cell").loc[cell, "halving_steps"]
-        assert t["name"] == f"{cell} (halves every {halving:.3g} steps)"
+        label = {"simple": "Simple RNN", "gru": "GRU"}[cell]
+        assert t["name"] == f"{label} (halves every {halving:.3g} steps)"
     text = " ".join(m.value for m in at.markdown)
     assert "Simple RNN" in text and "the gradient halves every" in text
     assert at.query_params["sweep_cells"] == "simple,gru" and at.query_params["sweep_lengths"] == "5,10,20"

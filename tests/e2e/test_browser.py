@@ -207,3 +207,35 @@ def test_shared_link_on_a_fresh_server_opens_the_app(fresh_page, artifacts: Path
     screenshot(fresh_page, artifacts / "screenshots", "10-fresh-server-deep-link-gradients")
     check_page(fresh_page, console, "a deep link to the Gradient flow page on a fresh server")
     assert nav_labels(fresh_page) == [label for label, _ in NAV_PAGES]
+
+
+def shown_step(page) -> int:
+    """The step the progress bar reports ("step N / total")."""
+    text = page.get_by_text(re.compile(r"^step \d+ / \d+")).first.inner_text()
+    return int(re.match(r"step (\d+)", text).group(1))
+
+
+@pytest.mark.e2e
+def test_stop_keeps_the_run_and_train_resumes_it(page, artifacts: Path) -> None:
+    console = Console(page)
+    page.add_init_script(HELPERS)
+    main = page.get_by_test_id("stMainBlockContainer")
+    page.goto("/explore?steps=20000&run=1")
+    page.wait_for_function(f"() => window.__rnnlab.points({json.dumps(LOSS_TITLE)}, 'training loss') >= 50",
+                           timeout=FIRST_CHART_TIMEOUT_MS, polling=100)
+    main.get_by_role("button", name="Stop").click()
+    wait_idle(page)
+    stopped = shown_step(page)
+    assert 50 <= stopped < 20000
+    page.wait_for_timeout(1000)
+    assert shown_step(page) == stopped  # stopped means stopped
+    points = page.evaluate(f"() => window.__rnnlab.points({json.dumps(LOSS_TITLE)}, 'training loss')")
+    assert points == stopped  # every finished step is still on the chart
+    main.get_by_role("button", name="Train").click()
+    page.wait_for_function(f"() => window.__rnnlab.points({json.dumps(LOSS_TITLE)}, 'training loss') > {stopped}",
+                           timeout=FIRST_CHART_TIMEOUT_MS, polling=100)
+    main.get_by_role("button", name="Stop").click()
+    wait_idle(page)
+    assert shown_step(page) > stopped
+    screenshot(page, artifacts / "screenshots", "20-explore-stopped-and-resumed")
+    check_page(page, console, "Explore after Stop and Train")
