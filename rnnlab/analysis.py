@@ -21,7 +21,7 @@ def carry_distance_df(history: History) -> pd.DataFrame:
     steps = [c["step"] for c in history.chunks]
     rows = []
     for leaf in history.leaves:
-        snaps = history.carry_snapshots(leaf)
+        snaps = history.carry_snapshots(leaf).astype(np.float64)  # float32 squares overflow when a run diverges
         for s, d in zip(steps, np.linalg.norm(snaps - snaps[:1], axis=1) if len(snaps) else []):
             rows.append({"step": s, "leaf": leaf, "distance": float(d)})
     return pd.DataFrame(rows, columns=["step", "leaf", "distance"])
