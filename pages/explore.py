@@ -160,7 +160,8 @@ def draw_charts(run: Run, n: int) -> None:
         zero = ss.zero_runs.get(zero_key(run))
         if zero is not None:
             table = analysis.pd.concat([table, analysis.per_step_loss_table(zero.history, "fixed zero carry")])
-        st.plotly_chart(plots.per_step_loss_figure(table, baseline), key=f"per_step_{n}")
+        step_baseline = baseline if task.baseline_per_step else None  # copy, sine: the baseline is a mean
+        st.plotly_chart(plots.per_step_loss_figure(table, step_baseline), key=f"per_step_{n}")
         explain("The loss on the evaluation batch at every time step of the sequence, after the latest chunk. "
                 "A learned start shows its value at the first steps: a zero carry has to spend steps finding "
                 "where the sequence is, a learned carry can already encode what every sequence shares "

@@ -38,6 +38,7 @@ class TaskSpec:
     min_T: int = 2
     spatial: bool = False  # inputs (batch, steps, side, side, channels)
     extra_steps: int = 0  # the input holds T + extra_steps steps
+    baseline_per_step: bool = True  # the baseline is also the memoryless loss at every single step
     description: str = ""
 
     def steps(self, T: int) -> int:
@@ -192,7 +193,7 @@ TASKS: dict[str, TaskSpec] = {
             lambda p, t: jnp.mean(_ce_steps(p, t)), _copy_accuracy, "accuracy (10 recalled symbols)", True,
             baseline=lambda T: 10 * math.log(8) / (T + 20),
             baseline_text="blanks, then uniform over 8 symbols: 10 ln 8 / (T + 20)",
-            min_T=1, extra_steps=20,
+            min_T=1, extra_steps=20, baseline_per_step=False,
             description="Read 10 symbols, wait T steps, then write them back after the delimiter.",
         ),
         TaskSpec(
@@ -208,7 +209,7 @@ TASKS: dict[str, TaskSpec] = {
             "sine", "Sine continuation", 1, 1, sine_generate, _mse_steps,
             lambda p, t: jnp.mean((p - t) ** 2), lambda p, t: jnp.mean((p - t) ** 2), "MSE", False,
             baseline=sine_baseline, baseline_text="best constant for every step: the variance of y",
-            min_T=2,
+            min_T=2, baseline_per_step=False,
             description="Predict sin(w t + phi) at every step from the previous value; phi is near a "
                         "fixed phase, so a learned initial carry can know the start.",
         ),

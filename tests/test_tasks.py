@@ -119,3 +119,16 @@ def test_generators_are_deterministic_per_key():
         c = task.generate(jax.random.PRNGKey(8), 3, max(task.min_T, 10))
         assert all((np.asarray(u) == np.asarray(v)).all() for u, v in zip(a, b))
         assert not (np.asarray(a[0]) == np.asarray(c[0])).all()
+
+
+def test_per_step_baseline_flag_is_truthful():
+    """Where a task says its baseline holds at every step, the memoryless predictor scores it at each step."""
+    adding = TASKS["adding"]
+    _, y = adding.generate(KEY, 20000, 10)
+    per_step = np.asarray(adding.per_step_loss(jnp.ones((20000, 10, 1)), y))
+    assert np.abs(per_step - 1 / 6).max() < 0.006
+    order = TASKS["temporal_order"]
+    _, y = order.generate(KEY, 100, 20)
+    np.testing.assert_allclose(order.per_step_loss(jnp.zeros((100, 20, 4)), y), math.log(4), rtol=1e-6)
+    assert adding.baseline_per_step and order.baseline_per_step and TASKS["moving_dot"].baseline_per_step
+    assert not TASKS["copy"].baseline_per_step and not TASKS["sine"].baseline_per_step

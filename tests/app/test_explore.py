@@ -27,6 +27,9 @@ def test_default_preset_beats_the_baseline_and_charts_show_the_history():
     z = values(heat["data"][0], "z")
     assert z.shape == (64, len(run.history.chunks))
     np.testing.assert_allclose(z[:, -1], run.history.carry_snapshots("h")[-1], rtol=1e-6)
+    per_step = figures(at)["Loss at each time step of the sequence"]
+    np.testing.assert_allclose(values(per_step["data"][0], "y"), run.history.per_step_loss[-1], rtol=1e-6)
+    assert values(trace(per_step, "memoryless baseline"), "y")[0] == pytest.approx(1 / 6)
     assert dict(at.query_params) == {}  # defaults need no query parameters
     assert [b.label for b in at.get("download_button")] == ["History (CSV)", "Parameters (msgpack)",
                                                             "Reproduction script (.py)"]
@@ -108,8 +111,8 @@ def test_fixed_carry_says_it_does_not_learn_and_zero_overlay(small):
     zero = next(iter(at.session_state.zero_runs.values()))
     assert zero.step == at.session_state.run.step and zero.config.carry_init == "zeros"
     np.testing.assert_allclose(values(per_step["data"][1], "y"), zero.history.per_step_loss[-1], rtol=1e-6)
-    baseline = values(trace(per_step, "memoryless baseline"), "y")[0]
-    assert baseline == pytest.approx(TASKS["sine"].baseline(20))
+    assert len(per_step["data"]) == 2  # the sine's baseline is a mean over steps, not a per-step line
+    assert not TASKS["sine"].baseline_per_step
 
 
 def test_divergence_is_reported_and_history_kept(small):
