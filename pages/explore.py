@@ -44,30 +44,38 @@ def start_new_run() -> None:
         ss.run, ss.training, ss.explore_error = None, False, " ".join(e.messages)
 
 
-def on_train() -> None:
+def train() -> None:
+    """Train: continue the current run, or start a new one when the settings changed or it has finished."""
     run = ss.run
     if not same_run(run, config) or (run.done and run.step >= config.steps) or run.history.stop_reason:
         start_new_run()
     ss.training = ss.run is not None
 
 
-def on_step() -> None:
+def step() -> None:
+    """Step: one chunk, on the current run or a new one."""
     if not same_run(ss.run, config) or ss.run.done:
         start_new_run()
     ss.training = False
     ss.step_once = ss.run is not None
 
 
-def on_stop() -> None:
-    ss.training = False
-
-
-def on_reset() -> None:
+def reset() -> None:
     ss.run, ss.training, ss.zero_runs, ss.explore_error = None, False, {}, None
 
 
+# Buttons only record what was asked; it is done here, with this run's settings.
+action = ss.pop("action", None)
+if action == "train" and not errors:
+    train()
+elif action == "step" and not errors:
+    step()
+elif action == "stop":
+    ss.training = False
+elif action == "reset":
+    reset()
 if ss.pop("autorun_pending", False) and not errors:
-    on_train()
+    train()
     st.rerun()  # train in a second script run: in a session's first run the browser keeps widgets inactive
 
 run: Run | None = ss.run
@@ -79,14 +87,15 @@ if run is not None and not stale and not errors:
 if stale:
     ss.training = False
 
-cols = st.columns(4)
-cols[0].button("Train", type="primary", on_click=on_train, disabled=bool(errors), icon=":material/play_arrow:",
-               help="Train to the number of steps (continues a stopped run).", use_container_width=True)
-cols[1].button("Stop", on_click=on_stop, icon=":material/stop:", disabled=not ss.training,
-               help="Stop after the current chunk; everything finished stays.", use_container_width=True)
-cols[2].button("Step", on_click=on_step, disabled=bool(errors), icon=":material/skip_next:",
-               help=f"Train one chunk ({config.chunk} steps).", use_container_width=True)
-cols[3].button("Reset", on_click=on_reset, icon=":material/restart_alt:", help="Forget the run.",
+BUTTONS = [  # label, action, icon, help, disabled
+    ("Train", "train", "play_arrow", "Train to the number of steps (continues a stopped run).", bool(errors)),
+    ("Stop", "stop", "stop", "Stop after the current chunk; everything finished stays.", not ss.training),
+    ("Step", "step", "skip_next", f"Train one chunk ({config.chunk} steps).", bool(errors)),
+    ("Reset", "reset", "restart_alt", "Forget the run.", False),
+]
+for col, (label, name, icon, help_text, disabled) in zip(st.columns(4), BUTTONS):
+    col.button(label, type="primary" if name == "train" else "secondary", on_click=ss.update,
+               kwargs={"action": name}, disabled=disabled, icon=f":material/{icon}:", help=help_text,
                use_container_width=True)
 
 for message in errors:
