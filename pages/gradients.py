@@ -56,9 +56,15 @@ if ss.get("grad_time_key") != key:
     ss.grad_time, ss.grad_time_key = pd.concat(frames, ignore_index=True), key
 grads = ss.grad_time
 st.plotly_chart(plots.grad_through_time_figure(grads), key="grad_time")
-zeros = int((grads["grad_norm"] == 0).sum())
-if zeros:
-    st.caption(f"{zeros} values are exactly 0 (below float32's smallest number) and cannot appear on a log scale.")
+last_t = grads["t"].max()
+final_c = (grads["leaf"] == "c") & (grads["t"] == last_t)
+underflow = int(((grads["grad_norm"] == 0) & ~final_c).sum())
+if final_c.any():
+    st.caption(f"The gradient with respect to the final cell state c at t = {last_t} is exactly 0: nothing reads "
+               "it after the last step, so that point is missing from the log scale.")
+if underflow:
+    st.caption(f"{underflow} values are exactly 0 (the gradient fell below float32's smallest number) and cannot "
+               "appear on a log scale.")
 with st.expander("What am I looking at?"):
     st.markdown(
         "For every time step t, the norm (over the batch and units) of the gradient of the loss with respect to "

@@ -21,6 +21,7 @@ def test_untrained_model_probes_match_the_library():
     for t, leaf in zip(grad["data"], ("c", "h")):
         np.testing.assert_array_equal(values(t, "x"), np.arange(21))
         np.testing.assert_allclose(values(t, "y"), expected[leaf], rtol=1e-6)
+    assert expected["c"][-1] == 0 and any("final cell state c at t = 20 is exactly 0" in c.value for c in at.caption)
     conn = figs["Connectivity: how much the last output depends on each input step"]
     np.testing.assert_allclose(values(conn["data"][0], "y"),
                                probes.connectivity(run.program, run.params, run.state["root"], run.scale), rtol=1e-6)
