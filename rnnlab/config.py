@@ -112,28 +112,32 @@ class Config:
         return 4 * per_step * self.steps_per_sequence * 2  # float32; x2 for the gradient probes' copies
 
     # ---- validation ------------------------------------------------------------------------------
-    def validate(self, budget: int | None = None) -> list[str]:
-        """Messages for everything wrong with this configuration; empty when it can run."""
-        errors = []
+    def field_errors(self) -> dict[str, str]:
+        """What is wrong with each field on its own (type, range, known name), by field name."""
+        errors = {}
         for name, choices in CHOICES.items():
             value = getattr(self, name)
             if value not in choices:
-                errors.append(f"Unknown {name} '{value}'; choose one of: {', '.join(choices)}.")
+                errors[name] = f"Unknown {name} '{value}'; choose one of: {', '.join(choices)}."
         for name, (lo, hi) in LIMITS.items():
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
-                errors.append(f"{name} must be a whole number from {lo} to {hi} (got {value!r}).")
+                errors[name] = f"{name} must be a whole number from {lo} to {hi} (got {value!r})."
         for name in ("lr", "carry_scale", "clip"):
             value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not math.isfinite(value):
-                errors.append(f"{name} must be a finite number (got {value!r}).")
-        if not errors:
-            if self.lr <= 0:
-                errors.append(f"The learning rate must be greater than 0 (got {self.lr:g}).")
-            if self.clip < 0:
-                errors.append(f"clip must be 0 (off) or positive (got {self.clip:g}).")
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+                errors[name] = f"{name} must be a finite number (got {value!r})."
+        if "lr" not in errors and self.lr <= 0:
+            errors["lr"] = f"The learning rate must be greater than 0 (got {self.lr:g})."
+        if "clip" not in errors and self.clip < 0:
+            errors["clip"] = f"clip must be 0 (off) or positive (got {self.clip:g})."
         if not isinstance(self.seed, int) or isinstance(self.seed, bool) or not 0 <= self.seed < 2**31:
-            errors.append(f"seed must be a whole number from 0 to {2**31 - 1} (got {self.seed!r}).")
+            errors["seed"] = f"seed must be a whole number from 0 to {2**31 - 1} (got {self.seed!r})."
+        return errors
+
+    def validate(self, budget: int | None = None) -> list[str]:
+        """Messages for everything wrong with this configuration; empty when it can run."""
+        errors = list(self.field_errors().values())
         if errors:
             return errors
         task, cell = TASKS[self.task], CELLS[self.cell]
@@ -172,10 +176,9 @@ class Config:
             except ValueError:
                 notes.append(f"Ignored {key}={raw!r}: not a valid {types[key]}; kept {getattr(base, key)}.")
                 continue
-            trial = replace(base, **{key: value})
-            field_errors = [e for e in trial.validate(budget=2**62) if _mentions(e, key)]
-            if field_errors:
-                notes.append(f"Ignored {key}={raw!r}: {field_errors[0]} Kept {getattr(base, key)}.")
+            error = replace(base, **{key: value}).field_errors().get(key)
+            if error:
+                notes.append(f"Ignored {key}={raw!r}: {error} Kept {getattr(base, key)}.")
                 continue
             values[key] = value
         config = replace(base, **values)
@@ -203,6 +206,3 @@ def _parse(type_name, raw: str):
         raise ValueError(raw)
     return raw
 
-
-def _mentions(error: str, key: str) -> bool:
-    return key in error or (key == "lr" and "learning rate" in error)

@@ -6,6 +6,7 @@ TensorFlow Playground). Bad or unknown values fall back to defaults, each with a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 
@@ -131,3 +132,18 @@ def to_query(shared: Shared) -> dict[str, str]:
     if shared.autorun:
         query["run"] = "1"
     return query
+
+
+def parse_dims(text: str, what: str, max_dims: int = 4, max_size: int = 4096,
+               max_elements: int = 65_536) -> tuple[tuple[int, ...], str | None]:
+    """'2, 3' -> (2, 3); '' or '()' -> (); a message instead for anything else (e.g. 'x', '0', '-1', too big)."""
+    cleaned = text.strip().strip("()[]").replace(";", ",")
+    parts = [p.strip() for p in cleaned.split(",") if p.strip()]
+    if not all(p.isdigit() for p in parts):
+        return (), f"{what} must be whole numbers separated by commas, e.g. 2, 3 (got '{text}')."
+    dims = tuple(int(p) for p in parts)
+    if len(dims) > max_dims or any(not 1 <= d <= max_size for d in dims):
+        return (), f"{what}: at most {max_dims} numbers, each from 1 to {max_size} (got '{text}')."
+    if math.prod(dims) > max_elements:
+        return (), f"{what}: at most {max_elements} elements in all (got {math.prod(dims)})."
+    return dims, None
