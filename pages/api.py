@@ -1,0 +1,150 @@
+"""Old vs new initialize_carry: Flax <= 0.6 next to Flax >= 0.7 and NNX, live; what breaks; shapes; recipes."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from pages.common import shared_state
+from rnnlab import api_compare, legacy
+from rnnlab.cells import CARRY_INITS, CELLS
+from rnnlab.sharing import parse_dims
+
+shared_state()  # keeps the experiment in the URL while visiting this page
+st.title("Old vs new initialize_carry")
+st.markdown(
+    "Flax 0.7 (FLIP 3099) turned `initialize_carry` from a **static method** taking "
+    "`(rng, batch_dims, size, init_fn)` into an **instance method** taking `(rng, input_shape)`: the cell now "
+    "carries `features` and `carry_init` itself, and a `num_feature_axes` property tells `nn.RNN` where time is. "
+    f"flax {legacy.LAST_OLD_VERSION} cannot be imported next to today's jax, so the old column runs a faithful "
+    "reconstruction of its code (`rnnlab.legacy`); the other two run the installed Flax.")
+
+
+@st.cache_data(show_spinner="Reproducing the errors on the installed Flax…")
+def breakages() -> list[api_compare.Breakage]:
+    return api_compare.upgrade_breakages()
+
+
+@st.cache_data(show_spinner="Running the learnable-carry recipes…")
+def recipes() -> list[api_compare.Recipe]:
+    return api_compare.learnable_recipes()
+
+
+def leaf_table(column: api_compare.Column) -> pd.DataFrame:
+    return pd.DataFrame([{"leaf": leaf.name, "shape": str(leaf.shape), "dtype": leaf.dtype,
+                          "first values": ", ".join(f"{v:.4g}" for v in leaf.first_values)}
+                         for leaf in column.leaves])
+
+
+# ---- 1. side by side -------------------------------------------------------------------------------------
+st.header("1. The same carry, three APIs")
+cells = ["lstm", "optimized_lstm", "gru", "conv_lstm", "mgu", "simple"]
+c1, c2, c3, c4 = st.columns(4)
+cell = c1.selectbox("Cell", cells, format_func=lambda n: CELLS[n].cls.__name__, key="api_cell")
+batch_text = c2.text_input("Batch dims", "4", key="api_batch", help="e.g. 4, or 2, 3, or empty for none")
+in_features = int(c3.number_input("Input features", 1, 1024, 3, key="api_in"))
+hidden = int(c4.number_input("Hidden features", 1, 1024, 5, key="api_hidden"))
+c1, c2, c3, c4 = st.columns(4)
+init_name = c1.selectbox("carry_init", list(CARRY_INITS), index=list(CARRY_INITS).index("normal"), key="api_init")
+init_spec = CARRY_INITS[init_name]
+init_value = float(c2.number_input(f"carry_init {init_spec.param or 'parameter'}", -100.0, 100.0,
+                                   init_spec.default, format="%g", key=f"api_init_{init_name}",
+                                   disabled=init_spec.param is None))
+seed = int(c3.number_input("Seed", 0, 2**31 - 1, 0, key="api_seed"))
+dtype = c4.selectbox("param_dtype", ["float32", "bfloat16"], key="api_dtype",
+                     help="From 0.7 on the cell's param_dtype reaches carry_init; 0.6.x always made float32.")
+spatial_text, kernel = "8, 8", 3
+if CELLS[cell].spatial:
+    c1, c2, _, _ = st.columns(4)
+    spatial_text = c1.text_input("Spatial dims", "8, 8", key="api_spatial")
+    kernel = int(c2.number_input("Kernel size", 1, 7, 3, key="api_kernel"))
+
+batch_dims, batch_error = parse_dims(batch_text, "Batch dims")
+spatial, spatial_error = parse_dims(spatial_text, "Spatial dims", max_dims=3, max_size=64)
+if CELLS[cell].spatial and not spatial and not spatial_error:
+    spatial_error = "Spatial dims: ConvLSTM needs at least one spatial axis, e.g. 8, 8."
+if batch_error or spatial_error:
+    for message in filter(None, (batch_error, spatial_error)):
+        st.error(message, icon=":material/block:")
+else:
+    comparison = api_compare.compare(cell, batch_dims, in_features, hidden, init_name, init_value, seed,
+                                     spatial=spatial, kernel_size=kernel, param_dtype=dtype)
+    for col, column in zip(st.columns(3), comparison.columns):
+        with col:
+            st.subheader(column.title)
+            st.code(column.code, language="python")
+            if column.error:
+                st.warning(column.error, icon=":material/error:")
+            else:
+                st.markdown(f"**{column.structure}**")
+                st.dataframe(leaf_table(column), hide_index=True)
+            for note in column.notes + column.caveats:
+                st.caption(note)
+    first, *rest = comparison.verdict.splitlines()
+    (st.success if first.startswith("identical") else st.info)(
+        "**Verdict:** " + first + ("\n\n" + "\n".join(f"- {line}" for line in rest) if rest else ""),
+        icon=":material/compare_arrows:")
+
+# ---- 2. what breaks --------------------------------------------------------------------------------------
+st.header("2. What breaks if I upgrade")
+st.caption("Each old snippet is run on the installed Flax, its error caught and shown, then the fix is run.")
+for breakage in breakages():
+    with st.expander(("⚠️ " if breakage.silent else "") + breakage.title, expanded=breakage.silent):
+        left, right = st.columns(2)
+        left.markdown("**Old code**")
+        left.code(breakage.old_code, language="python")
+        (left.warning if breakage.silent else left.error)(breakage.error)
+        right.markdown("**Fix**")
+        right.code(breakage.fix_code, language="python")
+        right.success(breakage.fix_result)
+        if breakage.explanation:
+            st.markdown(breakage.explanation)
+
+# ---- 3. shapes -------------------------------------------------------------------------------------------
+st.header("3. Shape explorer: what nn.RNN infers")
+c1, c2, c3, c4 = st.columns(4)
+shape_text = c1.text_input("Input shape", "2, 5, 3", key="shape_input",
+                           help="the whole input, e.g. (batch, time, features) or (time, batch, features)")
+shape_cell = c2.selectbox("Cell", cells, format_func=lambda n: CELLS[n].cls.__name__, key="shape_cell")
+shape_features = int(c3.number_input("Features", 1, 256, 4, key="shape_features"))
+time_major = c4.checkbox("time_major", key="shape_time_major")
+shape, shape_error = parse_dims(shape_text, "Input shape", max_dims=6, max_size=1024, max_elements=1_000_000)
+if shape_error:
+    st.error(shape_error, icon=":material/block:")
+else:
+    report = api_compare.explore_shapes(shape, time_major, shape_cell, shape_features)
+    st.code(report.code, language="python")
+    if report.error:
+        st.error(report.error, icon=":material/block:")
+    else:
+        st.dataframe(pd.DataFrame([
+            ("num_feature_axes", report.num_feature_axes), ("time axis", report.time_axis),
+            ("time steps", report.time_steps), ("batch dims", report.batch_dims),
+            ("input_shape passed to initialize_carry", report.carry_input_shape),
+            ("input of one step", report.step_input_shape), ("carry shapes", report.carry_shapes),
+            ("output shape", report.output_shape)], columns=["what nn.RNN inferred", "value"]).astype(str),
+            hide_index=True)
+    for note in report.notes:
+        st.caption(note)
+with st.expander("How does nn.RNN find the time axis?"):
+    st.markdown("`time_axis = 0 if time_major else inputs.ndim - (cell.num_feature_axes + 1)`: a plain cell has "
+                "one feature axis, a ConvLSTM `len(kernel_size) + 1` (its spatial axes count as features). "
+                "Everything before the time axis is batch; `initialize_carry` gets the input shape without "
+                "the time axis. The table above is read off a real run, not computed from this formula.")
+
+# ---- 4. recipes ------------------------------------------------------------------------------------------
+st.header("4. Learnable initial carry: recipes that work today")
+for recipe in recipes():
+    with st.expander(recipe.title):
+        st.markdown(recipe.summary)
+        left, right = st.columns(2)
+        left.markdown(f"**The seed's code** ({recipe.seed_ref})")
+        left.code(recipe.seed_code, language="python")
+        for defect in recipe.defects:
+            left.markdown(f"- `{defect.code}`: {defect.problem}")
+        for check in recipe.seed_checks:
+            left.markdown(f"{'✅' if check.passed else '❌'} {check.name}: {check.detail}")
+        right.markdown("**Fixed for current Flax**")
+        right.code(recipe.fixed_code, language="python")
+        for check in recipe.checks:
+            right.markdown(f"{'✅' if check.passed else '❌'} {check.name}: {check.detail}")
