@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from pages.common import shared_state
-from rnnlab import api_compare, legacy
+from rnnlab import api_compare, legacy, migrate
 from rnnlab.cells import CARRY_INITS, CELLS
 from rnnlab.sharing import parse_dims
 
@@ -148,3 +148,46 @@ for recipe in recipes():
         right.code(recipe.fixed_code, language="python")
         for check in recipe.checks:
             right.markdown(f"{'✅' if check.passed else '❌'} {check.name}: {check.detail}")
+
+# ---- 5. migration checker --------------------------------------------------------------------------------
+st.header("5. Migration checker")
+st.caption("Paste code (or a whole document with code in it) written for flax <= 0.6. It is parsed, never "
+           "executed or imported; each pitfall is explained with its line, and the mechanical ones are rewritten.")
+if "mig_code" not in st.session_state:
+    st.session_state.mig_code = migrate.EXAMPLE
+upload = st.file_uploader("…or upload a .py / .txt / .md file", type=["py", "txt", "md"], key="mig_upload",
+                          help=f"At most {migrate.MAX_CHARS:,} characters.")
+if upload is not None and st.session_state.get("mig_loaded") != upload.file_id:
+    st.session_state.mig_loaded = upload.file_id
+    data = upload.getvalue()
+    if len(data) > 4 * migrate.MAX_CHARS:
+        st.error(f"{upload.name} is {len(data):,} bytes; the checker reads at most {migrate.MAX_CHARS:,} "
+                 "characters.", icon=":material/block:")
+    else:
+        try:
+            st.session_state.mig_code = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            st.error(f"{upload.name} is not UTF-8 text ({e.reason} at byte {e.start}); nothing was loaded.",
+                     icon=":material/block:")
+source = st.text_area("Code", key="mig_code", height=320)
+result = migrate.check(source)
+for problem in result.problems:
+    st.warning(problem.message, icon=":material/warning:")
+if result.findings:
+    st.dataframe(pd.DataFrame([{"line": f.line, "pitfall": migrate.RULES[f.rule], "explanation": f.message,
+                                "code": f.code, "rewritten": "yes" if f.fixable else "by hand"}
+                               for f in result.findings]), hide_index=True)
+elif result.checked:
+    st.success("No old-API or RNN pitfalls found.", icon=":material/check_circle:")
+rewritten = migrate.rewrite(source)
+if rewritten.changed:
+    st.subheader("Rewrite")
+    st.code(rewritten.diff, language="diff")
+    for change in rewritten.changes:
+        st.caption(f"line {change.line}: {change.note}")
+    st.download_button("Download the rewritten code", rewritten.source, "rewritten.py", "text/x-python",
+                       icon=":material/download:", on_click="ignore")
+    if rewritten.remaining:
+        st.info(f"{len(rewritten.remaining)} finding(s) need a person: "
+                + "; ".join(f"line {f.line}: {migrate.RULES[f.rule]}" for f in rewritten.remaining),
+                icon=":material/person:")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import streamlit as st
@@ -10,6 +11,8 @@ from pages.common import config_controls, shared_state, show_url_notes, write_ur
 from rnnlab import analysis, export, plots
 from rnnlab.config import STATIC_FIELDS, Config
 from rnnlab.train import ConfigError, Run
+
+CHART_INTERVAL_S = 1.0  # while training, charts are redrawn at most this often (the progress bar every chunk)
 
 ss = st.session_state
 ss.setdefault("run", None)
@@ -191,11 +194,14 @@ if run is not None:
         if run.program.train_chunk._cache_size() == 0:
             status_slot.info("Compiling the training step for this configuration (once per configuration)…",
                              icon=":material/hourglass_top:")
+        drawn = time.monotonic()
         while not run.done and ss.training:
             progress = run.run_chunk()
             n += 1
             draw_progress(run, progress.steps_per_second)
-            draw_charts(run, n)
+            if n == 1 or time.monotonic() - drawn >= CHART_INTERVAL_S:
+                draw_charts(run, n)  # redrawing every chart is the browser's heaviest work: at most ~1/s
+                drawn = time.monotonic()
         ss.training = False
         st.rerun()  # redraw the buttons (Stop off) and the downloads for the finished run
     elif ss.pop("step_once", False):

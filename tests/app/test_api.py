@@ -1,6 +1,6 @@
 """The Old vs new API page: the three columns, the verdict, what breaks, shapes and recipes, by value."""
 
-from rnnlab import api_compare
+from rnnlab import api_compare, migrate
 from tests.app.conftest import open_page
 
 
@@ -66,3 +66,25 @@ def test_recipes_pass_their_checks():
     at = open_page("api")
     text = " ".join(m.value for m in at.markdown)
     assert text.count("✅") >= 9 and "❌" in text  # the fixed recipes pass; the seed versions fail somewhere
+
+
+def test_migration_checker_explains_and_rewrites_the_example():
+    at = open_page("api")
+    expected = migrate.check(migrate.EXAMPLE)
+    findings = at.dataframe[-1].value
+    assert list(findings["line"]) == [f.line for f in expected.findings]
+    assert "initialize_carry called on the cell class" in " ".join(findings["pitfall"])
+    diff = [c.value for c in at.code if c.language == "diff"]
+    assert diff == [migrate.rewrite(migrate.EXAMPLE).diff.rstrip("\n")]
+    assert [b.label for b in at.get("download_button")] == ["Download the rewritten code"]
+
+
+def test_migration_checker_bad_input_gives_messages():
+    at = open_page("api")
+    at.text_area(key="mig_code").input("").run()
+    assert any("Paste some Python code" in w.value for w in at.warning)
+    at.text_area(key="mig_code").input("def f(:\n    pass").run()
+    assert any("invalid syntax" in w.value for w in at.warning)
+    at.text_area(key="mig_code").input("import flax.linen as nn\ncell = nn.LSTMCell(features=8)\n").run()
+    assert any("No old-API or RNN pitfalls found." in s.value for s in at.success)
+    assert not at.exception

@@ -20,7 +20,7 @@ ADDING_BASELINE = 1 / 6
 LOSS_TITLE = "Loss"
 SWEEP_TITLE = "Gradient reaching the initial carry against sequence length"
 NAV_PAGES = [("Home", "rnnlab: how recurrent cells remember"), ("Explore a cell", "Explore a cell"),
-             ("Gradient flow", "Gradient flow")]
+             ("Gradient flow", "Gradient flow"), ("Old vs new API", "Old vs new initialize_carry")]
 
 RENDER_TIMEOUT_MS = 60_000  # a page's script: includes JIT compiles on a slow CPU
 FIRST_CHART_TIMEOUT_MS = 90_000

@@ -1,0 +1,640 @@
+"""The migration checker: exact findings in the four seed documents, every rule, no false positives on current
+code, bad input, the codemod, and proof that pasted code is never run or imported."""
+
+import ast
+import random
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from rnnlab import migrate
+from rnnlab.migrate import MAX_CHARS, MAX_LINES, RULES, check, extract_code, rewrite
+
+SEEDS = Path(__file__).parent / "fixtures" / "seeds"
+HEADER = "import flax.linen as nn\nimport jax\nimport jax.numpy as jnp\nimport numpy as np\n"  # 4 lines
+
+
+def seed(prefix: str) -> str:
+    (path,) = SEEDS.glob(f"{prefix}_*.txt")
+    return path.read_text(encoding="utf-8")
+
+
+def found(result) -> list[tuple[int, str]]:
+    return [(f.line, f.rule) for f in result.findings]
+
+
+# ------------------------------------------------------------------------------------------------ the seeds
+
+SEED_FINDINGS = {
+    # Chinese answer: nn.GRUCell() without features, built inside the loop over time; moveaxis over features.
+    "000": [
+        (24, "moveaxis-loop"),
+        (25, "cell-without-features"),
+        (25, "cell-in-loop"),
+        (61, "cell-without-features"),
+    ],
+    # Russian question and answer: nn.GRUCell() twice, the static call with init_fn.
+    "001": [
+        (18, "cell-without-features"),
+        (24, "static-initialize-carry"),
+        (24, "init-fn"),
+        (49, "cell-without-features"),
+    ],
+    # Upgrade guide: only the old half of each old/new pair is flagged.
+    "002": [
+        (26, "cell-without-features"),
+        (32, "static-initialize-carry"),
+        (56, "cell-without-features"),
+        (60, "static-initialize-carry"),
+        (93, "cell-without-features"),
+        (97, "static-initialize-carry"),
+    ],
+    # FLIP article (code squashed onto single lines): the old ConvLSTM static call, and x[:, 0] (an array)
+    # passed to initialize_carry where flax >= 0.7 wants a shape.
+    "003": [
+        (32, "static-initialize-carry"),
+        (56, "carry-shape-array"),
+        (64, "carry-shape-array"),
+    ],
+}
+SEED_BLOCKS = {
+    "000": [7, 51],
+    "001": [7, 44],
+    "002": [17, 26, 32, 38, 46, 84, 136],
+    "003": [32, 42, 50, 56, 64, 74, 88, 96, 104, 108, 142],
+}
+SEED_REMAINING = {  # what the codemod leaves for a person
+    "000": [(24, "moveaxis-loop"), (25, "cell-in-loop")],
+    "001": [],
+    "002": [(26, "cell-without-features")],
+    "003": [(32, "static-initialize-carry")],
+}
+
+
+@pytest.mark.parametrize("prefix", sorted(SEED_FINDINGS))
+def test_seed_findings_are_exact(prefix):
+    result = check(seed(prefix))
+    assert result.mode == "document"
+    assert result.problems == ()
+    assert found(result) == SEED_FINDINGS[prefix]
+    assert [b.first_line for b in result.blocks] == SEED_BLOCKS[prefix]
+    assert all(b.ok for b in result.blocks)
+    assert all(f.message and f.code for f in result.findings)
+
+
+def test_seed_messages_explain_the_fix():
+    by_rule = {(f.line, f.rule): f for f in check(seed("000")).findings}
+    assert "features=carry.shape[-1]" in by_rule[(25, "cell-without-features")].message
+    assert "own weights" in by_rule[(25, "cell-in-loop")].message
+    assert "feature axis" in by_rule[(24, "moveaxis-loop")].message
+    static = {(f.line, f.rule): f for f in check(seed("001")).findings}[(24, "static-initialize-carry")]
+    assert "nn.GRUCell(features=self.n_RNN_units, parent=None" in static.message
+    conv = check(seed("003")).findings[0]
+    assert "(64, 64, 16)" in conv.message and "features=16" in conv.message and "kernel_size" in conv.message
+    assert not conv.fixable
+
+
+def test_seed_new_api_code_is_not_flagged():
+    lines = {line for line, _ in found(check(seed("002")))}
+    text = seed("002").splitlines()
+    for number in (28, 34, 38, 73, 77, 101, 112, 117, 141):  # new-API lines of the guide
+        assert number not in lines, text[number - 1]
+
+
+def test_squashed_lines_are_split_back_into_statements():
+    block = next(b for b in extract_code(seed("003")) if b.first_line == 32)
+    assert block.code.splitlines() == [
+        "x = jnp.ones((2, 4, 4, 3)) # (batch, *image_shape, channels) # image shape: vvvvvvv",
+        "carry = nn.ConvLSTMCell.initialize_carry(key1, (16,), (64, 64, 16)) # batch size: ^^ ^^ :output features",
+        "lstm = nn.ConvLSTMCell(features=6, kernel_size=(3, 3))",
+        "(carry, y), initial_params = lstm.init_with_output(key2, carry, x)",
+    ]
+    assert block.lines == (32, 32, 32, 32)
+    compound = next(b for b in extract_code(seed("003")) if b.first_line == 74)
+    assert compound.code.splitlines()[:3] == [
+        "class RNNCellBase(Module):",
+        '    """RNN cell base class."""',
+        "    @nowrap",
+    ]
+
+
+def test_over_indented_first_line_is_fixed():
+    first = extract_code(seed("001"))[0]
+    assert first.code.startswith("import jax.numpy as np\nfrom jax import random\n")
+    assert first.lines[:2] == (7, 8)
+
+
+@pytest.mark.parametrize("prefix", sorted(SEED_FINDINGS))
+def test_seed_rewrite_leaves_only_the_manual_findings(prefix):
+    text = seed(prefix)
+    result = rewrite(text)
+    assert result.problems == ()
+    assert [(f.line, f.rule) for f in result.remaining] == SEED_REMAINING[prefix]
+    again = check(result.source)
+    assert found(again) == SEED_REMAINING[prefix]
+    assert all(b.ok for b in again.blocks)
+    assert len(result.source.splitlines()) == len(text.splitlines())
+    changed = [i + 1 for i, (a, b) in enumerate(zip(text.splitlines(), result.source.splitlines())) if a != b]
+    fixed = set(SEED_FINDINGS[prefix]) - set(SEED_REMAINING[prefix])
+    covered = {(line, "init-fn") for line, rule in fixed if rule == "static-initialize-carry"}  # one change for both
+    assert {(c.line, c.rule) for c in result.changes} == fixed - covered
+    assert set(changed) <= {line for c in result.changes for line in (c.line, c.line + 1)}
+
+
+def test_code_in_a_comment_is_only_split_off_a_lone_squashed_line():
+    doc = (
+        "Here is how I migrated:\n"
+        "\n"
+        "import flax.linen as nn\n"
+        "carry = cell.initialize_carry(key, x.shape)  # was: carry = nn.LSTMCell.initialize_carry(key, (b,), h)\n"
+        "y = 1\n"
+        "\n"
+        "The same line alone, as a web page squashes a snippet:\n"
+        "\n"
+        "carry = cell.initialize_carry(key, x.shape)  # was: carry = nn.LSTMCell.initialize_carry(key, (b,), h)\n"
+    )
+    result = check(doc)
+    assert [(b.first_line, b.lines) for b in result.blocks] == [(3, (3, 4, 5)), (9, (9, 9))]
+    assert found(result) == [(9, "static-initialize-carry")]
+
+
+def test_seed_003_rewrite_edits_inside_squashed_lines_only():
+    text = seed("003")
+    new = rewrite(text).source
+    assert new == text.replace("x[:, 0]) # sample", "x[:, 0].shape) # sample").replace(
+        "initialize_carry(PRNGKey(0), x[:, 0])\n", "initialize_carry(PRNGKey(0), x[:, 0].shape)\n"
+    )
+
+
+def test_rewritten_guide_code_runs_on_current_flax():
+    """The codemod's output for the guide's old code works on current flax (this runs trusted fixture text)."""
+    import functools
+
+    import flax.linen as nn
+    import jax
+    import jax.numpy as jnp
+
+    block = next(b for b in extract_code(rewrite(seed("002")).source) if b.first_line == 46)
+    old_half = block.code[: block.code.index("class SimpleLSTM", 1)]
+    namespace = {"functools": functools, "jax": jax, "jnp": jnp, "nn": nn}
+    exec(old_half, namespace)  # noqa: S102 - trusted fixture, not user input
+    model_cls = namespace["SimpleLSTM"]
+    carry = model_cls.initialize_carry((3,), 8)
+    x = jnp.ones((3, 5, 4))
+    variables = model_cls().init(jax.random.key(0), carry, x)
+    final, ys = model_cls().apply(variables, carry, x)
+    assert [c.shape for c in carry] == [(3, 8), (3, 8)]
+    assert ys.shape == (3, 5, 8) and final[1].shape == (3, 8)
+
+
+# ------------------------------------------------------------------------------------------ rules, one by one
+
+RULE_CASES = {
+    "static-initialize-carry": [
+        "c = nn.LSTMCell.initialize_carry(key, (batch,), size)",
+        "c = nn.OptimizedLSTMCell.initialize_carry(jax.random.key(0), (2, 3), 8)",
+        "c = nn.ConvLSTMCell.initialize_carry(key1, (16,), (64, 64, 16))",
+        "c = nn.LSTMCell.initialize_carry(rng=key, batch_dims=(2,), size=4)",
+    ],
+    "init-fn": ["c = cell.initialize_carry(key, (2, 3), init_fn=nn.initializers.ones)"],
+    "cell-without-features": ["cell = nn.GRUCell()", "cell = nn.LSTMCell(name='lstm')", "y = nn.SimpleCell()(c, x)"],
+    "rnn-positional-size": ["rnn = nn.RNN(nn.LSTMCell(8), 8)", "rnn = nn.RNN(cell, hidden_size)"],
+    "rnn-cell-size": ["rnn = nn.RNN(cell, cell_size=8)"],
+    "convlstm-old-name": ["cell = nn.ConvLSTM(features=4, kernel_size=(3, 3))"],
+    "carry-shape-array": [
+        "c = cell.initialize_carry(key, x[:, 0])",
+        "c = cell.initialize_carry(key, jnp.ones((2, 3)))",
+    ],
+    "cell-in-loop": [
+        "for x in xs:\n    carry, y = nn.GRUCell(8)(carry, x)",
+        "ys = [nn.GRUCell(8)(h, x) for x in xs]",
+        "while t < 3:\n    cell = nn.LSTMCell(8)\n    carry, y = cell(carry, xs[t])\n    t += 1",
+    ],
+    "learnable-carry-batch": [
+        "h0 = self.param('h0', nn.initializers.zeros, (self.batch_size, 16))",
+        "c = self.param('initial_carry', nn.initializers.zeros, (4, 16))",
+        "p = self.param('p', nn.initializers.zeros, (4, 16))\ny = nn.RNN(nn.GRUCell(16))(x, initial_carry=p)",
+    ],
+    "moveaxis-loop": ["for x in np.moveaxis(inputs, 0, -1):\n    pass", "zs = [f(x) for x in jnp.moveaxis(a, 0, 2)]"],
+}
+
+
+def test_every_rule_has_cases():
+    assert set(RULE_CASES) == set(RULES)
+
+
+@pytest.mark.parametrize("rule,snippet", [(rule, s) for rule, snippets in RULE_CASES.items() for s in snippets])
+def test_rule_finds_its_case(rule, snippet):
+    result = check(HEADER + snippet + "\n")
+    assert result.mode == "python"
+    assert rule in {f.rule for f in result.findings}, found(result)
+    finding = next(f for f in result.findings if f.rule == rule)
+    assert finding.line > 4 and len(finding.message) > 60
+
+
+def test_rule_lines_in_a_module():
+    source = HEADER + (
+        "from flax.linen import ConvLSTM\n"  # 5
+        "\n"
+        "class M(nn.Module):\n"  # 7
+        "    batch_size: int = 4\n"
+        "\n"
+        "    @nn.compact\n"  # 10
+        "    def __call__(self, xs, key, carry):\n"
+        "        c1 = nn.GRUCell.initialize_carry((), (), 8, init_fn=nn.initializers.ones)\n"  # 12
+        "        r1 = nn.RNN(nn.LSTMCell(16), 16)\n"  # 13
+        "        r2 = nn.RNN(nn.GRUCell(4), cell_size=4)\n"  # 14
+        "        conv = ConvLSTM(4, (3, 3))\n"  # 15
+        "        h0 = self.param('h0', nn.initializers.zeros, (self.batch_size, 16))\n"  # 16
+        "        for x in xs:\n"  # 17
+        "            carry, y = nn.GRUCell()(carry, x)\n"  # 18
+        "        return carry\n"
+    )
+    assert found(check(source)) == [
+        (5, "convlstm-old-name"),
+        (12, "static-initialize-carry"),
+        (12, "init-fn"),
+        (13, "rnn-positional-size"),
+        (14, "rnn-cell-size"),
+        (15, "convlstm-old-name"),
+        (16, "learnable-carry-batch"),
+        (18, "cell-without-features"),
+        (18, "cell-in-loop"),
+    ]
+
+
+MODERN = """import jax, jax.numpy as jnp
+import flax.linen as nn
+from flax import nnx
+
+
+class Model(nn.Module):
+    features: int = 32
+
+    @nn.compact
+    def __call__(self, x, carries, hidden_size=4):
+        cell = nn.LSTMCell(features=self.features)
+        cell2 = nn.LSTMCell(32)
+        h0 = self.param("h0", nn.initializers.zeros, (self.features,))
+        carry = cell.initialize_carry(jax.random.key(0), x[:, 0].shape)
+        carry = jnp.broadcast_to(h0, x.shape[:1] + (self.features,))
+        rnn = nn.RNN(cell, time_major=True)
+        rnn2 = nn.RNN(nn.GRUCell(32), return_carry=True)
+        y = nn.RNN(nn.LSTMCell(32))(x)
+        for _ in range(2):
+            x = nn.RNN(nn.GRUCell(self.features))(x)
+        w = self.param("kernel", nn.initializers.lecun_normal(), (x.shape[-1], self.features))
+        c = nn.OptimizedLSTMCell(hidden_size, parent=None).initialize_carry(jax.random.key(0), (4, 3))
+        conv = nn.ConvLSTMCell(features=6, kernel_size=(3, 3))
+        cc = conv.initialize_carry(jax.random.key(1), x.shape)
+        stacked = [nn.LSTMCell(self.features) for _ in range(3)]
+        for i, c in enumerate(carries):
+            c, x = nn.LSTMCell(self.features)(c, x)
+        gru = nn.GRUCell(8)
+        for t in range(x.shape[1]):
+            carry, y = gru(carry, x[:, t])
+        ys = [gru(carry, x_t) for x_t in jnp.moveaxis(x, 1, 0)]
+        mgu = nn.MGUCell(features=8, carry_init=nn.initializers.ones)
+        sc = nn.SimpleCell(8).initialize_carry(jax.random.key(2), input_shape=(2, 3))
+        bi = nn.Bidirectional(nn.RNN(nn.GRUCell(4)), nn.RNN(nn.GRUCell(4)))
+        return y
+
+
+class ConvModel(nn.Module):
+    @nn.compact
+    def __call__(self, x):
+        h0 = self.param("carry0", nn.initializers.zeros, (8, 8, 6))
+        return nn.RNN(nn.ConvLSTMCell(6, (3, 3)))(x)
+
+
+class SimpleLSTM(nn.Module):
+    @staticmethod
+    def initialize_carry(batch_dims, hidden_size):
+        return nn.OptimizedLSTMCell(hidden_size, parent=None).initialize_carry(
+            jax.random.key(0), (*batch_dims, hidden_size))
+
+
+carry = SimpleLSTM.initialize_carry((2,), 8)
+ncell = nnx.LSTMCell(2, 3, rngs=nnx.Rngs(0))
+ncarry = ncell.initialize_carry((1, 2), nnx.Rngs(1))
+nrnn = nnx.RNN(nnx.GRUCell(2, 3, rngs=nnx.Rngs(0)), time_major=True)
+"""
+
+
+def test_no_findings_on_current_code():
+    result = check(MODERN)
+    assert result.mode == "python" and result.problems == () and result.findings == ()
+    assert result.clean
+
+
+def test_no_findings_on_other_libraries_and_local_classes():
+    torch = "import torch.nn as nn\nrnn = nn.RNN(10, 20)\ncell = nn.GRUCell(10, 20)\nlstm = nn.LSTMCell(10)\n"
+    assert check(torch).findings == ()
+    local = "class RNN:\n    pass\n\nclass LSTMCell:\n    pass\n\n"
+    local += "r = RNN(cell, 4)\nc = LSTMCell.initialize_carry(k, (2,), 4)\n"
+    assert check(local).findings == ()
+    aliased = "from flax import linen as L\nr = L.RNN(L.GRUCell(4), 4)\n"
+    assert found(check(aliased)) == [(2, "rnn-positional-size")]
+
+
+# --------------------------------------------------------------------------------------------- bad input
+
+
+def test_empty_input_asks_for_code():
+    for text in ("", "   \n\t\n"):
+        result = check(text)
+        assert result.findings == () and not result.checked
+        assert result.problems[0].message.startswith("Paste some Python code")
+        assert rewrite(text).problems[0].message.startswith("Paste some Python code")
+
+
+def test_too_large_input_is_refused_with_the_limit():
+    too_long = "x = 1\n" * (MAX_CHARS // 6 + 1)
+    too_many_lines = "x\n" * (MAX_LINES + 1)
+    for text, limit in ((too_long, f"{MAX_CHARS:,} characters"), (too_many_lines, f"{MAX_LINES:,} lines")):
+        result = check(text)
+        assert result.findings == () and result.blocks == ()
+        assert limit in result.problems[0].message
+        assert rewrite(text).source == text and rewrite(text).problems
+
+
+def test_syntax_error_in_code_names_line_and_cause():
+    result = check("import flax.linen as nn\nr = nn.RNN(cell, 4)\ndef f(:\n    pass\n")
+    assert result.mode == "code"
+    (problem,) = result.problems
+    assert problem.line == 3 and problem.message.startswith("Line 3: invalid syntax") and "def f(:" in problem.message
+    assert found(result) == [(2, "rnn-positional-size")]  # the part that parses is still checked
+    unclosed = check("x = nn.GRUCell(\n")
+    assert unclosed.problems[0].line == 1 and "never closed" in unclosed.problems[0].message
+
+
+def test_document_reports_blocks_that_do_not_parse_and_checks_the_rest():
+    doc = (
+        "Here is my old code:\n"
+        "\n"
+        "rnn = nn.RNN(nn.LSTMCell(8), 8)\n"
+        "\n"
+        "And this does not work either\n"
+        "\n"
+        "for i in range(3)\n"
+        "    print(i)\n"
+        "\n"
+        "Thanks!\n"
+    )
+    result = check(doc)
+    assert result.mode == "document"
+    assert found(result) == [(3, "rnn-positional-size")]
+    (problem,) = result.problems
+    assert problem.line == 7 and "expected ':'" in problem.message
+
+
+def test_markdown_fences():
+    doc = (
+        "# Migrating\n"
+        "\n"
+        "```python\n"
+        "import flax.linen as nn\n"
+        "rnn = nn.RNN(nn.LSTMCell(), 4)\n"
+        "```\n"
+        "\n"
+        "```bash\n"
+        "pip install flax==0.6.11\n"
+        "```\n"
+        "\n"
+        "```pycon\n"
+        ">>> nn.GRUCell()\n"
+        "Traceback (most recent call last):\n"
+        "```\n"
+    )
+    result = check(doc)
+    assert result.mode == "markdown"
+    assert [b.first_line for b in result.blocks] == [4, 13]
+    assert found(result) == [(5, "cell-without-features"), (5, "rnn-positional-size"), (13, "cell-without-features")]
+    assert rewrite(doc).source == doc.replace("nn.LSTMCell(), 4)", "nn.LSTMCell())")
+
+
+def test_prose_without_code():
+    result = check("Question\n\nHow do I make the carry learnable? Thanks!\n")
+    assert result.findings == () and not any(b.ok and b.code.strip() == "How" for b in result.blocks)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1+" * 50_000 + "1",  # RecursionError while building the AST
+        "-" * 100_000 + "1",  # MemoryError in the parser
+        "(" * 300 + ")" * 300,
+        "x" + ".a" * 60_000,
+        "x = 1\x00",
+        "x = '\udcff'",
+        "Some prose.\n\n" + "f(" * 150 + ")" * 150 + "\n",
+    ],
+)
+def test_hostile_input_gets_a_message_not_an_exception(text):
+    result = check(text)
+    assert isinstance(result, migrate.CheckResult)
+    assert all("Internal error" not in p.message for p in result.problems)
+    assert isinstance(rewrite(text), migrate.RewriteResult)
+
+
+def test_fuzz_never_raises():
+    rng = random.Random(1234)
+    tokens = [
+        "nn.",
+        "GRUCell",
+        "(",
+        ")",
+        ",",
+        "=",
+        "for x in",
+        ":",
+        "\n",
+        "    ",
+        "init_fn=",
+        "carry",
+        "#",
+        '"',
+        "'''",
+        "[",
+        "]",
+        "nn.RNN",
+        "4",
+        "self.param",
+        "initialize_carry",
+        " ",
+        "\t",
+        "\\",
+        "中文",
+        "@",
+        "...",
+        "\r",
+        "```",
+        ">>> ",
+        "cell_size=",
+        "ConvLSTM",
+        "moveaxis",
+    ]
+    texts = []
+    for _ in range(150):
+        raw = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300)))
+        texts += [raw.decode("utf-8", "replace"), raw.decode("latin-1"), raw.decode("utf-8", "surrogateescape")]
+        texts.append("".join(rng.choice(tokens) for _ in range(rng.randrange(1, 120))))
+    for text in texts:
+        result, rewritten = check(text), rewrite(text)
+        assert all("Internal error" not in p.message for p in result.problems + rewritten.problems), text
+        if rewritten.changed:
+            assert all(
+                b.ok for b in extract_code(rewritten.source) if b.first_line in {c.line for c in rewritten.changes}
+            )
+
+
+# ------------------------------------------------------------------------------------------------- rewrite
+
+
+def test_rewrite_is_idempotent_and_parses_on_random_mixes():
+    rng = random.Random(7)
+    snippets = [s for rule, cases in RULE_CASES.items() for s in cases if rule != "cell-in-loop"]
+    snippets += RULE_CASES["cell-in-loop"]
+    for _ in range(40):
+        body = "\n".join(rng.sample(snippets, rng.randrange(1, 8)))
+        if rng.random() < 0.5:  # the same code inside a method, indented, with comments
+            body = "class M(nn.Module):\n    @nn.compact\n    def __call__(self, x):  # c\n" + "".join(
+                f"        {line}  # note\n" if line.strip() else "\n" for line in body.splitlines()
+            )
+        source = HEADER + body + "\n"
+        assert check(source).mode == "python", source
+        first = rewrite(source)
+        assert check(first.source).mode == "python", first.source
+        assert not any(f.fixable for f in check(first.source).findings), first.source
+        assert not rewrite(first.source).changed
+        assert {(f.line, f.rule) for f in first.remaining} == set(found(check(first.source)))
+
+
+def test_rewrite_rnn_positional_size_exact_diff():
+    source = "import flax.linen as nn\n\nrnn = nn.RNN(nn.LSTMCell(4), 4)\n"
+    result = rewrite(source)
+    assert result.source == "import flax.linen as nn\n\nrnn = nn.RNN(nn.LSTMCell(4))\n"
+    assert result.diff == (
+        "--- before.py\n"
+        "+++ after.py\n"
+        "@@ -1,3 +1,3 @@\n"
+        " import flax.linen as nn\n"
+        " \n"
+        "-rnn = nn.RNN(nn.LSTMCell(4), 4)\n"
+        "+rnn = nn.RNN(nn.LSTMCell(4))\n"
+    )
+    (change,) = result.changes
+    assert (change.line, change.rule) == (3, "rnn-positional-size")
+    assert change.before == "rnn = nn.RNN(nn.LSTMCell(4), 4)" and change.after == "rnn = nn.RNN(nn.LSTMCell(4))"
+    assert "cell_size" in change.note and "time_major" in change.note
+
+
+def test_rewrite_static_call_exact_diff():
+    source = (
+        "import flax.linen as nn\n"
+        "c = nn.GRUCell.initialize_carry(key, (), n, init_fn=nn.initializers.zeros)\n"
+        "d = nn.LSTMCell.initialize_carry(\n"
+        "    key, batch_dims, 16)  # keep this comment\n"
+    )
+    result = rewrite(source)
+    assert result.diff == (
+        "--- before.py\n"
+        "+++ after.py\n"
+        "@@ -1,4 +1,4 @@\n"
+        " import flax.linen as nn\n"
+        "-c = nn.GRUCell.initialize_carry(key, (), n, init_fn=nn.initializers.zeros)\n"
+        "-d = nn.LSTMCell.initialize_carry(\n"
+        "-    key, batch_dims, 16)  # keep this comment\n"
+        "+c = nn.GRUCell(features=n, parent=None, carry_init=nn.initializers.zeros).initialize_carry(key, (n,))\n"
+        "+d = nn.LSTMCell(features=16, parent=None).initialize_carry(\n"
+        "+    key, (*batch_dims, 16))  # keep this comment\n"
+    )
+    assert [c.rule for c in result.changes] == ["static-initialize-carry", "static-initialize-carry"]
+    assert "input features" in result.changes[0].note
+    assert result.remaining == ()
+    assert check(result.source).findings == ()
+
+
+def test_rewrite_renames_convlstm_and_drops_cell_size():
+    source = (
+        "from flax.linen import ConvLSTM\n"
+        "import flax.linen as nn\n"
+        "a = ConvLSTM(4, (3, 3))\n"
+        "b = nn.ConvLSTM(features=4, kernel_size=(3, 3))\n"
+        "r = nn.RNN(cell, cell_size=8, return_carry=True)\n"
+        "s = nn.GRUCell(4).initialize_carry(key, (2, 3), init_fn=nn.initializers.ones)\n"
+    )
+    result = rewrite(source)
+    assert result.source == (
+        "from flax.linen import ConvLSTMCell\n"
+        "import flax.linen as nn\n"
+        "a = ConvLSTMCell(4, (3, 3))\n"
+        "b = nn.ConvLSTMCell(features=4, kernel_size=(3, 3))\n"
+        "r = nn.RNN(cell, return_carry=True)\n"
+        "s = nn.GRUCell(4, carry_init=nn.initializers.ones).initialize_carry(key, (2, 3))\n"
+    )
+    assert check(result.source).findings == ()
+
+
+def test_rewrite_keeps_every_other_byte():
+    source = 'x = "héllo 中文"; r = nn.RNN(c, 4)  # 注释\r\n\tif True:\r\n\t\ty = nn.GRUCell()(h, x)  # tab\r\n'
+    source = "import flax.linen as nn\r\n" + source.replace("\tif", "if")
+    result = rewrite(source)
+    assert result.source == source.replace("nn.RNN(c, 4)", "nn.RNN(c)").replace(
+        "nn.GRUCell()(h, x)", "nn.GRUCell(features=h.shape[-1])(h, x)"
+    )
+    assert ast.parse(result.source)
+
+
+def test_rewrite_leaves_non_mechanical_findings_with_explanations():
+    source = HEADER + "for x in xs:\n    carry, y = nn.GRUCell(8)(carry, x)\ncell = nn.LSTMCell()\n"
+    result = rewrite(source)
+    assert not result.changed and result.source == source and result.diff == ""
+    assert [(f.line, f.rule) for f in result.remaining] == [(6, "cell-in-loop"), (7, "cell-without-features")]
+    assert all(not f.fixable for f in result.remaining)
+
+
+def test_fixable_flags_match_rewrite():
+    for prefix in SEED_FINDINGS:
+        text = seed(prefix)
+        fixable = {(f.line, f.rule) for f in check(text).findings if f.fixable}
+        remaining = {(f.line, f.rule) for f in rewrite(text).remaining}
+        assert fixable == set(SEED_FINDINGS[prefix]) - remaining
+
+
+# ------------------------------------------------------------------------------------------- never executed
+
+
+def test_pasted_code_is_never_executed_or_imported(tmp_path, monkeypatch):
+    canary = tmp_path / f"pwned_{uuid.uuid4().hex}"
+    module = f"rnnlab_canary_{uuid.uuid4().hex}"
+    (tmp_path / f"{module}.py").write_text(f"open({str(canary)!r}, 'w').write('imported')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    payloads = [
+        f"open({str(canary)!r}, 'w').write('x')\n",
+        f"import os; os.system('touch {canary}')\n",
+        f"import {module}\nr = nn.RNN(cell, 4)\n",
+        f"from {module} import thing\n__import__({module!r})\n",
+        f"Some text first.\n\nimport {module}\nexec(\"open({str(canary)!r}, 'w')\")\n",
+        f"```python\nimport {module}\n```\n",
+    ]
+    before = set(sys.modules)
+    for payload in payloads:
+        check(payload)
+        rewrite(payload)
+        extract_code(payload)
+    assert not canary.exists()
+    assert module not in sys.modules
+    assert set(sys.modules) - before <= {"rnnlab.migrate"}
+
+
+def test_checker_source_has_no_way_to_run_code():
+    tree = ast.parse(Path(migrate.__file__).read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            assert node.func.id not in {"exec", "eval", "compile", "__import__"}, node.func.id
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
+            assert not {"importlib", "runpy", "subprocess", "os"} & {n.split(".")[0] for n in names}
