@@ -174,9 +174,13 @@ result = migrate.check(source)
 for problem in result.problems:
     st.warning(problem.message, icon=":material/warning:")
 if result.findings:
-    st.dataframe(pd.DataFrame([{"line": f.line, "pitfall": migrate.RULES[f.rule], "explanation": f.message,
-                                "code": f.code, "rewritten": "yes" if f.fixable else "by hand"}
-                               for f in result.findings]), hide_index=True)
+    st.markdown(f"**{len(result.findings)} finding(s)**")
+    for f in result.findings:
+        with st.container(border=True):
+            st.markdown(f"**Line {f.line}: {migrate.RULES[f.rule]}** "
+                        f"({'rewritten below' if f.fixable else 'needs a person'})")
+            st.code(f.code, language="python")
+            st.markdown(f.message)
 elif result.checked:
     st.success("No old-API or RNN pitfalls found.", icon=":material/check_circle:")
 rewritten = migrate.rewrite(source)
