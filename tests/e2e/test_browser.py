@@ -223,7 +223,7 @@ def test_stop_keeps_the_run_and_train_resumes_it(page, artifacts: Path) -> None:
     page.goto("/explore?steps=20000&run=1")
     page.wait_for_function(f"() => window.__rnnlab.points({json.dumps(LOSS_TITLE)}, 'training loss') >= 50",
                            timeout=FIRST_CHART_TIMEOUT_MS, polling=100)
-    main.get_by_role("button", name="Stop").click()
+    main.get_by_role("button", name="Stop").click(timeout=FIRST_CHART_TIMEOUT_MS)
     wait_idle(page)
     stopped = shown_step(page)
     assert 50 <= stopped < 20000
@@ -231,10 +231,10 @@ def test_stop_keeps_the_run_and_train_resumes_it(page, artifacts: Path) -> None:
     assert shown_step(page) == stopped  # stopped means stopped
     points = page.evaluate(f"() => window.__rnnlab.points({json.dumps(LOSS_TITLE)}, 'training loss')")
     assert points == stopped  # every finished step is still on the chart
-    main.get_by_role("button", name="Train").click()
+    main.get_by_role("button", name="Train").click(timeout=FIRST_CHART_TIMEOUT_MS)
     page.wait_for_function(f"() => window.__rnnlab.points({json.dumps(LOSS_TITLE)}, 'training loss') > {stopped}",
                            timeout=FIRST_CHART_TIMEOUT_MS, polling=100)
-    main.get_by_role("button", name="Stop").click()
+    main.get_by_role("button", name="Stop").click(timeout=FIRST_CHART_TIMEOUT_MS)
     wait_idle(page)
     assert shown_step(page) > stopped
     screenshot(page, artifacts / "screenshots", "20-explore-stopped-and-resumed")
