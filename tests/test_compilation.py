@@ -29,3 +29,45 @@ def test_persistent_cache_writes_compiled_programs(tmp_path):
     assert entries  # the second process finds these instead of compiling
     subprocess.run(args, env=env, check=True, timeout=300, cwd=tmp_path)
     assert len(list((tmp_path / "cache").iterdir())) == len(entries)  # nothing new was compiled
+
+
+def test_ten_sessions_asking_at_once_compile_each_function_once():
+    """Sessions share compiled programs safely: ten threads start the same new configuration at once."""
+    import threading
+    from collections import Counter
+
+    from jax import monitoring
+
+    from rnnlab.train import Run
+
+    config = Config(task="sine", seq_len=9, batch=3, features=6, chunk=2, steps=4)
+    compiles: Counter = Counter()
+
+    def listen(name: str, secs: float, **kwargs) -> None:
+        if name.endswith("backend_compile_duration"):
+            compiles.update([name])
+
+    monitoring.register_event_duration_secs_listener(listen)
+    barrier = threading.Barrier(10)
+    histories, errors = [], []
+
+    def session() -> None:
+        try:
+            barrier.wait()
+            run = Run(config)
+            run.train()
+            histories.append(run.history.steps_df())
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=session) for _ in range(10)]
+    for t in threads:
+        t.start()
+    try:
+        for t in threads:
+            t.join(300)
+    finally:
+        monitoring.unregister_event_duration_listener(listen)
+    assert not errors
+    assert sum(compiles.values()) == 3  # init, train_chunk, evaluate: once each, not once per session
+    assert len(histories) == 10 and all(h.equals(histories[0]) for h in histories)  # nothing crossed sessions

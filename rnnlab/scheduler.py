@@ -1,0 +1,164 @@
+"""Server-wide training slots: at most ``limit`` trainings at once, a first-come queue, and a memory budget.
+
+Every session of a Streamlit server shares one :data:`SLOTS`. A training asks for a :class:`Ticket`, waits
+until it is admitted (its place in the queue is :attr:`Ticket.position`), trains, and releases the ticket.
+A ticket is admitted when it is first in the queue, a slot is free, and its memory estimate fits in the
+budget left by the trainings already running (one training is always admitted when nothing runs).
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import threading
+from collections.abc import Callable
+
+from rnnlab.config import memory_budget_bytes
+
+ENV_LIMIT = "RNNLAB_MAX_TRAININGS"
+
+
+def parse_limit(text: str) -> int:
+    """A training limit from text (at least 1); ValueError with a readable message otherwise."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"{ENV_LIMIT} must be a whole number of trainings, got {text!r}") from None
+    if value < 1:
+        raise ValueError(f"{ENV_LIMIT} must be at least 1, got {value}")
+    return value
+
+
+def default_limit() -> int:
+    """``$RNNLAB_MAX_TRAININGS``, else one per accelerator, else the number of CPU cores.
+
+    A malformed variable is reported in the server log and the default is used, so users never see it.
+    """
+    env = os.environ.get(ENV_LIMIT, "").strip()
+    if env:
+        try:
+            return parse_limit(env)
+        except ValueError as e:
+            logging.getLogger(__name__).warning("%s; using the default", e)
+    import jax
+
+    if jax.default_backend() != "cpu":
+        return max(1, jax.device_count())
+    return max(1, os.cpu_count() or 1)
+
+
+class Ticket:
+    """One training's place: waiting in the queue (``position`` >= 1) or running (``position`` == 0)."""
+
+    def __init__(self, scheduler: Scheduler, number: int, memory_bytes: int, label: str):
+        self.scheduler = scheduler
+        self.number = number
+        self.memory_bytes = int(memory_bytes)
+        self.label = label
+        self.admitted = False
+        self.released = False
+
+    @property
+    def position(self) -> int:
+        """0 once admitted, else 1 + the number of tickets ahead in the queue (-1 once released)."""
+        return self.scheduler._position(self)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block up to ``timeout`` seconds for admission; True once admitted."""
+        return self.scheduler._wait(self, timeout)
+
+    def release(self) -> None:
+        """Leave the queue or free the slot (idempotent)."""
+        self.scheduler._release(self)
+
+    def __enter__(self) -> Ticket:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+class Scheduler:
+    """At most ``limit`` admitted tickets, admitted first come, first served, within a memory budget."""
+
+    def __init__(self, limit: int | None = None, budget: Callable[[], int] = memory_budget_bytes):
+        self._limit = limit
+        self._budget = budget
+        self._cond = threading.Condition()
+        self._queue: list[Ticket] = []
+        self._running: list[Ticket] = []
+        self._numbers = itertools.count(1)
+
+    @property
+    def limit(self) -> int:
+        if self._limit is None:
+            self._limit = default_limit()
+        return self._limit
+
+    def ticket(self, memory_bytes: int = 0, label: str = "") -> Ticket:
+        """Join the queue; admitted at once when a slot and the memory are free."""
+        with self._cond:
+            ticket = Ticket(self, next(self._numbers), memory_bytes, label)
+            self._queue.append(ticket)
+            self._admit()
+            return ticket
+
+    def in_flight_bytes(self) -> int:
+        """Memory estimates of the trainings running now."""
+        with self._cond:
+            return sum(t.memory_bytes for t in self._running)
+
+    def available_bytes(self) -> int:
+        """The memory budget less what the running trainings are estimated to use."""
+        return self._budget() - self.in_flight_bytes()
+
+    def counts(self) -> tuple[int, int]:
+        """(running, waiting)."""
+        with self._cond:
+            return len(self._running), len(self._queue)
+
+    # ---- internals (called with or taking the lock) ----------------------------------------------
+    def _admit(self) -> None:
+        changed = False
+        while self._queue and len(self._running) < self.limit:
+            head = self._queue[0]
+            in_flight = sum(t.memory_bytes for t in self._running)
+            if self._running and head.memory_bytes > self._budget() - in_flight:
+                break  # wait for memory; nobody overtakes the head of the queue
+            self._queue.pop(0)
+            self._running.append(head)
+            head.admitted = True
+            changed = True
+        if changed:
+            self._cond.notify_all()
+
+    def _position(self, ticket: Ticket) -> int:
+        with self._cond:
+            if ticket.admitted and not ticket.released:
+                return 0
+            if ticket in self._queue:
+                return self._queue.index(ticket) + 1
+            return -1
+
+    def _wait(self, ticket: Ticket, timeout: float | None) -> bool:
+        with self._cond:
+            if ticket.released:
+                raise RuntimeError("this ticket was released; ask for a new one")
+            self._admit()
+            return self._cond.wait_for(lambda: ticket.admitted, timeout)
+
+    def _release(self, ticket: Ticket) -> None:
+        with self._cond:
+            if ticket.released:
+                return
+            ticket.released = True
+            if ticket in self._queue:
+                self._queue.remove(ticket)
+            if ticket in self._running:
+                self._running.remove(ticket)
+            self._admit()
+            self._cond.notify_all()
+
+
+SLOTS = Scheduler()  # the server's: shared by every session in this process

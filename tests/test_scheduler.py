@@ -1,0 +1,115 @@
+"""Server-wide training slots: the limit, first-come order, queue positions, memory and release on any exit."""
+
+import threading
+import time
+
+import pytest
+
+from rnnlab import scheduler as sched
+from rnnlab.scheduler import Scheduler
+
+GB = 2**30
+
+
+def test_limit_admits_that_many_and_queues_the_rest_in_order():
+    s = Scheduler(limit=2, budget=lambda: 100 * GB)
+    tickets = [s.ticket() for _ in range(5)]
+    assert [t.position for t in tickets] == [0, 0, 1, 2, 3]
+    assert s.counts() == (2, 3)
+    tickets[0].release()
+    assert [t.position for t in tickets] == [-1, 0, 0, 1, 2]
+    tickets[4].release()  # leaving the queue moves nobody ahead of it
+    assert [t.position for t in tickets[1:4]] == [0, 0, 1]
+    tickets[1].release()
+    tickets[2].release()
+    assert tickets[3].position == 0 and s.counts() == (1, 0)
+
+
+def test_release_is_idempotent_and_a_released_ticket_cannot_wait():
+    s = Scheduler(limit=1, budget=lambda: GB)
+    t = s.ticket()
+    t.release()
+    t.release()
+    assert s.counts() == (0, 0)
+    with pytest.raises(RuntimeError):
+        t.wait(0)
+
+
+def test_waiting_ticket_starts_by_itself_when_a_slot_frees():
+    s = Scheduler(limit=1, budget=lambda: GB)
+    first = s.ticket()
+    second = s.ticket()
+    assert not second.wait(0.05)
+    threading.Timer(0.1, first.release).start()
+    assert second.wait(5.0)
+    assert second.position == 0
+
+
+def test_memory_of_runs_in_flight_counts_against_the_budget():
+    s = Scheduler(limit=4, budget=lambda: 10 * GB)
+    big = s.ticket(6 * GB)
+    assert big.position == 0 and s.in_flight_bytes() == 6 * GB and s.available_bytes() == 4 * GB
+    too_big = s.ticket(5 * GB)  # a slot is free, the memory is not
+    small = s.ticket(1 * GB)  # first come, first served: it does not overtake
+    assert (too_big.position, small.position) == (1, 2)
+    big.release()
+    assert (too_big.position, small.position) == (0, 0)
+
+
+def test_one_training_is_admitted_when_nothing_runs_whatever_its_estimate():
+    s = Scheduler(limit=2, budget=lambda: GB)
+    assert s.ticket(5 * GB).position == 0
+
+
+def test_context_manager_releases_on_exception():
+    s = Scheduler(limit=1, budget=lambda: GB)
+    with pytest.raises(KeyError):
+        with s.ticket() as t:
+            assert t.position == 0
+            raise KeyError("interrupted")
+    assert s.counts() == (0, 0)
+
+
+def test_never_more_than_limit_run_at_once_under_contention():
+    s = Scheduler(limit=3, budget=lambda: GB)
+    running, peak, done = [0], [0], []
+    lock = threading.Lock()
+
+    def work(i: int) -> None:
+        with s.ticket(label=str(i)) as t:
+            assert t.wait(30)
+            with lock:
+                running[0] += 1
+                peak[0] = max(peak[0], running[0])
+            time.sleep(0.02)
+            with lock:
+                running[0] -= 1
+        done.append(i)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(12)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(60)
+    assert sorted(done) == list(range(12))
+    assert peak[0] == 3 and s.counts() == (0, 0)
+
+
+@pytest.mark.parametrize("value, ok", [("3", 3), ("1", 1), (" 2 ", 2), ("0", None), ("-2", None), ("two", None),
+                                       ("1.5", None)])
+def test_limit_from_the_environment(monkeypatch, caplog, value, ok):
+    monkeypatch.setenv(sched.ENV_LIMIT, value)
+    monkeypatch.setattr(sched.os, "cpu_count", lambda: 5)
+    if ok is None:
+        with pytest.raises(ValueError, match=sched.ENV_LIMIT):
+            sched.parse_limit(value)
+        assert sched.default_limit() == 5  # a bad variable falls back to the default, logged
+        assert sched.ENV_LIMIT in caplog.text
+    else:
+        assert sched.default_limit() == ok
+
+
+def test_default_limit_is_the_cpu_count_on_cpu(monkeypatch):
+    monkeypatch.delenv(sched.ENV_LIMIT, raising=False)
+    monkeypatch.setattr(sched.os, "cpu_count", lambda: 6)
+    assert sched.default_limit() == 6
