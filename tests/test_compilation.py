@@ -33,6 +33,7 @@ def test_persistent_cache_writes_compiled_programs(tmp_path):
 
 def test_ten_sessions_asking_at_once_compile_each_function_once():
     """Sessions share compiled programs safely: ten threads start the same new configuration at once."""
+    import random
     import threading
     from collections import Counter
 
@@ -40,7 +41,10 @@ def test_ten_sessions_asking_at_once_compile_each_function_once():
 
     from rnnlab.train import Run
 
-    config = Config(task="sine", seq_len=9, batch=3, features=6, chunk=2, steps=4)
+    # Sizes not seen before, so a persistent cache enabled by another test (app.py) cannot serve them.
+    rng = random.Random()
+    config = Config(task="sine", seq_len=rng.randrange(10, 200), batch=3, features=rng.randrange(3, 40), chunk=2,
+                    steps=4)
     compiles: Counter = Counter()
 
     def listen(name: str, secs: float, **kwargs) -> None:
