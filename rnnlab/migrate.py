@@ -20,7 +20,6 @@ import difflib
 import keyword
 import re
 import textwrap
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -176,11 +175,45 @@ class RewriteResult:
 # ---------------------------------------------------------------------------------------------------- helpers
 
 
+# A backslash escape: octal digits, a valid escape letter (or a line continuation), or anything else.
+_ESCAPE = re.compile(r"\\(?:([0-7]{1,3})|([\\'\"abfnrtvxNuU\r\n])|(.))", re.S)
+
+
+def _fix_escape(match: re.Match) -> str:
+    octal, valid, _ = match.groups()
+    if valid is not None or (octal is not None and int(octal, 8) <= 0o377):
+        return match.group()
+    return "\\\\" + match.group()[2:]  # same length: backslash-d -> two backslashes
+
+
+def _without_bad_escapes(text: str) -> str:
+    """``text`` with each invalid escape (``\\d``, ``\\777``) replaced by ``\\\\`` of the same length.
+
+    The parser warns about invalid escapes (DeprecationWarning, SyntaxWarning from Python 3.12). Silencing
+    that with ``warnings.catch_warnings`` would change the process-wide warnings filter while another session
+    parses or trains, so instead the text is changed where the warning would come from. Offsets stay the
+    same, so node positions still index the original text; only the values of such string constants differ,
+    and the checker does not read them. Outside strings a backslash is only valid before a newline, which is
+    kept; in comments the change is invisible to the parser. (The one other parser warning, a number run
+    into a keyword as in ``1if``, is rare in real code and goes through the normal filters.)
+    """
+    return _ESCAPE.sub(_fix_escape, text) if "\\" in text else text
+
+
 def _parse(text: str) -> ast.Module:
-    """``ast.parse`` without the SyntaxWarnings that odd pasted text triggers (invalid escapes, ...)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return ast.parse(text)
+    """``ast.parse`` without the warnings that odd pasted text triggers, and without touching global state.
+
+    Never runs, compiles to bytecode or imports anything. A SyntaxError carries the original line's text.
+    """
+    quiet = _without_bad_escapes(text)
+    try:
+        return ast.parse(quiet)
+    except SyntaxError as err:
+        if quiet is not text and err.lineno:
+            lines = text.splitlines()
+            if 0 < err.lineno <= len(lines):
+                err.text = lines[err.lineno - 1]
+        raise
 
 
 def _parses(text: str) -> bool:
@@ -869,6 +902,7 @@ class _Issue:
     edits: list[_Edit] = field(default_factory=list)
     note: str = ""
     covered_by: _Issue | None = None
+    cell: ast.Call | None = None  # rnn-positional-size: the cell constructor the size is moved into
 
     @property
     def fixable(self) -> bool:
@@ -958,6 +992,10 @@ def _names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
+def _has_features(call: ast.Call) -> bool:
+    return bool(call.args) or any(k.arg in {"features", None} for k in call.keywords)
+
+
 def _args_in_order(call: ast.Call) -> list[ast.AST]:
     return sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))  # type: ignore[attr-defined]
 
@@ -1005,6 +1043,10 @@ class _Analyser:
                     self.parents[child] = node
             for node in ast.walk(tree):
                 self.visit(node)
+        moved = {id(i.cell): i for i in self.issues if i.rule == "rnn-positional-size" and i.cell is not None}
+        for issue in self.issues:  # a cell that gets nn.RNN's size as features= is fixed by that rewrite
+            if issue.rule == "cell-without-features" and not issue.edits and id(issue.node) in moved:
+                issue.covered_by = moved[id(issue.node)]
         return self.issues
 
     def add(
@@ -1248,20 +1290,38 @@ class _Analyser:
             )
             if sizey:
                 value = _short(src.text(second), 30)
-                edits = []
+                edits: list[_Edit] = []
+                note = (f"Removed `{value}`: it was the flax 0.6 cell_size, which today would be read as time_major. "
+                        f"The hidden size is the cell's features.")
+                ctor = None
                 if len(node.args) == 2:
                     edits = [(src.span(node.args[0])[1], src.span(second)[1], "")]
-                self.add(
+                    ctor, inline = self.cell_constructor(node.args[0], node)
+                    if ctor is not None and not _has_features(ctor):
+                        movable = _int_literal(second) is not None or (
+                            inline and dotted is not None and "\n" not in src.text(second)
+                        ) or (dotted is not None and dotted[0] == "self")
+                        if movable:
+                            edits.append(_insert_kwarg(src, ctor, f"features={src.text(second)}", first=True))
+                            note = (f"Moved `{value}` into the cell as features={value}: it was the flax 0.6 "
+                                    f"cell_size, which today would be read as time_major.")
+                        else:
+                            edits, ctor = [], None
+                    else:
+                        if ctor is None:
+                            note += f" Make sure `{_short(src.text(node.args[0]), 30)}` is built with features={value}."
+                        ctor = None
+                issue = self.add(
                     "rnn-positional-size",
                     second,
                     f"`{_short(src.text(node))}`: the second positional field of nn.RNN was cell_size in flax 0.6 "
                     f"but is time_major since 0.7, so this silently sets time_major={value} (true) and scans over "
-                    f"axis 0, the batch axis of batch-major input. The size belongs to the cell (features=...); remove "
-                    f"the argument, and pass time_major=True by keyword only if your input is time-major.",
+                    f"axis 0, the batch axis of batch-major input. The size belongs to the cell (features={value}); "
+                    f"move it there, and pass time_major=True by keyword only if your input is time-major.",
                     edits,
-                    f"Removed `{value}`: it was the flax 0.6 cell_size, which today would be read as time_major. "
-                    f"The hidden size is the cell's features.",
+                    note,
                 )
+                issue.cell = ctor
         for kw in node.keywords:
             if kw.arg == "cell_size":
                 value = _short(src.text(kw.value), 30)
@@ -1275,6 +1335,38 @@ class _Analyser:
                     f"Removed `cell_size={value}`: nn.RNN reads the size from the cell (make sure it has "
                     f"features={value}).",
                 )
+
+    def cell_constructor(self, arg: ast.AST, at: ast.AST) -> tuple[ast.Call | None, bool]:
+        """The Linen cell constructor call ``arg`` is (inline: True), or the one assignment of the name ``arg``
+        to such a call earlier in the same function (or module) scope (inline: False); (None, False) if unknown.
+        """
+        if isinstance(arg, ast.Call):
+            return (arg, True) if _linen(arg.func, self.table) in _FEATURE_CELLS else (None, False)
+        if not isinstance(arg, ast.Name):
+            return None, False
+        scope = self.scope_of(at)
+        found = []
+        for sub in ast.walk(scope):
+            stores = isinstance(sub, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr))
+            if stores and self.scope_of(sub) is scope:
+                targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+                if any(arg.id in _names(t) for t in targets):
+                    found.append(sub)
+        if len(found) != 1 or not isinstance(found[0], ast.Assign) or len(found[0].targets) != 1:
+            return None, False
+        assign = found[0]
+        value = assign.value
+        if (not isinstance(assign.targets[0], ast.Name) or not isinstance(value, ast.Call)
+                or _linen(value.func, self.table) not in _FEATURE_CELLS or assign.lineno >= at.lineno):  # type: ignore[attr-defined]
+            return None, False
+        return value, False
+
+    def scope_of(self, node: ast.AST) -> ast.AST:
+        scope = self.parents.get(node)
+        while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                                            ast.ClassDef, ast.Module)):
+            scope = self.parents.get(scope)
+        return scope if scope is not None else node
 
     def old_name(self, node: ast.AST) -> None:
         src = self.src

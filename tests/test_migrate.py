@@ -412,7 +412,7 @@ def test_markdown_fences():
     assert result.mode == "markdown"
     assert [b.first_line for b in result.blocks] == [4, 13]
     assert found(result) == [(5, "cell-without-features"), (5, "rnn-positional-size"), (13, "cell-without-features")]
-    assert rewrite(doc).source == doc.replace("nn.LSTMCell(), 4)", "nn.LSTMCell())")
+    assert rewrite(doc).source == doc.replace("nn.LSTMCell(), 4)", "nn.LSTMCell(features=4))")
 
 
 def test_prose_without_code():
