@@ -52,16 +52,42 @@ HELP: dict[str, str] = {
 
 
 def memory_budget_bytes() -> int:
-    """Memory a run may use: ``RNNLAB_MEMORY_BUDGET_GB`` if set, else half the RAM available now."""
+    """Memory a run may use: ``RNNLAB_MEMORY_BUDGET_GB`` if set, else half of what is free now.
+
+    Free means the first accelerator's free memory when JAX runs on one (its ``memory_stats``), else the
+    RAM available (``MemAvailable``). Trainings already running are counted separately, by
+    :mod:`rnnlab.scheduler`, which admits a training only when its estimate fits in what they leave.
+    """
     env = os.environ.get("RNNLAB_MEMORY_BUDGET_GB")
     if env:
-        return int(float(env) * 2**30)
+        try:
+            value = float(env)
+        except ValueError:
+            value = math.nan
+        if math.isfinite(value) and value > 0:
+            return int(value * 2**30)
+    device_free = _device_free_bytes()
+    if device_free is not None:
+        return device_free // 2
     try:
         with open("/proc/meminfo") as f:
             info = dict(line.split(":", 1) for line in f)
         return int(info["MemAvailable"].split()[0]) * 1024 // 2
     except (OSError, KeyError, ValueError):
         return 4 * 2**30
+
+
+def _device_free_bytes() -> int | None:
+    """Free memory of the first accelerator, or None on CPU (or when the device does not say)."""
+    import jax
+
+    if jax.default_backend() == "cpu":
+        return None
+    try:
+        stats = jax.devices()[0].memory_stats() or {}
+        return int(stats["bytes_limit"]) - int(stats.get("bytes_in_use", 0))
+    except (KeyError, TypeError, ValueError, RuntimeError):
+        return None
 
 
 def format_bytes(n: float) -> str:

@@ -5,7 +5,7 @@ import math
 import pytest
 
 from rnnlab.cells import CELLS
-from rnnlab.config import Config, format_bytes
+from rnnlab.config import Config, format_bytes, memory_budget_bytes
 from rnnlab.tasks import TASKS
 
 BIG = 2**62
@@ -88,3 +88,15 @@ def test_format_bytes():
     assert format_bytes(999) == "999 B"
     assert format_bytes(1_500_000) == "1.5 MB"
     assert format_bytes(13.2e9) == "13.2 GB"
+
+
+@pytest.mark.parametrize("env, expected", [("2", 2 * 2**30), ("0.5", 2**29), ("abc", None), ("-1", None),
+                                           ("nan", None), ("inf", None), ("0", None)])
+def test_memory_budget_from_the_environment_or_free_memory(monkeypatch, env, expected):
+    monkeypatch.setenv("RNNLAB_MEMORY_BUDGET_GB", env)
+    budget = memory_budget_bytes()
+    if expected is not None:
+        assert budget == expected
+    else:  # a bad value is ignored: half the free RAM of this CPU machine
+        monkeypatch.delenv("RNNLAB_MEMORY_BUDGET_GB")
+        assert abs(budget - memory_budget_bytes()) < 2**30 and budget > 0
