@@ -6,11 +6,13 @@ and training again resumes from the last finished chunk with the results an unin
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
@@ -53,6 +55,7 @@ class History:
     carry: dict[str, list[np.ndarray]] = field(default_factory=dict)
     per_step_loss: list[np.ndarray] = field(default_factory=list)
     stop_reason: str | None = None
+    diverged_at: int | None = None  # the step whose loss, gradient or update was not finite (not applied)
 
     def add_records(self, first_step: int, records: dict[str, np.ndarray]) -> int:
         """Append the applied steps of one chunk; returns how many were applied."""
@@ -98,21 +101,45 @@ class History:
     def last_step(self) -> int:
         return self.steps[-1]["step"] if self.steps else 0
 
+    def copy(self) -> History:
+        """An independent copy (rows and arrays are never changed once appended, so they are shared)."""
+        return History(self.leaves, list(self.steps), list(self.chunks),
+                       {name: list(snaps) for name, snaps in self.carry.items()}, list(self.per_step_loss),
+                       self.stop_reason, self.diverged_at)
+
+    def nbytes(self) -> int:
+        """Rough memory held: the per-step rows, the carry snapshots and the per-time-step losses."""
+        row = 100 + 60 * (len(self.steps[0]) if self.steps else 0)
+        arrays = [a for snaps in self.carry.values() for a in snaps] + list(self.per_step_loss)
+        return row * len(self.steps) + 200 * len(self.chunks) + sum(np.asarray(a).nbytes for a in arrays)
+
 
 MAX_SNAPSHOTS = 9
 
 
 class Run:
-    """One training run of ``config``. ``train()`` runs to ``config.steps``; ``run_chunk()`` does one chunk."""
+    """One training run of ``config``. ``train()`` runs to ``config.steps``; ``run_chunk()`` does one chunk.
 
-    def __init__(self, config: Config, budget: int | None = None):
+    ``params`` (e.g. from :func:`rnnlab.export.load_params`) replaces the seed's initial parameters; the rest
+    starts as for a new run: step 0, the optimiser's state fresh (Adam's moments at zero), the seed's batches.
+    A run is used by one thread at a time; :meth:`fork` gives another thread a copy of its last finished chunk.
+    """
+
+    def __init__(self, config: Config, budget: int | None = None, params=None, origin: str | None = None):
         errors = config.validate(budget)
         if errors:
             raise ConfigError(errors)
         self.config = config
+        self.origin = origin  # where the starting parameters came from when not from the seed (shown on screen)
+        self._lock = threading.RLock()
         self.program: Program = get_program(config)
         lr, clip, scale = hyper_args(config)
         self.state = self.program.init(np.int32(config.seed), scale, lr, clip)
+        if params is not None:
+            if jax.tree_util.tree_structure(params) != jax.tree_util.tree_structure(self.state["params"]):
+                raise ValueError("the parameters do not have the structure this configuration needs; "
+                                 "load them with rnnlab.export.load_params")
+            self.state["params"] = jax.tree_util.tree_map(jnp.asarray, params)
         self.history = History(self.program.spec.leaves)
         self.history.add_evaluation(0, jax.device_get(self.program.evaluate(
             self.state["params"], self.state["root"], scale)))
@@ -149,6 +176,10 @@ class Run:
 
     def run_chunk(self) -> Progress:
         """One compiled call of up to ``config.chunk`` steps, appended to the history."""
+        with self._lock:  # a fork waits for the chunk in progress
+            return self._run_chunk()
+
+    def _run_chunk(self) -> Progress:
         start = time.perf_counter()
         first = self.step
         n_active = min(self.config.chunk, self.config.steps - first)
@@ -159,6 +190,7 @@ class Run:
         applied = self.history.add_records(first, records)
         self.history.add_evaluation(first + applied, evaluation)
         if records["bad"].any():
+            self.history.diverged_at = first + applied + 1
             self.history.stop_reason = self._divergence_reason(first, records)
         if applied:
             self._keep_snapshot()
@@ -173,6 +205,24 @@ class Run:
             if callback is not None and callback(progress) is False:
                 break
         return self.history
+
+    def fork(self) -> Run:
+        """An independent copy at the last finished chunk: training either one leaves the other as it is."""
+        with self._lock:
+            other = object.__new__(Run)
+            other.__dict__.update(self.__dict__)
+            other._lock = threading.RLock()
+            # own device buffers: a chunk donates its input state, which must not delete the other run's
+            other.state = jax.tree_util.tree_map(jnp.copy, self.state)
+            other.history = self.history.copy()
+            other.snapshots = list(self.snapshots)
+            return other
+
+    def nbytes(self) -> int:
+        """Rough memory this run holds: its state, the kept parameter snapshots and the history."""
+        def tree_bytes(tree) -> int:
+            return sum(np.dtype(x.dtype).itemsize * int(np.prod(x.shape)) for x in jax.tree_util.tree_leaves(tree))
+        return tree_bytes(self.state) + sum(tree_bytes(p) for _, p in self.snapshots) + self.history.nbytes()
 
     def _keep_snapshot(self) -> None:
         """Keep host copies of the parameters: the first, the latest, and at most MAX_SNAPSHOTS evenly thinned."""
@@ -189,18 +239,25 @@ class Run:
         return [kept[i] for i in picks]
 
     def _divergence_reason(self, first: int, records: dict) -> str:
+        """Where and why the run diverged, what is kept, and what to change."""
         i = int(np.argmax(records["bad"]))
         step = first + i + 1
         loss, gnorm = float(records["loss"][i]), float(records["grad_norm"][i])
         if not np.isfinite(loss):
-            what = f"the loss became {loss}"
+            what = f"the training loss became {loss:g}"
         elif not np.isfinite(gnorm):
-            what = f"the gradient norm became {gnorm}"
+            what = f"the gradient norm became {gnorm:g} (the loss was {loss:.4g})"
         else:
-            what = "the parameters became non-finite after the update"
-        return (f"Stopped at step {step}: {what}. The parameters and history up to step {step - 1} are kept. "
-                f"Try a lower learning rate (now {self.config.lr:g}) or gradient clipping "
-                f"(clip={self.config.clip:g}).")
+            what = f"the update made the parameters non-finite (the gradient norm was {gnorm:.4g})"
+        kept = (f"Steps 1 to {step - 1} are kept, on the charts and in the downloads, with the parameters "
+                f"after step {step - 1}." if step > 1 else "It diverged on the first step, so nothing was trained.")
+        lr, clip = self.config.lr, self.config.clip
+        tips = [f"a lower learning rate: try lr={lr / 10:g} (now {lr:g})"]
+        if clip == 0:
+            tips.append("gradient clipping, which caps the size of each update: try clip=1 (now 0, off)")
+        elif clip > 1:
+            tips.append(f"tighter gradient clipping: try clip=1 (now {clip:g})")
+        return f"Stopped at step {step}: {what}. {kept} Try {' or '.join(tips)}, then press Train for a new run."
 
 
 def train(config: Config, callback: Callable[[Progress], bool | None] | None = None) -> Run:

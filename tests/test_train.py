@@ -90,10 +90,14 @@ def test_divergence_stops_cleanly_and_keeps_finite_params():
     run = Run(Config(**{**SMALL.__dict__, "lr": 1e6, "clip": 0.0, "optimizer": "sgd", "steps": 100}))
     history = run.train()
     assert history.stop_reason is not None
-    assert "Try a lower learning rate (now 1e+06)" in history.stop_reason
     df = history.steps_df()
     assert len(df) < 100 and np.isfinite(df["loss"]).all()
-    assert f"Stopped at step {len(df) + 1}" in history.stop_reason
+    assert history.diverged_at == len(df) + 1
+    reason = history.stop_reason
+    assert reason.startswith(f"Stopped at step {len(df) + 1}: ")
+    assert "try lr=100000 (now 1e+06)" in reason and "try clip=1 (now 0, off)" in reason
+    if len(df):
+        assert f"Steps 1 to {len(df)} are kept" in reason
     params = run.params["params"]
     assert all(np.isfinite(np.asarray(leaf)).all() for leaf in __import__("jax").tree_util.tree_leaves(params))
     assert run.done
@@ -148,3 +152,50 @@ def test_parameter_snapshots_are_thinned_and_span_the_run():
     picked = [s for s, _ in run.snapshots_at(3)]
     assert picked[0] == 0 and picked[-1] == 150 and 0 < picked[1] < 150
     np.testing.assert_array_equal(run.snapshots[-1][1]["params"]["h0"], run.params["params"]["h0"])
+
+
+@pytest.mark.parametrize("loss, grad_norm, clip, says", [
+    (np.nan, np.nan, 0.0, ["the training loss became nan", "try clip=1 (now 0, off)"]),
+    (2.5, np.inf, 5.0, ["the gradient norm became inf (the loss was 2.5)", "try clip=1 (now 5)"]),
+    (2.5, 3.0, 1.0, ["the update made the parameters non-finite (the gradient norm was 3)"]),
+])
+def test_divergence_message_names_the_cause_and_fitting_advice(loss, grad_norm, clip, says):
+    run = Run(Config(**{**SMALL.__dict__, "clip": clip, "lr": 0.5}))
+    records = {"bad": np.array([False, False, True]), "loss": np.array([1.0, 1.0, loss]),
+               "grad_norm": np.array([1.0, 1.0, grad_norm])}
+    reason = run._divergence_reason(20, records)
+    assert reason.startswith("Stopped at step 23: ") and "Steps 1 to 22 are kept" in reason
+    assert "try lr=0.05 (now 0.5)" in reason and reason.endswith("then press Train for a new run.")
+    for text in says:
+        assert text in reason
+    assert ("clip=" in reason) == (clip != 1.0)
+    first = run._divergence_reason(0, {"bad": np.array([True]), "loss": np.array([np.inf]),
+                                       "grad_norm": np.array([np.nan])})
+    assert "It diverged on the first step, so nothing was trained." in first
+
+
+def test_fork_is_independent_and_resumes_like_one_run():
+    whole = Run(SMALL).train()
+    run = Run(SMALL)
+    run.run_chunk()
+    copy = run.fork()
+    run.run_chunk()  # the original goes on; the copy still sits at step 10
+    assert copy.step == 10 and run.step == 20 and len(copy.history.chunks) == 2
+    copy.train()
+    run.train()
+    assert copy.history.steps_df().equals(whole.steps_df())
+    assert run.history.steps_df().equals(whole.steps_df())
+    assert copy.nbytes() > 0
+
+
+def test_a_run_can_start_from_given_parameters():
+    trained = Run(SMALL)
+    trained.train()
+    run = Run(SMALL, params=trained.params, origin="a file")
+    assert run.step == 0 and run.origin == "a file"
+    # the first evaluation is the trained parameters' evaluation, not the seed's initial one
+    assert run.history.chunks[0]["eval_loss"] == trained.history.chunks[-1]["eval_loss"]
+    run.run_chunk()
+    assert run.step == 10 and np.isfinite(run.history.steps_df()["loss"]).all()
+    with pytest.raises(ValueError, match="structure"):
+        Run(SMALL, params={"params": {}})
