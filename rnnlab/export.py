@@ -20,7 +20,8 @@ import jax.numpy as jnp
 import numpy as np
 
 import rnnlab
-from rnnlab.config import HELP, Config
+from rnnlab.cells import CELLS
+from rnnlab.config import HELP, Config, format_bytes
 from rnnlab.program import get_program, hyper_args
 from rnnlab.train import ConfigError, History
 
@@ -29,6 +30,9 @@ Params = dict[str, Any]
 
 class ExportError(ValueError):
     """A parameter file that cannot be loaded for a configuration; the message says what did not match."""
+
+
+MAX_PARAMS_BYTES = 20 * 2**20  # the largest parameter file load_params reads (the app's upload limit too)
 
 
 # ---- history -------------------------------------------------------------------------------------------
@@ -62,18 +66,23 @@ def params_target(config: Config) -> Params:
     return state["params"]
 
 
-def load_params(data: bytes, config: Config) -> Params:
+def load_params(data: bytes, config: Config, max_bytes: int = MAX_PARAMS_BYTES) -> Params:
     """Restore parameters written by :func:`params_msgpack` for a run of ``config``.
 
-    Raises :class:`ExportError` naming the problem when ``data`` is not a msgpack parameter file or its tree,
-    shapes or dtypes differ from what ``config`` needs (e.g. another cell, feature count or carry mode).
+    Raises :class:`ExportError` naming the problem when ``data`` is empty, over ``max_bytes``, not a msgpack
+    parameter file (another kind of file, or cut short), holds non-finite values, or its tree, shapes or
+    dtypes differ from what ``config`` needs (e.g. another cell, feature count or carry mode); a mismatch
+    also says what the file seems to hold.
     """
     if not data:
         raise ExportError("not a msgpack parameter file: the file is empty")
+    if len(data) > max_bytes:
+        raise ExportError(f"the file is {format_bytes(len(data))}, more than the {format_bytes(max_bytes)} a "
+                          "parameter file may have")
     try:
         state = flax.serialization.msgpack_restore(bytes(data))
     except Exception as e:  # msgpack raises several unrelated types for corrupt or truncated input
-        raise ExportError(f"not a msgpack parameter file ({_describe_exception(e)})") from None
+        raise ExportError(f"not a msgpack parameter file: {_why_unreadable(e, bytes(data))}") from None
     if not isinstance(state, Mapping):
         raise ExportError(f"not a msgpack parameter file: it holds {_describe(state)}, not a tree of arrays")
     target = params_target(config)
@@ -81,10 +90,71 @@ def load_params(data: bytes, config: Config) -> Params:
     _compare(target, state, "", problems)
     if problems:
         shown = "; ".join(problems[:6]) + (f"; and {len(problems) - 6} more" if len(problems) > 6 else "")
+        seems = _guess_origin(state)
         raise ExportError(f"the parameter file does not fit this configuration ({config.cell} cell, "
-                          f"{config.features} features, {config.task} task, {config.carry_mode} carry): {shown}")
+                          f"{config.features} features, {config.task} task, {config.carry_mode} carry): {shown}."
+                          + (f" The file seems to hold {seems}." if seems else ""))
+    bad = [path for path, leaf in _leaves(state, "") if not np.isfinite(leaf).all()]
+    if bad:
+        raise ExportError(f"the parameter file holds NaN or infinite values (in {', '.join(bad[:3])}"
+                          f"{', …' if len(bad) > 3 else ''}), e.g. saved from a run that diverged")
     restored = flax.serialization.from_state_dict(target, state)
     return jax.tree_util.tree_map(jnp.asarray, restored)
+
+
+def _why_unreadable(e: Exception, data: bytes) -> str:
+    """What is wrong with bytes msgpack could not read, in words."""
+    text = str(e).lower()
+    if "incomplete" in text or "truncat" in text or "insufficient" in text:
+        return "the file ends too early (cut short, e.g. an interrupted download)"
+    if data.startswith(b"\x89PNG"):
+        kind = "a PNG image"
+    elif data.startswith(b"PK"):
+        kind = "a zip archive"
+    elif data.startswith(b"step,"):
+        kind = "a history CSV"
+    else:
+        try:
+            head = data[:200].decode("utf-8")
+        except UnicodeDecodeError:
+            head = ""
+        lines = head.strip().splitlines()
+        text = all(c.isprintable() or c.isspace() for c in head)
+        kind = f"text ({lines[0][:40]!r}…)" if head and text and lines else None
+    if kind:
+        return f"it looks like {kind}; choose the .msgpack file the Parameters download wrote"
+    return f"its contents could not be read ({_describe_exception(e)})"
+
+
+def _leaves(tree: Any, path: str):
+    """(path, array) for every array in a restored state dict."""
+    if isinstance(tree, Mapping):
+        for key, sub in tree.items():
+            yield from _leaves(sub, _join(path, key))
+    elif isinstance(tree, np.ndarray) and np.issubdtype(tree.dtype, np.number):
+        yield path, tree
+
+
+_CELL_MODULES = {f"{spec.cls.__name__}_0": spec for spec in CELLS.values()}
+
+
+def _guess_origin(state: Mapping) -> str | None:
+    """'parameters of an LSTM cell with 16 features and a learnable carry', or None when it cannot tell."""
+    params = state.get("params")
+    if not isinstance(params, Mapping):
+        return None
+    cells = [_CELL_MODULES[key] for key in params if key in _CELL_MODULES]
+    if len(cells) != 1:
+        return None
+    features = None
+    readout = params.get("readout")
+    kernel = readout.get("kernel") if isinstance(readout, Mapping) else None
+    if isinstance(kernel, np.ndarray) and kernel.ndim == 2:
+        features = kernel.shape[0]
+    carry = "a learnable carry" if "h0" in params else "a fixed or noisy carry"
+    size = f" with {features} features" if features else ""
+    article = "an" if cells[0].label[0] in "AEIOULM" else "a"  # an LSTM, an MGU, a GRU
+    return f"parameters of {article} {cells[0].label} cell{size} and {carry}"
 
 
 def _compare(target: Any, got: Any, path: str, problems: list[str]) -> None:

@@ -17,6 +17,7 @@ import pytest
 
 from rnnlab.config import Config
 from rnnlab.export import (
+    MAX_PARAMS_BYTES,
     ExportError,
     evaluations_csv,
     filename_stem,
@@ -89,11 +90,22 @@ def test_load_params_refuses_what_does_not_fit(runs):
     good = params_msgpack(runs["gru"].params)
     cases = [
         (np.random.default_rng(0).bytes(256), GRU, "not a msgpack parameter file"),
-        (good[: len(good) // 2], GRU, "not a msgpack parameter file"),
-        (good[:-1], GRU, "not a msgpack parameter file"),
+        (good[: len(good) // 2], GRU, "not a msgpack parameter file: the file ends too early"),
+        (good[:-1], GRU, "not a msgpack parameter file: the file ends too early"),
+        (history_csv(runs["gru"].history), GRU, "it looks like a history CSV; choose the .msgpack file"),
+        (b"\x89PNG\r\n\x1a\n" + bytes(64), GRU, "it looks like a PNG image"),
+        (b"#!/usr/bin/env python3\nprint(1)\n", GRU, "it looks like text ('#!/usr/bin/env python3'"),
+        (bytes(10), GRU, "not a msgpack parameter file: its contents could not be read"),
+        (good, GRU, None),
         (b"", GRU, "empty"),
         (b"\xc0", GRU, "not a msgpack parameter file"),  # valid msgpack (None), but no tree of arrays
         (params_msgpack(runs["lstm"].params), GRU, "missing params/GRUCell_0"),
+        (params_msgpack(runs["lstm"].params), GRU,
+         "The file seems to hold parameters of an LSTM cell with 8 features and a learnable carry."),
+        (good, replace(GRU, carry_mode="noisy", features=4),
+         "The file seems to hold parameters of a GRU cell with 8 features and a learnable carry."),
+        (params_msgpack(jax.tree_util.tree_map(lambda a: np.full_like(a, np.nan), runs["gru"].params)), GRU,
+         "holds NaN or infinite values (in params/GRUCell_0/hn/bias, "),
         (good, replace(GRU, features=16), "expected params/GRUCell_0/hn/kernel of shape (16, 16), got (8, 8)"),
         (good, replace(GRU, carry_mode="fixed"), "unexpected params/h0"),
         (params_msgpack({"params": {"h0": np.zeros(8, np.float32)}}), GRU, "missing params/readout"),
@@ -101,10 +113,22 @@ def test_load_params_refuses_what_does_not_fit(runs):
          "of dtype float32, got float64"),
     ]
     for data, config, message in cases:
+        if message is None:  # a control: the good file loads
+            load_params(data, config)
+            continue
         with pytest.raises(ExportError) as info:
             load_params(data, config)
         assert message in str(info.value), (message, str(info.value))
     assert issubclass(ExportError, ValueError)
+
+
+def test_load_params_refuses_files_over_the_limit(runs):
+    good = params_msgpack(runs["gru"].params)
+    with pytest.raises(ExportError, match=r"the file is .* more than the 100 B a parameter file may have"):
+        load_params(good, GRU, max_bytes=100)
+    assert MAX_PARAMS_BYTES == 20 * 2**20  # the server's maxUploadSize (.streamlit/config.toml) is 20 MB
+    with pytest.raises(ExportError, match="more than the"):
+        load_params(b"\x00" * (MAX_PARAMS_BYTES + 1), GRU)
 
 
 # ---- reproduction script -------------------------------------------------------------------------------
