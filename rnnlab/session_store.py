@@ -1,0 +1,160 @@
+"""A session's run kept on the server, so that a browser reload (a new Streamlit session) gets it back.
+
+A reload starts a new Streamlit session with an empty ``st.session_state``. The app therefore gives each
+browser tab a random token, kept in the page's URL (``?sid=...``), and saves the tab's run here under it.
+A new session that arrives with a token takes the run over only when the session that saved it is no longer
+connected (a reload closes the old page's connection first); a copy of the address opened elsewhere while
+the owner is still connected gets a new token and an empty page, and never sees or changes the owner's run.
+
+Residual case: the token is a bearer secret. Someone who has a copy of the address *with* the token and opens
+it after the owner closed the tab (or while the owner's connection is down) gets a copy of the owner's last
+finished run. The links the app builds for sharing never contain the token; only a raw copy of the address
+bar does. The store is bounded: at most ``max_entries`` runs and about ``max_bytes`` of memory (least
+recently used first out), each kept ``ttl_s`` seconds after its last save or take-over.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+TOKEN_PARAM = "sid"  # the URL query parameter holding the token
+_TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
+DEFAULT_MAX_ENTRIES = 200
+DEFAULT_MAX_BYTES = int(float(os.environ.get("RNNLAB_SESSION_STORE_MB", "512")) * 2**20)
+DEFAULT_TTL_S = 6 * 3600.0
+
+
+def new_token() -> str:
+    """A fresh random token (22 URL-safe characters, 128 bits)."""
+    return secrets.token_urlsafe(16)
+
+
+def valid_token(token: Any) -> bool:
+    """Whether ``token`` has the form :func:`new_token` gives (anything else in a URL is ignored)."""
+    return isinstance(token, str) and bool(_TOKEN.match(token))
+
+
+def _size(value: Any) -> int:
+    nbytes = getattr(value, "nbytes", None)
+    return int(nbytes() if callable(nbytes) else nbytes or 0)
+
+
+@dataclass
+class Entry:
+    owner: str  # the Streamlit session that saved or took over the value
+    value: Any
+    nbytes: int
+    touched: float  # clock() of the last save or take-over
+
+
+class SessionStore:
+    """Values (runs) by token, each owned by one session; bounded in count, memory and age. Thread-safe."""
+
+    def __init__(self, max_entries: int = DEFAULT_MAX_ENTRIES, max_bytes: int = DEFAULT_MAX_BYTES,
+                 ttl_s: float = DEFAULT_TTL_S, clock: Callable[[], float] = time.monotonic,
+                 size: Callable[[Any], int] = _size):
+        self.max_entries, self.max_bytes, self.ttl_s = max_entries, max_bytes, ttl_s
+        self._clock, self._size = clock, size
+        self._entries: OrderedDict[str, Entry] = OrderedDict()  # least recently used first
+        self._lock = threading.Lock()
+
+    def save(self, token: str, owner: str, value: Any) -> bool:
+        """Keep ``value`` under ``token`` for session ``owner``.
+
+        Returns False, storing nothing, when another session owns the token (it took the run over while this
+        one was disconnected): the caller should continue under a new token.
+        """
+        if not valid_token(token):
+            raise ValueError("not a session token")
+        nbytes = self._size(value)
+        with self._lock:
+            self._expire()
+            entry = self._entries.get(token)
+            if entry is not None and entry.owner != owner:
+                return False
+            if nbytes > self.max_bytes:  # too big to keep at all; the others stay
+                self._entries.pop(token, None)
+                return True
+            self._entries[token] = Entry(owner, value, nbytes, self._clock())
+            self._entries.move_to_end(token)
+            self._evict()
+            return True
+
+    def claim(self, token: str | None, session: str, is_connected: Callable[[str], bool],
+              grace_s: float = 0.0, poll_s: float = 0.1) -> Any | None:
+        """The value under ``token`` for a new ``session``, which becomes its owner; else None.
+
+        Given only when the owner is ``session`` itself or is no longer connected. A reload's old connection
+        may close a moment after the new session starts: a connected owner is given ``grace_s`` seconds to go.
+        """
+        if not valid_token(token):
+            return None
+        deadline = self._clock() + grace_s
+        while True:
+            with self._lock:
+                self._expire()
+                entry = self._entries.get(token)
+                if entry is None:
+                    return None
+                if entry.owner == session or not is_connected(entry.owner):
+                    entry.owner, entry.touched = session, self._clock()
+                    self._entries.move_to_end(token)
+                    return entry.value
+            if self._clock() >= deadline:
+                return None
+            time.sleep(poll_s)
+
+    def discard(self, token: str | None, owner: str) -> None:
+        """Forget the value under ``token`` if ``owner`` owns it."""
+        with self._lock:
+            entry = self._entries.get(token) if token else None
+            if entry is not None and entry.owner == owner:
+                del self._entries[token]
+
+    def owner(self, token: str) -> str | None:
+        with self._lock:
+            entry = self._entries.get(token)
+            return entry.owner if entry else None
+
+    def __contains__(self, token: str) -> bool:
+        with self._lock:
+            self._expire()
+            return token in self._entries
+
+    def __len__(self) -> int:
+        with self._lock:
+            self._expire()
+            return len(self._entries)
+
+    @property
+    def nbytes(self) -> int:
+        """Memory of the values kept, as measured when each was saved."""
+        with self._lock:
+            return sum(e.nbytes for e in self._entries.values())
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+    # ---- internals (with the lock held) --------------------------------------------------------------
+    def _expire(self) -> None:
+        cutoff = self._clock() - self.ttl_s
+        for token in [t for t, e in self._entries.items() if e.touched < cutoff]:
+            del self._entries[token]
+
+    def _evict(self) -> None:
+        total = sum(e.nbytes for e in self._entries.values())
+        while self._entries and (len(self._entries) > self.max_entries or total > self.max_bytes):
+            _, entry = self._entries.popitem(last=False)
+            total -= entry.nbytes
+
+
+STORE = SessionStore()  # the server's: shared by every session in this process

@@ -1,0 +1,123 @@
+"""The server-side store that gives a tab its run back after a browser reload."""
+
+import threading
+
+import pytest
+
+from rnnlab.session_store import STORE, TOKEN_PARAM, SessionStore, new_token, valid_token
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Value:
+    def __init__(self, nbytes: int = 10) -> None:
+        self._nbytes = nbytes
+
+    def nbytes(self) -> int:
+        return self._nbytes
+
+
+def nobody(session: str) -> bool:
+    return False
+
+
+def everybody(session: str) -> bool:
+    return True
+
+
+def test_tokens_are_random_and_checked():
+    tokens = {new_token() for _ in range(100)}
+    assert len(tokens) == 100 and all(valid_token(t) for t in tokens)
+    for bad in (None, "", "short", "a" * 65, "has space in it!!!!!", "../../etc/passwd0000", 123, ["x" * 20]):
+        assert not valid_token(bad)
+    assert TOKEN_PARAM == "sid" and isinstance(STORE, SessionStore)
+    store = SessionStore()
+    with pytest.raises(ValueError):
+        store.save("bad token", "s1", Value())
+    assert store.claim("bad token", "s2", nobody) is None and store.claim(None, "s2", nobody) is None
+
+
+def test_a_reload_takes_the_run_over_once_the_owner_is_gone():
+    store, token, run = SessionStore(), new_token(), Value()
+    assert store.save(token, "old", run)
+    assert store.claim(token, "new", is_connected={"old"}.__contains__) is None  # the owner is still there
+    assert store.owner(token) == "old"
+    assert store.claim(token, "new", is_connected=nobody) is run  # the old page's connection closed
+    assert store.owner(token) == "new"
+    # the old session, should it reconnect, no longer owns the token and must continue under a new one
+    assert not store.save(token, "old", Value())
+    assert store.claim(token, "new", everybody) is run  # the owner itself may always take it again
+    assert store.claim(new_token(), "new", nobody) is None  # an unknown token gives nothing
+
+
+def test_a_copied_address_never_reaches_a_connected_owner():
+    store, token, run = SessionStore(), new_token(), Value()
+    store.save(token, "owner", run)
+    for _ in range(3):
+        assert store.claim(token, "someone else", is_connected=everybody) is None
+    assert store.owner(token) == "owner"
+    assert store.save(token, "owner", run)  # and the owner goes on saving
+
+
+def test_grace_period_waits_for_the_old_connection_to_close():
+    store, token, run = SessionStore(), new_token(), Value()
+    store.save(token, "old", run)
+    connected = {"old"}
+    threading.Timer(0.3, connected.clear).start()
+    assert store.claim(token, "new", is_connected=connected.__contains__, grace_s=5.0, poll_s=0.05) is run
+    store.save(token, "new", run)
+    assert store.claim(token, "third", is_connected=everybody, grace_s=0.2, poll_s=0.05) is None
+
+
+def test_entries_expire_after_the_ttl():
+    clock = Clock()
+    store, token = SessionStore(ttl_s=100.0, clock=clock), new_token()
+    store.save(token, "a", Value())
+    clock.now = 99.0
+    assert token in store and store.claim(token, "a", nobody) is not None  # a take-over renews the time
+    clock.now = 198.0
+    assert token in store
+    clock.now = 200.0
+    assert token not in store and len(store) == 0 and store.claim(token, "b", nobody) is None
+
+
+def test_bounded_by_count_and_memory_least_recently_used_first():
+    store = SessionStore(max_entries=3, max_bytes=1000)
+    tokens = [new_token() for _ in range(5)]
+    for token in tokens[:3]:
+        store.save(token, "s", Value(100))
+    store.claim(tokens[0], "s", nobody)  # used: now the most recent
+    store.save(tokens[3], "s", Value(100))
+    assert [t in store for t in tokens[:4]] == [True, False, True, True]
+    store.save(tokens[4], "s", Value(900))  # over the memory bound: the oldest go first
+    assert [t in store for t in tokens] == [False, False, False, True, True] and store.nbytes == 1000
+    store.save(tokens[0], "s", Value(5000))  # larger than the whole bound: not kept at all
+    assert tokens[0] not in store and tokens[4] in store
+
+
+def test_discard_only_by_the_owner():
+    store, token = SessionStore(), new_token()
+    store.save(token, "a", Value())
+    store.discard(token, "b")
+    assert token in store
+    store.discard(token, "a")
+    assert token not in store
+    store.discard(None, "a")  # nothing to do
+
+
+def test_a_real_run_is_sized_by_what_it_holds():
+    from rnnlab.config import Config
+    from rnnlab.train import Run
+
+    run = Run(Config(seq_len=10, batch=4, features=8, steps=10, chunk=5))
+    before = run.nbytes()
+    run.train()
+    store, token = SessionStore(), new_token()
+    store.save(token, "s", run)
+    assert store.nbytes == run.nbytes() > before > 0
