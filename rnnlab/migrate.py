@@ -42,6 +42,7 @@ __all__ = [
 
 MAX_CHARS = 200_000
 MAX_LINES = 5_000
+MAX_ATTEMPTS = 10_000  # parses tried while looking for code in a text that does not parse as a whole
 
 # Rule id -> short title, in the order findings on one line are listed.
 RULES: dict[str, str] = {
@@ -543,12 +544,17 @@ class _Unit:
 
 
 class _Budget:
-    def __init__(self, chars: int) -> None:
+    """How much parsing the search for code in a document may do: characters and attempts (each attempt also
+    costs Python work per line, so a long text of lines that never parse is bounded by the attempts)."""
+
+    def __init__(self, chars: int, attempts: int = MAX_ATTEMPTS) -> None:
         self.left = chars
+        self.attempts = attempts
 
     def spend(self, chars: int) -> bool:
         self.left -= chars
-        return self.left >= 0
+        self.attempts -= 1
+        return self.left >= 0 and self.attempts >= 0
 
 
 def _indent(text: str) -> int:
@@ -1637,8 +1643,31 @@ def _conflict(a1: int, b1: int, a2: int, b2: int) -> bool:
     return a1 < b2 and a2 < b1
 
 
-def _overlaps(edits: list[_Edit], taken: list[tuple[int, int]]) -> bool:
-    return any(_conflict(start, end, a, b) for start, end, _ in edits for a, b in taken)
+class _Taken:
+    """Spans of the text already edited, kept sorted, so that checking a new edit costs O(log n), not O(n)."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[int, int]] = []
+
+    def add(self, edits: list[_Edit]) -> None:
+        for start, end, _ in edits:
+            bisect.insort(self.spans, (start, end))
+
+    def overlaps(self, edits: list[_Edit]) -> bool:
+        spans = self.spans
+        for start, end, _ in edits:
+            k = bisect.bisect_left(spans, (start, -1))
+            j = k - 1  # earlier spans: accepted spans do not overlap, so their ends grow with their starts
+            while j >= 0 and spans[j][1] >= start:
+                if _conflict(start, end, *spans[j]):
+                    return True
+                j -= 1
+            j = k
+            while j < len(spans) and spans[j][0] <= end:
+                if _conflict(start, end, *spans[j]):
+                    return True
+                j += 1
+        return False
 
 
 def _diff_lines(text: str) -> list[str]:
@@ -1662,7 +1691,7 @@ def rewrite(source: str) -> RewriteResult:
             return RewriteResult(text if isinstance(text, str) else "", problems=(problem,))
         _, _, problems, issues = _analyse(text)
         doc_starts = _line_starts(text)
-        taken: list[tuple[int, int]] = []
+        taken = _Taken()
         doc_edits: list[_Edit] = []
         done: list[tuple[_Issue, list[_Edit]]] = []
         by_block: dict[int, list[_Issue]] = {}
@@ -1671,7 +1700,8 @@ def rewrite(source: str) -> RewriteResult:
                 by_block.setdefault(id(issue.block), []).append(issue)
         for group in by_block.values():
             block, src = group[0].block, group[0].src
-            accepted: list[_Issue] = []
+            candidates: list[tuple[_Issue, list[_Edit]]] = []
+            claimed = _Taken()
             for issue in group:
                 mapped = [
                     (_to_doc(block, src, a, doc_starts), _to_doc(block, src, b, doc_starts), t)
@@ -1680,8 +1710,18 @@ def rewrite(source: str) -> RewriteResult:
                 if any(a is None or b is None for a, b, _ in mapped):
                     continue
                 mapped_edits = [(a, b, t) for a, b, t in mapped]  # type: ignore[misc]
-                if _overlaps(mapped_edits, taken):
+                if taken.overlaps(mapped_edits) or claimed.overlaps(mapped_edits):
                     continue
+                claimed.add(mapped_edits)
+                candidates.append((issue, mapped_edits))
+            if _parses(_apply(block.code, [e for i, _ in candidates for e in i.edits])):
+                for issue, mapped_edits in candidates:  # the usual case: all of them together parse
+                    taken.add(mapped_edits)
+                    doc_edits.extend(mapped_edits)
+                    done.append((issue, mapped_edits))
+                continue
+            accepted: list[_Issue] = []
+            for issue, mapped_edits in candidates:  # else one by one, leaving out those that break the code
                 trial = [e for i in [*accepted, issue] for e in i.edits]
                 if not _parses(_apply(block.code, trial)):
                     problems.append(
@@ -1693,7 +1733,7 @@ def rewrite(source: str) -> RewriteResult:
                     )
                     continue
                 accepted.append(issue)
-                taken.extend((a, b) for a, b, _ in mapped_edits)
+                taken.add(mapped_edits)
                 doc_edits.extend(mapped_edits)
                 done.append((issue, mapped_edits))
         new = _apply(text, doc_edits)
