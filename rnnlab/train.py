@@ -252,12 +252,12 @@ class Run:
         kept = (f"Steps 1 to {step - 1} are kept, on the charts and in the downloads, with the parameters "
                 f"after step {step - 1}." if step > 1 else "It diverged on the first step, so nothing was trained.")
         lr, clip = self.config.lr, self.config.clip
-        tips = [f"a lower learning rate: try lr={lr / 10:g} (now {lr:g})"]
+        tips = [f"lower the learning rate (try lr={lr / 10:g}; now {lr:g})"]
         if clip == 0:
-            tips.append("gradient clipping, which caps the size of each update: try clip=1 (now 0, off)")
+            tips.append("turn on gradient clipping, which caps the size of each update (try clip=1; now 0, off)")
         elif clip > 1:
-            tips.append(f"tighter gradient clipping: try clip=1 (now {clip:g})")
-        return f"Stopped at step {step}: {what}. {kept} Try {' or '.join(tips)}, then press Train for a new run."
+            tips.append(f"clip the gradient harder (try clip=1; now {clip:g})")
+        return f"Stopped at step {step}: {what}. {kept} To fix it, {' or '.join(tips)}, then press Train for a new run."
 
 
 def train(config: Config, callback: Callable[[Progress], bool | None] | None = None) -> Run:

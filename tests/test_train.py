@@ -95,7 +95,7 @@ def test_divergence_stops_cleanly_and_keeps_finite_params():
     assert history.diverged_at == len(df) + 1
     reason = history.stop_reason
     assert reason.startswith(f"Stopped at step {len(df) + 1}: ")
-    assert "try lr=100000 (now 1e+06)" in reason and "try clip=1 (now 0, off)" in reason
+    assert "lower the learning rate (try lr=100000; now 1e+06)" in reason and "(try clip=1; now 0, off)" in reason
     if len(df):
         assert f"Steps 1 to {len(df)} are kept" in reason
     params = run.params["params"]
@@ -155,8 +155,10 @@ def test_parameter_snapshots_are_thinned_and_span_the_run():
 
 
 @pytest.mark.parametrize("loss, grad_norm, clip, says", [
-    (np.nan, np.nan, 0.0, ["the training loss became nan", "try clip=1 (now 0, off)"]),
-    (2.5, np.inf, 5.0, ["the gradient norm became inf (the loss was 2.5)", "try clip=1 (now 5)"]),
+    (np.nan, np.nan, 0.0, ["the training loss became nan",
+                           "turn on gradient clipping, which caps the size of each update (try clip=1; now 0, off)"]),
+    (2.5, np.inf, 5.0, ["the gradient norm became inf (the loss was 2.5)",
+                        "clip the gradient harder (try clip=1; now 5)"]),
     (2.5, 3.0, 1.0, ["the update made the parameters non-finite (the gradient norm was 3)"]),
 ])
 def test_divergence_message_names_the_cause_and_fitting_advice(loss, grad_norm, clip, says):
@@ -165,7 +167,8 @@ def test_divergence_message_names_the_cause_and_fitting_advice(loss, grad_norm, 
                "grad_norm": np.array([1.0, 1.0, grad_norm])}
     reason = run._divergence_reason(20, records)
     assert reason.startswith("Stopped at step 23: ") and "Steps 1 to 22 are kept" in reason
-    assert "try lr=0.05 (now 0.5)" in reason and reason.endswith("then press Train for a new run.")
+    assert "To fix it, lower the learning rate (try lr=0.05; now 0.5)" in reason
+    assert reason.endswith("then press Train for a new run.")
     for text in says:
         assert text in reason
     assert ("clip=" in reason) == (clip != 1.0)
