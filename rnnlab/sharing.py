@@ -6,6 +6,7 @@ TensorFlow Playground). Bad or unknown values fall back to defaults, each with a
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
@@ -17,6 +18,12 @@ CONFIG_KEYS = tuple(f.name for f in fields(Config))
 DEFAULT_SWEEP_CELLS = ("gru", "lstm", "simple")
 DEFAULT_SWEEP_LENGTHS = (10, 20, 40, 80)
 MAX_SWEEP_LENGTHS = 12
+MAX_SWEEP_LENGTH = 100_000
+MAX_VALUE_CHARS = 200  # a longer query value is refused without being read
+MAX_NOTED_UNKNOWN = 5  # unknown keys named one by one in the notes; the rest are counted
+# The range each number control of the pages accepts (config.LIMITS holds the whole-number ones). A link may
+# only set what a student could set by hand: a value outside would be clamped silently by the control.
+CONTROL_RANGES: dict[str, tuple[float, float]] = {"lr": (1e-6, 1e6), "clip": (0.0, 1e6), "carry_scale": (-100.0, 100.0)}
 
 
 @dataclass
@@ -33,36 +40,75 @@ class Shared:
 
 
 def _first(value) -> str:
-    return value[-1] if isinstance(value, (list, tuple)) else str(value)
+    if isinstance(value, (list, tuple)):
+        return str(value[-1]) if value else ""
+    return str(value)
+
+
+def shorten(text: str, limit: int = 40) -> str:
+    """``text`` cut to ``limit`` characters (with '...') so a message about it stays readable."""
+    text = str(text)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _whole(part: str) -> int | None:
+    """'12' -> 12; None for anything but 1-9 ASCII digits (no signs, '1_0', '²', or 5000-digit numbers)."""
+    return int(part) if part.isascii() and part.isdigit() and len(part) <= 9 else None
 
 
 def parse_lengths(text: str) -> tuple[tuple[int, ...], str | None]:
     """'10, 20,40' -> (10, 20, 40); a message instead when it is not 1-12 whole numbers from 1 to 100000."""
-    parts = [p.strip() for p in text.replace(";", ",").split(",") if p.strip()]
-    try:
-        lengths = tuple(sorted({int(p) for p in parts}))
-    except ValueError:
-        return (), f"Sequence lengths must be whole numbers separated by commas (got '{text}')."
-    if not lengths or len(lengths) > MAX_SWEEP_LENGTHS or lengths[0] < 1 or lengths[-1] > 100_000:
-        return (), f"Give 1 to {MAX_SWEEP_LENGTHS} sequence lengths from 1 to 100000 (got '{text}')."
+    parts = [p.strip() for p in str(text).replace(";", ",").split(",") if p.strip()]
+    if not parts:
+        return (), "Give at least one sequence length, e.g. 10, 20, 40."
+    numbers = [_whole(p) for p in parts]
+    if None in numbers:
+        bad = parts[numbers.index(None)]
+        if bad.lstrip("-").isascii() and bad.lstrip("-").isdigit():
+            return (), f"Sequence lengths must be from 1 to {MAX_SWEEP_LENGTH} (got '{shorten(bad)}')."
+        return (), f"Sequence lengths must be whole numbers separated by commas (got '{shorten(text)}')."
+    lengths = tuple(sorted(set(numbers)))  # type: ignore[arg-type]
+    if len(lengths) > MAX_SWEEP_LENGTHS or lengths[0] < 1 or lengths[-1] > MAX_SWEEP_LENGTH:
+        return (), (f"Give 1 to {MAX_SWEEP_LENGTHS} sequence lengths from 1 to {MAX_SWEEP_LENGTH} "
+                    f"(got '{shorten(text)}').")
     return lengths, None
 
 
 def parse_cells(text: str) -> tuple[tuple[str, ...], str | None]:
     """'gru,lstm' -> ('gru', 'lstm'); a message for unknown or spatial cells (the sweep uses vector tasks)."""
-    cells = tuple(dict.fromkeys(c.strip() for c in text.split(",") if c.strip()))
+    cells = tuple(dict.fromkeys(c.strip() for c in str(text).split(",") if c.strip()))
+    usable = ", ".join(n for n, c in CELLS.items() if not c.spatial)
+    if not cells:
+        return (), f"Pick at least one cell for the sweep ({usable})."
     bad = [c for c in cells if c not in CELLS or CELLS[c].spatial]
-    if bad or not cells:
-        usable = ", ".join(n for n, c in CELLS.items() if not c.spatial)
-        return (), f"Unknown or unusable cell(s) '{', '.join(bad) or text}' for the sweep; use: {usable}."
+    if bad:
+        return (), f"Unknown or unusable cell(s) '{shorten(', '.join(bad))}' for the sweep; use: {usable}."
     return cells, None
 
 
 def parse_query(params: Mapping[str, str | list[str]], base: Config | None = None) -> Shared:
-    """Read a URL's query parameters. Never raises: what cannot be used is reported in ``notes``."""
+    """Read a URL's query parameters. Never raises: what cannot be used is reported in ``notes``.
+
+    Each value that cannot be used keeps the default (``base``); when the values that can be used do not fit
+    together (a cell/task pair, a sequence too short for the task, a memory estimate over the budget) the
+    link's values are reset one by one, and a link that asked to start (``run=1``) does not start.
+    """
     base = base or Config()
-    raw = {k: _first(v) for k, v in params.items()}
     shared = Shared(config=base)
+    raw: dict[str, str] = {}
+    unknown: list[str] = []
+    known = set(CONFIG_KEYS) | {"hide", "sweep_cells", "sweep_lengths", "compare_zero", "run"}
+    for key, value in params.items():
+        key, value = str(key), _first(value)
+        if key not in known and not key.endswith("_hide"):
+            unknown.append(key)
+        elif len(value) > MAX_VALUE_CHARS:
+            shared.notes.append(f"Ignored {shorten(key)}: its value is {len(value):,} characters long.")
+        else:
+            raw[key] = value
+    shared.notes.extend(f"Ignored unknown setting '{shorten(k)}'." for k in unknown[:MAX_NOTED_UNKNOWN])
+    if len(unknown) > MAX_NOTED_UNKNOWN:
+        shared.notes.append(f"Ignored {len(unknown) - MAX_NOTED_UNKNOWN} more unknown settings.")
     hidden = set()
     for key, value in list(raw.items()):
         if key.endswith("_hide"):
@@ -73,7 +119,7 @@ def parse_query(params: Mapping[str, str | list[str]], base: Config | None = Non
         hidden.update(h.strip() for h in raw.pop("hide").split(",") if h.strip())
     unknown_hidden = sorted(hidden - set(CONFIG_KEYS))
     if unknown_hidden:
-        shared.notes.append(f"Cannot hide unknown control(s): {', '.join(unknown_hidden)}.")
+        shared.notes.append(f"Cannot hide unknown control(s): {shorten(', '.join(unknown_hidden), 80)}.")
     shared.hidden = frozenset(hidden & set(CONFIG_KEYS))
 
     if "sweep_cells" in raw:
@@ -93,23 +139,44 @@ def parse_query(params: Mapping[str, str | list[str]], base: Config | None = Non
             value = raw.pop(flag).strip().lower()
             on = value in ("1", "true", "yes")
             if not on and value not in ("0", "false", "no"):
-                shared.notes.append(f"Ignored {flag}={value!r}: use 1 or 0.")
+                shared.notes.append(f"Ignored {flag}={shorten(value)!r}: use 1 or 0.")
             setattr(shared, "autorun" if flag == "run" else flag, on)
 
     config, notes = Config.from_dict(raw, base)
     shared.notes.extend(notes)
+    for key, (lo, hi) in CONTROL_RANGES.items():
+        value = getattr(config, key)
+        if key in raw and value != getattr(base, key) and not lo <= value <= hi:
+            config = replace(config, **{key: getattr(base, key)})
+            shared.notes.append(f"Ignored {key}={shorten(raw[key])!r}: the control accepts {lo:g} to {hi:g}; "
+                                f"kept {getattr(base, key)}.")
     changed = [k for k in raw if k in CONFIG_KEYS and getattr(config, k) != getattr(base, k)]
     shared.config = _make_valid(config, base, changed, shared.notes)
+    if shared.config != config and shared.autorun:
+        shared.autorun = False
+        shared.notes.append("The link asked to start the experiment; it was not started because its settings "
+                            "had to be changed. Check them and press the button to start.")
     return shared
 
 
 def _make_valid(config: Config, base: Config, given: list[str], notes: list[str]) -> Config:
-    """Revert URL-given fields (last given first) to ``base`` until the combination is valid."""
+    """Reset as few URL-given fields as possible to ``base`` so that the combination is valid.
+
+    One field first, then two (the last given first), so that the link's other values stay; if that is not
+    enough, the fields are reset one by one from the last given.
+    """
     errors = config.validate()
     if not errors:
         return config
     notes.append("These settings do not fit together: " + " ".join(errors))
-    for key in reversed(given):
+    order = list(reversed(given))
+    for size in (1, 2):
+        for keys in itertools.combinations(order, size):
+            trial = replace(config, **{k: getattr(base, k) for k in keys})
+            if not trial.validate():
+                notes.extend(f"Reset {k} to {getattr(base, k)}." for k in keys)
+                return trial
+    for key in order:
         config = replace(config, **{key: getattr(base, key)})
         notes.append(f"Reset {key} to {getattr(base, key)}.")
         if not config.validate():
@@ -137,13 +204,15 @@ def to_query(shared: Shared) -> dict[str, str]:
 def parse_dims(text: str, what: str, max_dims: int = 4, max_size: int = 4096,
                max_elements: int = 65_536) -> tuple[tuple[int, ...], str | None]:
     """'2, 3' -> (2, 3); '' or '()' -> (); a message instead for anything else (e.g. 'x', '0', '-1', too big)."""
-    cleaned = text.strip().strip("()[]").replace(";", ",")
+    cleaned = str(text).strip().strip("()[]").replace(";", ",")
     parts = [p.strip() for p in cleaned.split(",") if p.strip()]
-    if not all(p.isdigit() for p in parts):
-        return (), f"{what} must be whole numbers separated by commas, e.g. 2, 3 (got '{text}')."
-    dims = tuple(int(p) for p in parts)
-    if len(dims) > max_dims or any(not 1 <= d <= max_size for d in dims):
-        return (), f"{what}: at most {max_dims} numbers, each from 1 to {max_size} (got '{text}')."
-    if math.prod(dims) > max_elements:
-        return (), f"{what}: at most {max_elements} elements in all (got {math.prod(dims)})."
-    return dims, None
+    dims = tuple(_whole(p) for p in parts)
+    if None in dims:
+        bad = parts[dims.index(None)]
+        if not (bad.isascii() and bad.isdigit()):
+            return (), f"{what} must be whole numbers separated by commas, e.g. 2, 3 (got '{shorten(text)}')."
+    if len(dims) > max_dims or any(d is None or not 1 <= d <= max_size for d in dims):
+        return (), f"{what}: at most {max_dims} numbers, each from 1 to {max_size} (got '{shorten(text)}')."
+    if math.prod(dims) > max_elements:  # type: ignore[arg-type]
+        return (), f"{what}: at most {max_elements} elements in all (got {math.prod(dims)})."  # type: ignore[arg-type]
+    return dims, None  # type: ignore[return-value]

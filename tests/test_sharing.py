@@ -2,7 +2,7 @@
 
 import pytest
 
-from rnnlab.config import Config
+from rnnlab.config import Config, format_bytes, memory_budget_bytes
 from rnnlab.sharing import Shared, parse_cells, parse_dims, parse_lengths, parse_query, to_query
 
 
@@ -49,3 +49,91 @@ def test_parse_lengths_cells_dims():
     assert "whole numbers" in parse_dims("2, -1", "Batch dims")[1]
     assert "each from 1 to 4096" in parse_dims("0", "Batch dims")[1]
     assert "at most 65536 elements" in parse_dims("4096, 4096", "Batch dims")[1]
+
+
+# The URL table: every kind of bad value, what note it gives, and that the rest of the link still applies.
+BAD_URL_VALUES = [  # (query, words in a note, field that must keep its default)
+    ({"features": ""}, "Ignored features=''", "features"),
+    ({"features": "abc"}, "not a valid int", "features"),
+    ({"features": "0"}, "from 1 to 1024", "features"),
+    ({"features": str(10**9)}, "from 1 to 1024", "features"),
+    ({"features": "9" * 5000}, "5,000 characters long", "features"),
+    ({"features": "9" * 100}, "from 1 to 1024", "features"),
+    ({"features": "-4"}, "from 1 to 1024", "features"),
+    ({"features": "²"}, "not a valid int", "features"),
+    ({"seq_len": "1.5"}, "not a valid int", "seq_len"),
+    ({"lr": "nan"}, "not a valid float", "lr"),
+    ({"lr": "inf"}, "not a valid float", "lr"),
+    ({"clip": "-inf"}, "not a valid float", "clip"),
+    ({"carry_scale": "NaN"}, "not a valid float", "carry_scale"),
+    ({"lr": "1e308"}, "the control accepts", "lr"),
+    ({"lr": "1e7"}, "the control accepts", "lr"),
+    ({"lr": "1e-9"}, "the control accepts", "lr"),
+    ({"lr": "-1"}, "greater than 0", "lr"),
+    ({"clip": "-1"}, "0 (off) or positive", "clip"),
+    ({"carry_init": "normal", "carry_scale": "1e6"}, "the control accepts", "carry_scale"),
+    ({"seed": "-1"}, "seed must be", "seed"),
+    ({"cell": "foo"}, "Unknown cell 'foo'", "cell"),
+    ({"task": "bar"}, "Unknown task 'bar'", "task"),
+    ({"optimizer": ""}, "Ignored optimizer=''", "optimizer"),
+    ({"carry_mode": "x"}, "Unknown carry_mode", "carry_mode"),
+    ({"cell": "x" * 5000}, "5,000 characters long", "cell"),
+    ({"bogus": "1"}, "unknown setting 'bogus'", None),
+    ({"cell": "conv_lstm"}, "ConvLSTM cannot run Adding problem", "cell"),
+    ({"task": "moving_dot"}, "that task is spatial", "task"),
+    ({"sweep_lengths": "ten"}, "whole numbers", None),
+    ({"sweep_cells": "foo"}, "Unknown or unusable cell(s) 'foo'", None),
+    ({"hide": "nope"}, "Cannot hide unknown control(s): nope", None),
+    ({"run": "perhaps"}, "use 1 or 0", None),
+]
+
+
+@pytest.mark.parametrize("query, words, kept", BAD_URL_VALUES, ids=[str(q)[:40] for q, _, _ in BAD_URL_VALUES])
+def test_bad_url_values_keep_the_default_and_the_rest_of_the_link(query, words, kept):
+    shared = parse_query({**query, "seq_len": query.get("seq_len", "30"), "batch": "8"})
+    assert any(words in n for n in shared.notes), shared.notes
+    assert all(len(n) < 400 for n in shared.notes)
+    config = shared.config
+    assert config.validate() == []
+    assert config.batch == 8 and (config.seq_len == 30 or kept == "seq_len")  # the good values of the link
+    if kept:
+        assert getattr(config, kept) == getattr(Config(), kept)
+
+
+def test_unknown_keys_and_list_values_are_summarised():
+    shared = parse_query({**{f"k{i}": "1" for i in range(50)}, "steps": [], "x" * 500: "1"})
+    assert shared.config == Config()
+    assert sum("Ignored unknown setting" in n for n in shared.notes) == 5
+    assert "Ignored 46 more unknown settings." in shared.notes
+
+
+def test_over_the_memory_budget_is_not_started_and_says_the_estimate_and_limit(monkeypatch):
+    monkeypatch.setenv("RNNLAB_MEMORY_BUDGET_GB", "0.05")
+    huge = Config(seq_len=100_000, batch=4096, features=1024)
+    shared = parse_query({"seq_len": "100000", "batch": "4096", "features": "1024", "run": "1"})
+    note = next(n for n in shared.notes if "needs about" in n)
+    assert format_bytes(huge.memory_bytes()) in note and "the limit is 53.7 MB" in note
+    assert shared.config.validate() == [] and shared.config.memory_bytes() <= memory_budget_bytes()
+    assert not shared.autorun and any("it was not started" in n for n in shared.notes)
+
+
+@pytest.mark.parametrize("text, words", [
+    ("", "at least one"), ("ten", "whole numbers"), ("0", "from 1 to 100000"), ("-5", "from 1 to 100000"),
+    ("100001", "from 1 to 100000"), ("1e3", "whole numbers"), ("nan", "whole numbers"), ("inf", "whole numbers"),
+    ("9" * 5000, "from 1 to 100000"), (",".join(map(str, range(1, 14))), "1 to 12"), ("1_0", "whole numbers"),
+    ("5.0", "whole numbers"), (" , ; ", "at least one"),
+])
+def test_parse_lengths_table(text, words):
+    lengths, error = parse_lengths(text)
+    assert lengths == () and words in error and len(error) < 200
+
+
+@pytest.mark.parametrize("text, words", [
+    ("x", "whole numbers"), ("2, -1", "whole numbers"), ("nan", "whole numbers"), ("inf", "whole numbers"),
+    ("0", "each from 1 to 4096"), ("4097", "each from 1 to 4096"), ("9" * 5000, "each from 1 to 4096"),
+    ("²", "whole numbers"), ("1, 2, 3, 4, 5", "at most 4 numbers"), ("4096, 4096", "at most 65536 elements"),
+    ("2.5", "whole numbers"), ("(2, 3]x", "whole numbers"),
+])
+def test_parse_dims_table(text, words):
+    dims, error = parse_dims(text, "Batch dims")
+    assert dims == () and words in error and len(error) < 200
