@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import fields, replace
+from urllib.parse import urlencode
 
 import streamlit as st
+from streamlit.runtime import Runtime
 from streamlit.runtime.pages_manager import PagesManager
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from rnnlab import session_store
 from rnnlab.cells import CARRY_INITS, CELLS
 from rnnlab.config import HELP, LIMITS, Config
 from rnnlab.model import CARRY_MODES
@@ -19,6 +23,8 @@ LABELS = {"task": "Task", "cell": "Cell", "features": "Hidden features", "carry_
           "batch": "Batch size", "optimizer": "Optimiser", "lr": "Learning rate", "clip": "Clip (global norm)",
           "steps": "Training steps", "seed": "Seed", "chunk": "Steps per chunk", "kernel_size": "Kernel size"}
 NAMES = {"task": TASKS, "cell": CELLS, "carry_init": CARRY_INITS, "optimizer": OPTIMIZERS}
+TOKEN = session_store.TOKEN_PARAM  # the tab's token in the URL: never part of a link to share
+RELOAD_GRACE_S = 2.0  # how long a reload waits for the old page's connection to close
 
 
 def use_app_navigation() -> None:
@@ -35,10 +41,17 @@ def use_app_navigation() -> None:
 
 
 def shared_state() -> Shared:
-    """The session's experiment; re-read from the URL when the URL changed from outside (a link, a preset)."""
+    """The session's experiment; re-read from the URL when the URL changed from outside (a link, a preset).
+
+    On a session's first run this also gives the tab its token (``sid`` in the URL) and, after a browser
+    reload, takes back the run saved under it (see :func:`attach_session`).
+    """
     use_app_navigation()
     ss = st.session_state
     url = st.query_params.to_dict()
+    token = url.pop(TOKEN, None)
+    if "sid" not in ss:
+        attach_session(token)
     if "shared" not in ss or (url and url != ss.get("url_written")):
         shared = parse_query(url)
         ss.shared = shared
@@ -46,15 +59,69 @@ def shared_state() -> Shared:
         ss.autorun_pending = shared.autorun
         for key in CONFIG_KEYS + ("compare_zero",):
             ss.pop(f"w_{key}", None)
+    if token != ss.sid:
+        st.query_params[TOKEN] = ss.sid
     return ss.shared
 
 
+def session_id() -> str:
+    """This Streamlit session's id."""
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else "no session"
+
+
+def connected(session: str) -> bool:
+    """Whether Streamlit ``session`` still has its browser connection (False outside a real server)."""
+    try:
+        return Runtime.exists() and Runtime.instance().is_active_session(session) is True
+    except Exception:  # a server shutting down: nobody is connected
+        return False
+
+
+def attach_session(token: str | None) -> None:
+    """Once per session: the run kept under the URL's ``token`` when its session has gone (a reload), else a
+    new token. A copy of the address opened while the owner is connected gets a new token and no run."""
+    ss, me = st.session_state, session_id()
+    kept = session_store.STORE.claim(token, me, connected, grace_s=RELOAD_GRACE_S)
+    if kept is not None:
+        ss.run = kept.fork()  # its own copy: the old session's thread may still be finishing a chunk
+        ss.sid, ss.restored_step = token, ss.run.step
+        session_store.STORE.save(token, me, ss.run)
+    else:
+        ss.sid = session_store.new_token()
+
+
+def keep_run(run) -> None:
+    """Keep the session's run on the server under the tab's token (or forget it), for a browser reload."""
+    ss, me, store = st.session_state, session_id(), session_store.STORE
+    if "sid" not in ss:
+        return
+    if run is None:
+        store.discard(ss.sid, me)
+    elif not store.save(ss.sid, me, run):  # a copy of the address took the token while this tab was away
+        ss.sid = session_store.new_token()
+        store.save(ss.sid, me, run)
+        st.query_params[TOKEN] = ss.sid
+
+
 def write_url(shared: Shared) -> None:
-    """Put the experiment in the URL (without the one-shot ``run=1``)."""
+    """Put the experiment in the URL (without the one-shot ``run=1``), with the tab's token."""
+    ss = st.session_state
     query = to_query(replace(shared, autorun=False))
-    if st.query_params.to_dict() != query:
-        st.query_params.from_dict(query)
-    st.session_state.url_written = query
+    full = {**query, TOKEN: ss.sid} if "sid" in ss else query
+    if st.query_params.to_dict() != full:
+        st.query_params.from_dict(full)
+    ss.url_written = query
+
+
+def share_link(shared: Shared) -> str:
+    """A link to this page's experiment for someone else: the settings, without the tab's token or autorun."""
+    query = urlencode(to_query(replace(shared, autorun=False)))
+    try:
+        base = (st.context.url or "").split("?")[0].split("#")[0]
+    except Exception:  # no browser context: a link relative to the page
+        base = ""
+    return f"{base}?{query}" if query else (base or "?")
 
 
 def show_url_notes() -> None:

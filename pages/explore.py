@@ -7,18 +7,23 @@ from dataclasses import replace
 
 import streamlit as st
 
-from pages.common import config_controls, shared_state, show_url_notes, write_url
+from pages.common import config_controls, keep_run, share_link, shared_state, show_url_notes, write_url
+from pages.queueing import training_slot
 from rnnlab import analysis, export, plots
+from rnnlab import scheduler as scheduling
 from rnnlab.config import STATIC_FIELDS, Config
 from rnnlab.train import ConfigError, Run
 
 CHART_INTERVAL_S = 1.0  # while training, charts are redrawn at most this often (the progress bar every chunk)
+UPLOAD_MB = export.MAX_PARAMS_BYTES // 2**20  # as the server's maxUploadSize in .streamlit/config.toml
 
 ss = st.session_state
 ss.setdefault("run", None)
 ss.setdefault("training", False)
 ss.setdefault("zero_runs", {})
 ss.setdefault("explore_error", None)
+ss.setdefault("load_message", None)  # (kind, text) of the last parameter upload
+ss.setdefault("upload_n", 0)  # a new uploader after each upload, so the same file can be loaded again
 
 shared = shared_state()
 st.title("Explore a cell")
@@ -64,11 +69,42 @@ def step() -> None:
 
 
 def reset() -> None:
-    ss.run, ss.training, ss.zero_runs, ss.explore_error = None, False, {}, None
+    ss.run, ss.training, ss.zero_runs, ss.explore_error, ss.load_message = None, False, {}, None, None
+
+
+def load_parameters() -> None:
+    """Start a run of the current settings from an uploaded parameter file; a bad file leaves the run as it is."""
+    file = ss.get(f"w_params_file_{ss.upload_n}")
+    ss.upload_n += 1
+    if file is None:
+        return
+    try:
+        params = export.load_params(file.getvalue(), config)
+        loaded = Run(config, params=params, origin=file.name)
+    except (export.ExportError, ConfigError) as e:
+        why = str(e)
+    except Exception as e:  # noqa: BLE001  (a file must never crash the page)
+        why = f"{type(e).__name__}: {e}"
+    else:
+        ss.run, ss.training, ss.zero_runs, ss.explore_error = loaded, False, {}, None
+        ss.load_message = ("success", (
+            f"Loaded the parameters in {file.name}. A new run starts from them at step 0: the file holds only "
+            f"the parameters, so the optimiser's state ({config.optimizer}'s running averages, if it keeps any) "
+            f"starts fresh, and the step count, history and batches start over from seed {config.seed}. "
+            f"The charts show the loaded parameters; press Train or Step to train them further."))
+        return
+    ss.load_message = ("error", f"{file.name} was not loaded: {why.rstrip('.')}. The current run is unchanged.")
+
+
+def slot(for_config: Config, what: str = "training"):
+    """Hold one of the server's training slots (the queue position shows in the status line meanwhile)."""
+    return training_slot(for_config.memory_bytes(), status_slot, label=what, scheduler=scheduling.SLOTS)
 
 
 # Buttons only record what was asked; it is done here, with this run's settings.
 action = ss.pop("action", None)
+if action in ("train", "step", "reset"):
+    ss.load_message = None
 if action == "train" and not errors:
     train()
 elif action == "step" and not errors:
@@ -77,10 +113,13 @@ elif action == "stop":
     ss.training = False
 elif action == "reset":
     reset()
+elif action == "load":
+    load_parameters()
 if ss.pop("autorun_pending", False) and not errors:
     train()
     st.rerun()  # train in a second script run: in a session's first run the browser keeps widgets inactive
 
+keep_run(ss.run)  # on the server too, so that a browser reload finds it
 run: Run | None = ss.run
 stale = run is not None and not same_run(run, config)
 if run is not None and not stale and not errors:
@@ -105,6 +144,18 @@ for message in errors:
     st.error(message, icon=":material/block:")
 if ss.explore_error:
     st.error(ss.explore_error, icon=":material/block:")
+restored = ss.pop("restored_step", None)
+if restored is not None and run is not None:
+    st.info(f"Your run is back after the page was reloaded, at step {restored} (its last finished chunk). "
+            "Press Train to continue it.", icon=":material/restore:")
+with st.expander("Load parameters (.msgpack)", expanded=ss.load_message is not None):
+    st.file_uploader("Load parameters (.msgpack)", type=["msgpack"], key=f"w_params_file_{ss.upload_n}",
+                     on_change=ss.update, kwargs={"action": "load"}, max_upload_size=UPLOAD_MB,
+                     help=f"A file from the Parameters download (at most {UPLOAD_MB} MB) for the current "
+                          "settings: same cell, features, task and carry mode. A new run starts from it.")
+    if ss.load_message:
+        kind, text = ss.load_message
+        (st.error if kind == "error" else st.success)(text, icon=":material/data_object:")
 if stale:
     changed = [k for k in STATIC_FIELDS + ("seed",) if getattr(run.config, k) != getattr(config, k)]
     st.info(f"The charts show the previous run; you changed {', '.join(changed)}. Press Train or Step to start "
@@ -135,10 +186,14 @@ def draw_charts(run: Run, n: int) -> None:
     history, task = run.history, run.program.task
     baseline = task.baseline(run.config.seq_len)
     steps, evals = analysis.thin(history.steps_df()), history.chunks_df()
+    loss = plots.loss_figure(steps, evals, baseline, task.baseline_text)
+    if history.diverged_at is not None:
+        loss.add_vline(x=history.diverged_at, line=dict(color="red", dash="dot"),
+                       annotation_text=f"diverged at step {history.diverged_at}", annotation_position="top left")
     with charts_slot.container():
         st.subheader("1. Loss")
         left, right = st.columns(2)
-        left.plotly_chart(plots.loss_figure(steps, evals, baseline, task.baseline_text), key=f"loss_{n}")
+        left.plotly_chart(loss, key=f"loss_{n}")
         right.plotly_chart(plots.metric_figure(steps, evals, task.metric_name), key=f"metric_{n}")
         explain(f"The training loss of each batch (a fresh batch every step) and the loss on a fixed evaluation "
                 f"batch after each chunk, on a log scale. The dashed line is the memoryless baseline, the "
@@ -191,21 +246,25 @@ if run is not None:
     draw_charts(run, 0)
     if ss.training and not stale:
         n = 0
-        if run.program.train_chunk._cache_size() == 0:
-            status_slot.info("Compiling the training step for this configuration (once per configuration)…",
-                             icon=":material/hourglass_top:")
-        drawn = time.monotonic()
-        while not run.done and ss.training:
-            progress = run.run_chunk()
-            n += 1
-            draw_progress(run, progress.steps_per_second)
-            if n == 1 or time.monotonic() - drawn >= CHART_INTERVAL_S:
-                draw_charts(run, n)  # redrawing every chart is the browser's heaviest work: at most ~1/s
-                drawn = time.monotonic()
+        with slot(run.config):  # freed however this ends: finished, Stop, a widget change, another page, tab closed
+            if run.program.train_chunk._cache_size() == 0:
+                status_slot.info("Compiling the training step for this configuration (once per configuration)…",
+                                 icon=":material/hourglass_top:")
+            drawn = time.monotonic()
+            while not run.done and ss.training:
+                progress = run.run_chunk()
+                keep_run(run)
+                n += 1
+                draw_progress(run, progress.steps_per_second)
+                if n == 1 or time.monotonic() - drawn >= CHART_INTERVAL_S:
+                    draw_charts(run, n)  # redrawing every chart is the browser's heaviest work: at most ~1/s
+                    drawn = time.monotonic()
         ss.training = False
         st.rerun()  # redraw the buttons (Stop off) and the downloads for the finished run
     elif ss.pop("step_once", False):
-        progress = run.run_chunk()
+        with slot(run.config):
+            progress = run.run_chunk()
+        keep_run(run)
         draw_progress(run, progress.steps_per_second)
         draw_charts(run, 1)
 
@@ -214,7 +273,8 @@ if run is not None:
             st.caption("This run already uses a fixed zero carry.")
         elif zero_key(run) not in ss.zero_runs:
             zero_config = replace(run.config, carry_mode="fixed", carry_init="zeros", steps=run.step)
-            with st.spinner(f"Training the zero-carry comparison ({run.step} steps)…"):
+            with slot(zero_config, "zero-carry comparison"), \
+                    st.spinner(f"Training the zero-carry comparison ({run.step} steps)…"):
                 zero = Run(zero_config)
                 zero.train()
             ss.zero_runs = {zero_key(run): zero}
@@ -229,7 +289,11 @@ if run is not None:
                             "application/octet-stream", icon=":material/data_object:", on_click="ignore")
     cols[2].download_button("Reproduction script (.py)", export.reproduce_script(run.config), f"{stem}.py",
                             "text/x-python", icon=":material/code:", on_click="ignore")
-else:
+    if run.origin:
+        st.caption(f"This run started from the parameters in {run.origin}; the reproduction script starts from "
+                   "the seed's parameters.")
+st.caption(f"[Link to this experiment]({share_link(shared)}) to share: its settings, without your session.")
+if run is None:
     st.info("Choose settings in the sidebar and press **Train**, or start from a preset on the Home page. "
             "The default trains a GRU with a learnable initial carry on the adding problem (T = 100).",
             icon=":material/info:")

@@ -1,12 +1,53 @@
-"""The Explore page driven with AppTest: training, buttons, charts' data, URL round trips, bad input."""
+"""The Explore page driven with AppTest: training, buttons, charts' data, URL round trips, bad input,
+divergence, interruption, the server's training slots, parameter uploads and a reload's new session."""
 
+import io
+import threading
+import time
+from dataclasses import replace
+
+import jax
 import numpy as np
+import pandas as pd
 import pytest
+from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 
-from rnnlab import probes  # noqa: F401  (imported so a broken probes module fails here too)
+from rnnlab import (
+    export,
+    probes,  # noqa: F401  (imported so a broken probes module fails here too)
+)
+from rnnlab import scheduler as scheduling
 from rnnlab.config import Config
+from rnnlab.session_store import valid_token
 from rnnlab.tasks import TASKS
-from tests.app.conftest import button, figures, open_page, trace, values
+from rnnlab.train import Run
+from tests.app.conftest import SMALL, button, figures, open_page, trace, values
+
+SMALL_CONFIG = Config.from_dict(SMALL)[0]
+
+
+@pytest.fixture
+def downloads(monkeypatch):
+    """``get(at, label)``: the bytes a download button on the page serves."""
+    stored: dict[str, bytes] = {}
+    real = MemoryMediaFileStorage.load_and_get_id
+
+    def spy(self, path_or_data, mimetype, kind, filename=None):
+        file_id = real(self, path_or_data, mimetype, kind, filename)
+        stored[file_id] = path_or_data
+        return file_id
+
+    monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", spy)
+
+    def get(at, label: str) -> bytes:
+        url = next(b for b in at.get("download_button") if b.label == label).proto.url
+        return stored[url.rsplit("/", 1)[-1].split(".")[0]]
+
+    return get
+
+
+def no_exception(at) -> None:
+    assert not at.exception, [e.value for e in at.exception]
 
 
 def test_default_preset_beats_the_baseline_and_charts_show_the_history():
@@ -30,7 +71,8 @@ def test_default_preset_beats_the_baseline_and_charts_show_the_history():
     per_step = figures(at)["Loss at each time step of the sequence"]
     np.testing.assert_allclose(values(per_step["data"][0], "y"), run.history.per_step_loss[-1], rtol=1e-6)
     assert values(trace(per_step, "memoryless baseline"), "y")[0] == pytest.approx(1 / 6)
-    assert dict(at.query_params) == {}  # defaults need no query parameters
+    assert set(at.query_params) == {"sid"}  # defaults need no query parameters; sid is the tab's token
+    assert valid_token(at.query_params["sid"])
     assert [b.label for b in at.get("download_button")] == ["History (CSV)", "Parameters (msgpack)",
                                                             "Reproduction script (.py)"]
 
@@ -115,11 +157,189 @@ def test_fixed_carry_says_it_does_not_learn_and_zero_overlay(small):
     assert not TASKS["sine"].baseline_per_step
 
 
-def test_divergence_is_reported_and_history_kept(small):
+def test_divergence_is_reported_marked_and_history_kept(small, downloads):
     at = open_page("explore", **small, lr="1000000", clip="0", optimizer="sgd", run="1")
+    no_exception(at)
     run = at.session_state.run
-    reason = run.history.stop_reason
-    assert reason and any(reason == e.value for e in at.error)
-    assert "Try a lower learning rate" in reason
-    loss = values(trace(figures(at)["Loss"], "training loss"), "y")
-    assert len(loss) == run.step and np.isfinite(loss).all()
+    history = run.history
+    last = history.diverged_at - 1  # the last finite step
+    assert last >= 1 and run.step == last and run.done
+    reason = history.stop_reason
+    assert [e.value for e in at.error] == [reason]  # one message, in the status line
+    assert reason.startswith(f"Stopped at step {last + 1}: the ")  # where, and why
+    assert f"Steps 1 to {last} are kept" in reason
+    assert "lower the learning rate (try lr=100000; now 1e+06)" in reason and "(try clip=1; now 0, off)" in reason
+    assert f"step {last} / 50" in at.get("progress")[0].proto.text
+    loss = figures(at)["Loss"]
+    x, y = values(trace(loss, "training loss"), "x"), values(trace(loss, "training loss"), "y")
+    assert list(x) == list(range(1, last + 1)) and np.isfinite(y).all()  # up to the last finite step
+    marks = loss["layout"]["shapes"]
+    assert len(marks) == 1 and marks[0]["x0"] == marks[0]["x1"] == last + 1  # the divergence step, marked
+    assert loss["layout"]["annotations"][0]["text"] == f"diverged at step {last + 1}"
+    csv = pd.read_csv(io.BytesIO(downloads(at, "History (CSV)")))
+    assert list(csv["step"]) == list(range(1, last + 1)) and np.isfinite(csv["loss"]).all()
+    pd.testing.assert_frame_equal(csv, history.steps_df(), check_exact=True)
+    params = export.load_params(downloads(at, "Parameters (msgpack)"), run.config)  # finite, so loadable
+    assert all(np.isfinite(np.asarray(leaf)).all() for leaf in jax.tree_util.tree_leaves(params))
+    button(at, "Train").click().run()  # a diverged run does not continue: Train starts again
+    assert at.session_state.run is not run and at.session_state.run.history.diverged_at is not None
+
+
+def test_step_step_then_train_equals_one_train_through_page_switches_and_widget_changes(small):
+    whole = open_page("explore", **small, run="1").session_state.run.history
+    at = open_page("explore", **small)
+    button(at, "Step").click().run()
+    run = at.session_state.run
+    at.switch_page("pages/gradients.py").run()  # another page: the run stays in the session
+    no_exception(at)
+    at.switch_page("pages/explore.py").run()
+    assert at.session_state.run is run and run.step == 10
+    button(at, "Step").click().run()
+    at.sidebar.selectbox(key="w_cell").set_value("mgu").run()  # a static change: the old run stays on screen
+    assert any("The charts show the previous run; you changed cell" in i.value for i in at.info)
+    assert at.session_state.run is run and run.step == 20 and "Loss" in figures(at)
+    at.sidebar.selectbox(key="w_cell").set_value("gru").run()  # back: the same run again, not stale
+    assert not any("previous run" in i.value for i in at.info)
+    button(at, "Train").click().run()
+    no_exception(at)
+    assert at.session_state.run is run and run.done
+    pd.testing.assert_frame_equal(run.history.steps_df(), whole.steps_df(), check_exact=True)
+    pd.testing.assert_frame_equal(run.history.chunks_df(), whole.chunks_df(), check_exact=True)
+
+
+def test_same_configuration_and_seed_give_the_same_history_in_two_sessions(small):
+    query = {**small, "cell": "lstm", "carry_mode": "noisy", "carry_init": "normal", "seed": "7", "run": "1"}
+    a, b = (open_page("explore", **query).session_state.run for _ in range(2))
+    assert a is not b and a.done and b.done
+    pd.testing.assert_frame_equal(a.history.steps_df(), b.history.steps_df(), check_exact=True)
+    pd.testing.assert_frame_equal(a.history.chunks_df(), b.history.chunks_df(), check_exact=True)
+    for leaf in ("c", "h"):
+        np.testing.assert_array_equal(a.history.carry_snapshots(leaf), b.history.carry_snapshots(leaf))
+
+
+def test_over_the_server_limit_the_queue_position_shows_and_training_starts_by_itself(small, monkeypatch):
+    import pages.queueing as queueing
+
+    slots = scheduling.Scheduler(limit=1, budget=lambda: 2**40)
+    monkeypatch.setattr(scheduling, "SLOTS", slots)
+    shown: list[str] = []
+    real = queueing.queue_message
+    monkeypatch.setattr(queueing, "queue_message", lambda ticket, s: shown.append(real(ticket, s)) or shown[-1])
+    at = open_page("explore", **small)
+    held = slots.ticket(0, "another session")  # the only slot is taken
+    assert held.wait(0)
+
+    def release_once_queued() -> None:
+        deadline = time.monotonic() + 120
+        while slots.counts()[1] == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(1.2)  # long enough for the page to show its place
+        held.release()
+
+    threading.Thread(target=release_once_queued, daemon=True).start()
+    button(at, "Train").click().run()
+    no_exception(at)
+    assert shown, "the queue position was never shown"
+    assert shown[0].startswith("All 1 training slots of this server are busy (1 running, 1 waiting). "
+                               "You are number 1 in the queue; your training starts by itself.")
+    assert at.session_state.run.done  # it started by itself once the slot was free
+    assert slots.counts() == (0, 0)  # and gave its slot back
+    button(at, "Reset").click().run()
+    button(at, "Step").click().run()  # Step takes a slot too, and frees it
+    assert at.session_state.run.step == 10 and slots.counts() == (0, 0)
+
+
+def test_a_reload_gets_the_finished_run_back_and_can_continue(small):
+    """A reload is a new session with the tab's token in the URL (AppTest has no live server connections, so
+    the owner counts as gone; a connected owner is tested in tests/test_session_store.py and in the browser)."""
+    at = open_page("explore", **small)
+    button(at, "Step").click().run()
+    token = at.query_params["sid"]
+    assert valid_token(token)
+    share = next(c.value for c in at.caption if "Link to this experiment" in c.value)
+    assert "sid" not in share and "seq_len=20" in share  # the link to share leaves the token out
+    again = open_page("explore", **small, sid=token)
+    run = again.session_state.run
+    assert run is not None and run is not at.session_state.run and run.step == 10
+    assert again.query_params["sid"] == token
+    assert any("Your run is back after the page was reloaded, at step 10" in i.value for i in again.info)
+    pd.testing.assert_frame_equal(run.history.steps_df(), at.session_state.run.history.steps_df())
+    button(again, "Train").click().run()
+    no_exception(again)
+    assert again.session_state.run is run and run.done
+    whole = Run(SMALL_CONFIG)
+    whole.train()
+    pd.testing.assert_frame_equal(run.history.steps_df(), whole.history.steps_df(), check_exact=True)
+    assert at.session_state.run.step == 10  # the other session's run was not touched
+
+    for token in ("x" * 22, "not a token!", ""):  # unknown or malformed: a fresh session with a new token
+        fresh = open_page("explore", **small, sid=token)
+        assert fresh.session_state.run is None and fresh.query_params["sid"] != token
+        assert valid_token(fresh.query_params["sid"])
+
+
+@pytest.fixture(scope="module")
+def param_files() -> dict[str, bytes]:
+    """Parameter files: for the small configuration and for ones that do not fit it (untrained, so quick)."""
+    def params(**change) -> bytes:
+        return export.params_msgpack(Run(replace(SMALL_CONFIG, **change)).params)
+
+    good = params()
+    return {"good": good, "lstm": params(cell="lstm"), "8 features": params(features=8),
+            "fixed carry": params(carry_mode="fixed"), "truncated": good[: len(good) // 2],
+            "nan": export.params_msgpack(jax.tree_util.tree_map(lambda a: np.full_like(a, np.nan),
+                                                                Run(SMALL_CONFIG).params))}
+
+
+BAD_FILES = [  # (what, file name, content: a key of param_files or bytes, expected fragment of the message)
+    ("empty", "params.msgpack", b"", "the file is empty"),
+    ("truncated", "params.msgpack", "truncated", "the file ends too early"),
+    ("random bytes", "params.msgpack", bytes(range(256)) * 4, "not a msgpack parameter file"),
+    ("a history CSV", "history.msgpack", b"step,loss,metric\n1,0.5,0.1\n", "it looks like a history CSV"),
+    ("a PNG image", "image.msgpack", b"\x89PNG\r\n\x1a\n" + bytes(32), "it looks like a PNG image"),
+    ("msgpack, not a tree", "list.msgpack", b"\x93\x01\x02\x03", "not a tree of arrays"),
+    ("another cell", "lstm.msgpack", "lstm", "missing params/GRUCell_0"),
+    ("another cell, said", "lstm.msgpack", "lstm", "seems to hold parameters of an LSTM cell with 16 features"),
+    ("other features", "f8.msgpack", "8 features", "expected params/GRUCell_0/hn/kernel of shape (16, 16), got (8, 8)"),
+    ("other carry mode", "fixed.msgpack", "fixed carry", "missing params/h0"),
+    ("non-finite values", "nan.msgpack", "nan", "NaN or infinite values"),
+]
+
+
+@pytest.mark.parametrize("what, name, content, expected", BAD_FILES, ids=[row[0] for row in BAD_FILES])
+def test_a_bad_parameter_file_is_refused_and_the_run_stays(small, param_files, what, name, content, expected):
+    at = open_page("explore", **small)
+    button(at, "Step").click().run()
+    run = at.session_state.run
+    before = run.history.steps_df()
+    data = param_files[content] if isinstance(content, str) else content
+    uploader = at.get("file_uploader")[0]
+    assert uploader.label == "Load parameters (.msgpack)" and uploader.allowed_type == [".msgpack"]
+    uploader.set_value((name, data, "application/octet-stream")).run()
+    no_exception(at)
+    messages = [e.value for e in at.error]
+    assert len(messages) == 1, messages
+    assert messages[0].startswith(f"{name} was not loaded: ") and expected in messages[0], messages[0]
+    assert messages[0].endswith("The current run is unchanged.")
+    assert at.session_state.run is run and run.history.steps_df().equals(before)  # the last good state
+    button(at, "Step").click().run()  # and it goes on as before
+    assert at.session_state.run is run and run.step == 20 and not at.error
+
+
+def test_a_good_parameter_file_starts_a_run_from_it(small, downloads):
+    at = open_page("explore", **small, run="1")
+    trained = at.session_state.run
+    data = downloads(at, "Parameters (msgpack)")
+    button(at, "Reset").click().run()
+    at.get("file_uploader")[0].set_value(("trained.msgpack", data, "application/octet-stream")).run()
+    no_exception(at)
+    run = at.session_state.run
+    assert run is not None and run.origin == "trained.msgpack" and run.step == 0
+    assert run.history.chunks[0]["eval_loss"] == trained.history.chunks[-1]["eval_loss"]  # the loaded params
+    message = at.success[0].value
+    assert message.startswith("Loaded the parameters in trained.msgpack. A new run starts from them at step 0")
+    assert "the optimiser's state (adam's running averages, if it keeps any) starts fresh" in message
+    assert "Loss" in figures(at)
+    button(at, "Train").click().run()
+    assert at.session_state.run is run and run.done and run.step == 50
+    assert any("started from the parameters in trained.msgpack" in c.value for c in at.caption)
