@@ -162,15 +162,17 @@ def parse_query(params: Mapping[str, str | list[str]], base: Config | None = Non
 def _make_valid(config: Config, base: Config, given: list[str], notes: list[str]) -> Config:
     """Reset as few URL-given fields as possible to ``base`` so that the combination is valid.
 
-    One field first, then two (the last given first), so that the link's other values stay; if that is not
-    enough, the fields are reset one by one from the last given.
+    One field first, then any two, three, ... (the last given first), so that the link's other values stay; if
+    there are too many combinations to try, the fields are reset one by one from the last given.
     """
     errors = config.validate()
     if not errors:
         return config
     notes.append("These settings do not fit together: " + " ".join(errors))
     order = list(reversed(given))
-    for size in (1, 2):
+    for size in range(1, len(order) + 1):
+        if math.comb(len(order), size) > 500:
+            break
         for keys in itertools.combinations(order, size):
             trial = replace(config, **{k: getattr(base, k) for k in keys})
             if not trial.validate():
