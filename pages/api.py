@@ -5,13 +5,14 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from pages.common import shared_state
+from pages.common import shared_state, show_url_notes
 from rnnlab import api_compare, legacy, migrate
 from rnnlab.cells import CARRY_INITS, CELLS
 from rnnlab.sharing import parse_dims
 
 shared_state()  # keeps the experiment in the URL while visiting this page
 st.title("Old vs new initialize_carry")
+show_url_notes()
 st.markdown(
     "Flax 0.7 (FLIP 3099) turned `initialize_carry` from a **static method** taking "
     "`(rng, batch_dims, size, init_fn)` into an **instance method** taking `(rng, input_shape)`: the cell now "
@@ -28,6 +29,12 @@ def breakages() -> list[api_compare.Breakage]:
 @st.cache_data(show_spinner="Running the learnable-carry recipes…")
 def recipes() -> list[api_compare.Recipe]:
     return api_compare.learnable_recipes()
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def checked(source: str) -> tuple[migrate.CheckResult, migrate.RewriteResult]:
+    """The checker's findings and rewrite (parsed only, never run), once per distinct text."""
+    return migrate.check(source), migrate.rewrite(source)
 
 
 def leaf_table(column: api_compare.Column) -> pd.DataFrame:
@@ -63,12 +70,25 @@ batch_dims, batch_error = parse_dims(batch_text, "Batch dims")
 spatial, spatial_error = parse_dims(spatial_text, "Spatial dims", max_dims=3, max_size=64)
 if CELLS[cell].spatial and not spatial and not spatial_error:
     spatial_error = "Spatial dims: ConvLSTM needs at least one spatial axis, e.g. 8, 8."
-if batch_error or spatial_error:
-    for message in filter(None, (batch_error, spatial_error)):
-        st.error(message, icon=":material/block:")
-else:
-    comparison = api_compare.compare(cell, batch_dims, in_features, hidden, init_name, init_value, seed,
-                                     spatial=spatial, kernel_size=kernel, param_dtype=dtype)
+problems = [m for m in (batch_error, spatial_error) if m]
+if not problems:
+    problems = list(filter(None, [api_compare.compare_size_error(cell, batch_dims, in_features, hidden,
+                                                                 spatial if CELLS[cell].spatial else ())]))
+comparison = None
+if not problems:
+    try:
+        comparison = api_compare.compare(cell, batch_dims, in_features, hidden, init_name, init_value, seed,
+                                          spatial=spatial, kernel_size=kernel, param_dtype=dtype)
+        st.session_state.api_last_comparison = comparison
+    except Exception as e:  # noqa: BLE001 - a message, never a traceback, for any input the widgets allow
+        problems.append(f"The comparison could not be built for these settings ({api_compare.describe_error(e)}).")
+for message in problems:
+    st.error(message, icon=":material/block:")
+if comparison is None and st.session_state.get("api_last_comparison") is not None:
+    comparison = st.session_state.api_last_comparison
+    st.caption(f"Showing the last comparison that worked: {comparison.flax_name} with input shape "
+               f"{comparison.input_shape}, {comparison.carry_init}.")
+if comparison is not None:
     for col, column in zip(st.columns(3), comparison.columns):
         with col:
             st.subheader(column.title)
@@ -109,10 +129,23 @@ shape_cell = c2.selectbox("Cell", cells, format_func=lambda n: CELLS[n].cls.__na
 shape_features = int(c3.number_input("Features", 1, 256, 4, key="shape_features"))
 time_major = c4.checkbox("time_major", key="shape_time_major")
 shape, shape_error = parse_dims(shape_text, "Input shape", max_dims=6, max_size=1024, max_elements=1_000_000)
+report = None
+shape_error = shape_error or api_compare.shape_size_error(shape, shape_features)
 if shape_error:
     st.error(shape_error, icon=":material/block:")
 else:
-    report = api_compare.explore_shapes(shape, time_major, shape_cell, shape_features)
+    try:
+        report = api_compare.explore_shapes(shape, time_major, shape_cell, shape_features)
+    except Exception as e:  # noqa: BLE001 - a message, never a traceback
+        st.error(f"nn.RNN could not be run on this shape ({api_compare.describe_error(e)}).", icon=":material/block:")
+    else:
+        if report.error is None:
+            st.session_state.shape_last_report = report
+if report is None and st.session_state.get("shape_last_report") is not None:
+    report = st.session_state.shape_last_report
+    st.caption(f"Showing the last shape that worked: {report.input_shape}, {CELLS[report.cell].cls.__name__}, "
+               f"time_major={report.time_major}.")
+if report is not None:
     st.code(report.code, language="python")
     if report.error:
         st.error(report.error, icon=":material/block:")
@@ -155,22 +188,17 @@ st.caption("Paste code (or a whole document with code in it) written for flax <=
            "executed or imported; each pitfall is explained with its line, and the mechanical ones are rewritten.")
 if "mig_code" not in st.session_state:
     st.session_state.mig_code = migrate.EXAMPLE
-upload = st.file_uploader("…or upload a .py / .txt / .md file", type=["py", "txt", "md"], key="mig_upload",
-                          help=f"At most {migrate.MAX_CHARS:,} characters.")
+upload = st.file_uploader("…or upload a .py / .txt / .md file", type=list(migrate.UPLOAD_TYPES), key="mig_upload",
+                          help=f"At most {migrate.MAX_CHARS:,} characters and {migrate.MAX_LINES:,} lines of UTF-8.")
 if upload is not None and st.session_state.get("mig_loaded") != upload.file_id:
     st.session_state.mig_loaded = upload.file_id
-    data = upload.getvalue()
-    if len(data) > 4 * migrate.MAX_CHARS:
-        st.error(f"{upload.name} is {len(data):,} bytes; the checker reads at most {migrate.MAX_CHARS:,} "
-                 "characters.", icon=":material/block:")
-    else:
-        try:
-            st.session_state.mig_code = data.decode("utf-8")
-        except UnicodeDecodeError as e:
-            st.error(f"{upload.name} is not UTF-8 text ({e.reason} at byte {e.start}); nothing was loaded.",
-                     icon=":material/block:")
+    text, st.session_state.mig_upload_error = migrate.decode_upload(upload.name, upload.getvalue())
+    if text is not None:  # a refused file leaves the code that was there
+        st.session_state.mig_code = text
+if upload is not None and st.session_state.get("mig_upload_error"):
+    st.error(st.session_state.mig_upload_error, icon=":material/block:")
 source = st.text_area("Code", key="mig_code", height=320)
-result = migrate.check(source)
+result, rewritten = checked(source)
 for problem in result.problems:
     st.warning(problem.message, icon=":material/warning:")
 if result.findings:
@@ -183,7 +211,6 @@ if result.findings:
             st.markdown(f.message)
 elif result.checked:
     st.success("No old-API or RNN pitfalls found.", icon=":material/check_circle:")
-rewritten = migrate.rewrite(source)
 if rewritten.changed:
     st.subheader("Rewrite")
     st.code(rewritten.diff, language="diff")

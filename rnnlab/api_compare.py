@@ -25,7 +25,23 @@ from rnnlab.legacy import LAST_OLD_VERSION, LATER_CELLS, NEW_API_VERSION, legacy
 
 Initializer = Callable[..., jax.Array]
 N_VALUES = 6  # first values shown per carry leaf
-MAX_ELEMENTS = 1_000_000  # largest input the shape explorer will build
+MAX_ELEMENTS = 1_000_000  # largest input (and output) the shape explorer will build
+MAX_CARRY_ELEMENTS = 1_000_000  # largest carry leaf (batch x spatial x hidden) the comparison will build
+
+
+def compare_size_error(cell: str, batch_dims: tuple[int, ...], in_features: int, hidden: int,
+                       spatial: tuple[int, ...] = (8, 8)) -> str | None:
+    """Why :func:`compare` refuses these sizes (each column builds carries of this size), or None."""
+    spec = resolve_cell(cell)
+    sizes = [*batch_dims, *(spatial if spec.spatial else ()), in_features, hidden]
+    if any(not isinstance(d, int) or isinstance(d, bool) or d < 1 for d in sizes):
+        return f"Every size must be a whole number of at least 1 (got {tuple(sizes)})."
+    leaf = math.prod(batch_dims) * math.prod(spatial if spec.spatial else ()) * hidden
+    if leaf > MAX_CARRY_ELEMENTS:
+        what = "batch x spatial x hidden" if spec.spatial else "batch x hidden"
+        return (f"The carry would have {leaf:,} numbers per leaf ({what}); the comparison builds at most "
+                f"{MAX_CARRY_ELEMENTS:,}. Use fewer batch dims or hidden features.")
+    return None
 
 # --------------------------------------------------------------------------------------------------------------
 # Three columns: old Linen, new Linen, NNX
@@ -154,6 +170,9 @@ def _structure(spec: CellSpec) -> str:
 def _error(e: BaseException) -> str:
     text = str(e).strip().splitlines()
     return f"{type(e).__name__}: {text[0] if text else ''}"[:500]
+
+
+describe_error = _error  # "TypeError: first line of the message", at most 500 characters
 
 
 def _done(key: str, code: str, spec: CellSpec, carry: Any, calls: list[InitCall], notes=(), caveats=()) -> Column:
@@ -358,7 +377,12 @@ def compare(
     spec = resolve_cell(cell)
     init_spec = CARRY_INITS[carry_init]
     value = init_spec.default if carry_param is None else float(carry_param)
+    if not math.isfinite(value):
+        raise ValueError(f"the carry_init parameter must be a finite number (got {value})")
     batch_dims = tuple(int(d) for d in batch_dims)
+    size_error = compare_size_error(spec.name, batch_dims, int(in_features), int(hidden), tuple(spatial))
+    if size_error:
+        raise ValueError(size_error)
     input_shape = batch_dims + (tuple(spatial) if spec.spatial else ()) + (int(in_features),)
     kernel = _kernel(kernel_size, len(spatial))
     columns = (
@@ -518,6 +542,19 @@ class ShapeReport:
     notes: tuple[str, ...] = ()
 
 
+def shape_size_error(input_shape: tuple[int, ...], features: int) -> str | None:
+    """Why :func:`explore_shapes` refuses to build this input (or its output), or None."""
+    if not input_shape:
+        return "Input shape: give at least one axis, e.g. (batch, time, features) = 2, 5, 3."
+    if any(d < 1 for d in input_shape) or math.prod(input_shape) > MAX_ELEMENTS:
+        return f"Input shape: every axis needs at least 1 element and at most {MAX_ELEMENTS:,} in all."
+    out = math.prod(input_shape[:-1]) * features
+    if out > MAX_ELEMENTS:
+        return (f"The output would have {out:,} numbers (every axis but the last, times {features} features); "
+                f"the explorer builds at most {MAX_ELEMENTS:,}. Use a smaller shape or fewer features.")
+    return None
+
+
 def _build_cell(spec: CellSpec, features: int, kernel: tuple[int, ...]) -> nn.RNNCellBase:
     if spec.spatial:
         return spec.cls(features=features, kernel_size=kernel)
@@ -566,8 +603,9 @@ def explore_shapes(
     inner = _build_cell(spec, features, kernel)
     nfa = inner.num_feature_axes
     base["num_feature_axes"] = nfa
-    if any(d < 1 for d in shape) or math.prod(shape) > MAX_ELEMENTS:
-        return ShapeReport(**base, error=f"every axis needs at least 1 element and at most {MAX_ELEMENTS:,} in all")
+    size_error = shape_size_error(shape, features)
+    if size_error:
+        return ShapeReport(**base, error=size_error)
     seen: dict[str, Any] = {}
     rnn = nn.RNN(_recorder(seen)(inner), time_major=bool(time_major), return_carry=True)
     x = jnp.zeros(shape)

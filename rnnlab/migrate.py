@@ -36,12 +36,14 @@ __all__ = [
     "Problem",
     "RewriteResult",
     "check",
+    "decode_upload",
     "extract_code",
     "rewrite",
 ]
 
 MAX_CHARS = 200_000
 MAX_LINES = 5_000
+UPLOAD_TYPES = ("py", "txt", "md")
 MAX_ATTEMPTS = 10_000  # parses tried while looking for code in a text that does not parse as a whole
 
 # Rule id -> short title, in the order findings on one line are listed.
@@ -270,6 +272,33 @@ def _syntax_message(err: BaseException) -> str:
     if isinstance(err, (RecursionError, MemoryError)):
         return "the code is nested too deeply to analyse"
     return str(err) or type(err).__name__
+
+
+def decode_upload(name: str, data: bytes) -> tuple[str | None, str | None]:
+    """An uploaded file's text, or why it is refused: (text, None) or (None, message). Never raises.
+
+    Refused: a name not ending in .py/.txt/.md, an empty file, more than 4 bytes per allowed character, null
+    bytes (a binary file), text that is not UTF-8, and text over :data:`MAX_CHARS` or :data:`MAX_LINES`.
+    """
+    shown = _short(str(name), 60)
+    if not str(name).lower().endswith(tuple(f".{t}" for t in UPLOAD_TYPES)):
+        types = ", ".join("." + t for t in UPLOAD_TYPES)
+        return None, f"{shown}: only {types} files can be checked; nothing was loaded."
+    if not data:
+        return None, f"{shown} is empty; nothing was loaded."
+    if len(data) > 4 * MAX_CHARS:
+        return None, (f"{shown} is {len(data):,} bytes; the checker reads at most {MAX_CHARS:,} characters. "
+                      "Nothing was loaded.")
+    if b"\x00" in data:
+        return None, f"{shown} contains null bytes: it is a binary file, not source code. Nothing was loaded."
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        return None, f"{shown} is not UTF-8 text ({e.reason} at byte {e.start:,}); nothing was loaded."
+    problem = _validate(text)
+    if problem is not None:
+        return None, f"{shown}: {problem.message} Nothing was loaded."
+    return text, None
 
 
 # ------------------------------------------------------------------------------------ scanning document lines
