@@ -95,15 +95,22 @@ if ss.pop("sweep_requested", False) or ss.pop("autorun_pending", False):
                 for T in lengths:
                     problems = replace(base, cell=c, seq_len=T).validate()
                     if problems:
-                        raise ConfigError(problems)
+                        raise ConfigError([f"{CELLS[c].label} at T = {T}: " + " ".join(problems)])
             with st.spinner(f"Probing {len(cells)} cell(s) at {len(lengths)} length(s)…"):
                 sweep = probes.decay_sweep(base, list(cells), list(lengths))
             ss.sweep_result = (sweep, probes.fit_decay(sweep), base.task)
         except ConfigError as e:
             sweep_error = " ".join(e.messages)
+        except Exception as e:  # noqa: BLE001 - a message, never a traceback; the last sweep stays
+            sweep_error = f"The sweep failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:500]
 write_url(shared)
 if sweep_error:
     st.error(sweep_error, icon=":material/block:")
+    if ss.sweep_result is not None:
+        last = ss.sweep_result[0]
+        st.caption(f"The chart below is the last sweep that worked: "
+                   f"{', '.join(CELLS[c].label for c in dict.fromkeys(last['cell']))} at T = "
+                   f"{', '.join(str(t) for t in sorted(set(last['T'])))}.")
 if ss.sweep_result is not None:
     sweep, fits, task_name = ss.sweep_result
     labels = {name: spec.label for name, spec in CELLS.items()}
