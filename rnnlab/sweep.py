@@ -1,0 +1,432 @@
+"""Vmapped sweeps: many configurations trained at once, one compiled program per static configuration.
+
+:func:`expand` turns a base configuration and the values of what varies (carry mode, carry_init, cell,
+learning rate, seed) into a validated grid of configurations. :func:`run_sweep` groups them by
+``Config.static_key()``: a group shares one :class:`~rnnlab.program.Program`, whose un-jitted ``_init`` and
+``_train_chunk`` are ``jax.vmap``-ed over the runs (seed, carry scale, learning rate and clip are per-run
+arguments), jitted once, and sharded along the runs axis across every device JAX sees. Different cells,
+carry modes or initialisers are different programs; learning rates and seeds of one program train together.
+
+Every run of a group takes the same chunks, so all configurations of a sweep share ``steps`` and ``chunk``.
+A run whose loss, gradient or parameters become non-finite stops updating (the per-run ``diverged`` flag of
+the training state); the other runs of its group carry on. Each run's :class:`~rnnlab.train.History` is
+filled exactly as :class:`~rnnlab.train.Run` fills it, and equals a one-by-one run to float tolerance (the
+vmapped matmuls are batched, so XLA may sum in another order: equal to about 1e-6 relative, not bit for bit).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import partial
+from types import SimpleNamespace
+
+import jax
+import numpy as np
+import pandas as pd
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from rnnlab.cells import CARRY_INITS, CELLS
+from rnnlab.config import Config, format_bytes, memory_budget_bytes
+from rnnlab.model import CARRY_MODES
+from rnnlab.probes import _make_h0_grad
+from rnnlab.program import Program, Static, get_program
+from rnnlab.tasks import TASKS
+from rnnlab.train import ConfigError, History, Run
+
+MAX_RUNS = 48
+AXIS = "runs"
+
+
+# ---- what may vary ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class SweepField:
+    """One field a sweep may vary: its label, its choices (a registry) or how to parse typed values."""
+
+    name: str
+    label: str
+    choices: dict | None = None  # registry of names, or None for typed numbers
+    parse_one: Callable[[str], object] | None = None
+
+    def parse(self, text: str) -> list:
+        """'0.01, 0.1' -> [0.01, 0.1] (duplicates dropped, order kept); ValueError with a readable message."""
+        parts = [p.strip() for p in str(text).replace(";", ",").split(",") if p.strip()]
+        values = []
+        for part in parts:
+            try:
+                value = self.parse_one(part) if self.parse_one else part
+            except ValueError:
+                raise ValueError(f"{self.label}: '{part}' is not a valid value.") from None
+            if self.choices is not None and value not in self.choices:
+                raise ValueError(f"{self.label}: unknown '{part}'; choose from {', '.join(self.choices)}.")
+            values.append(value)
+        return list(dict.fromkeys(values))
+
+    def describe(self, value) -> str:
+        """A value as a label piece, e.g. 'GRU', 'learnable carry', 'lr 0.01'."""
+        if self.name == "cell":
+            return CELLS[value].label
+        if self.name == "carry_mode":
+            return f"{value} carry"
+        if self.name == "carry_init":
+            return f"init {value}"
+        if self.name == "lr":
+            return f"lr {value:g}"
+        return f"{self.name} {value}"
+
+
+def _int(text: str) -> int:
+    if not text.lstrip("-").isdigit():
+        raise ValueError(text)
+    return int(text)
+
+
+def _float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(text)
+    return value
+
+
+SWEEP_FIELDS: tuple[SweepField, ...] = (
+    SweepField("carry_mode", "Carry mode", CARRY_MODES),
+    SweepField("carry_init", "carry_init", CARRY_INITS),
+    SweepField("cell", "Cell", CELLS),
+    SweepField("lr", "Learning rate", None, _float),
+    SweepField("seed", "Seed", None, _int),
+)
+FIELDS: dict[str, SweepField] = {f.name: f for f in SWEEP_FIELDS}
+
+
+class SweepError(ConfigError):
+    """A sweep that cannot run; ``messages`` says why."""
+
+
+def expand(base: Config, axes: dict[str, list], budget: int | None = None) -> list[Config]:
+    """Every combination of ``axes`` (field -> values; a missing or empty list keeps ``base``'s value).
+
+    Raises :class:`SweepError` for an unknown field, more than :data:`MAX_RUNS` combinations, a combination
+    that cannot run (e.g. a cell that does not fit the task), or runs that together need more memory than
+    ``budget`` (default: :func:`rnnlab.config.memory_budget_bytes`), with one message per problem.
+    """
+    unknown = [name for name in axes if name not in FIELDS]
+    if unknown:
+        raise SweepError([f"A sweep cannot vary {', '.join(unknown)}; it varies {', '.join(FIELDS)}."])
+    values = {name: list(dict.fromkeys(axes.get(name) or [getattr(base, name)])) for name in FIELDS}
+    count = math.prod(len(v) for v in values.values())
+    if count > MAX_RUNS:
+        sizes = " x ".join(f"{len(v)} {FIELDS[n].label.lower()}" for n, v in values.items() if len(v) > 1)
+        raise SweepError([f"{sizes} make {count} runs; a sweep trains at most {MAX_RUNS}. "
+                          "Choose fewer values."])
+    configs = [replace(base, **dict(zip(values, combo))) for combo in itertools.product(*values.values())]
+    messages: list[str] = []
+    for config in configs:
+        for error in config.validate():
+            if error not in messages:
+                messages.append(error)
+    budget = memory_budget_bytes() if budget is None else budget
+    need = total_memory_bytes(configs)
+    if not messages and need > budget:
+        messages.append(f"The {count} runs together need about {format_bytes(need)} for backpropagation "
+                        f"through time; the limit is {format_bytes(budget)}. Choose fewer runs, or lower the "
+                        "sequence length, the batch or the features.")
+    if messages:
+        raise SweepError(messages)
+    return configs
+
+
+def varying_fields(configs: list[Config]) -> tuple[str, ...]:
+    """The sweep fields that take more than one value in ``configs`` (in :data:`SWEEP_FIELDS` order)."""
+    return tuple(f.name for f in SWEEP_FIELDS if len({getattr(c, f.name) for c in configs}) > 1)
+
+
+def label_of(config: Config, varying: tuple[str, ...]) -> str:
+    """A readable label from the fields that vary, seed excluded (so seeds of one setting share a label)."""
+    parts = [FIELDS[name].describe(getattr(config, name)) for name in varying if name != "seed"]
+    if not parts:
+        parts = [CELLS[config.cell].label, f"{config.carry_mode} carry", f"init {config.carry_init}"]
+    return ", ".join(parts)
+
+
+def group_configs(configs: list[Config]) -> list[list[int]]:
+    """Indices of ``configs`` grouped by static key (first appearance order): one compiled program each."""
+    groups: dict[tuple, list[int]] = {}
+    for i, config in enumerate(configs):
+        groups.setdefault(config.static_key(), []).append(i)
+    return list(groups.values())
+
+
+def total_memory_bytes(configs: list[Config]) -> int:
+    """What the sweep's runs need together for backpropagation through time (the sum of the estimates)."""
+    return sum(c.memory_bytes() for c in configs)
+
+
+def describe_plan(configs: list[Config]) -> str:
+    """'6 runs in 2 compiled programs (about 1.2 MB)'."""
+    n, m = len(configs), len(group_configs(configs))
+    return (f"{n} run{'s' * (n != 1)} in {m} compiled program{'s' * (m != 1)} "
+            f"(about {format_bytes(total_memory_bytes(configs))} for backpropagation)")
+
+
+# ---- compiled, vmapped, sharded programs -------------------------------------------------------------------
+@dataclass
+class Vmapped:
+    """The jitted, vmapped functions of one program for a number of runs sharded over ``mesh``.
+
+    ``init(seeds, scale, lr, clip) -> (state, evaluation)``: the runs' initial states and their evaluation
+    at step 0. ``train_chunk(state, lr, clip, scale, n_active) -> (state, records, evaluation, h0_grad)``:
+    one chunk of every run, its evaluation and ||dL/dh_0|| on the evaluation batch with the new parameters.
+    Folding evaluation and probe into these two functions keeps it at two compilations per program.
+    """
+
+    mesh: Mesh
+    init: Callable
+    train_chunk: Callable
+
+
+_COMPILED: dict[tuple, Vmapped] = {}
+_COMPILED_LOCK = threading.Lock()
+
+
+def _build(program: Program, mesh: Mesh) -> Vmapped:
+    runs = NamedSharding(mesh, PartitionSpec(AXIS))
+    replicated = NamedSharding(mesh, PartitionSpec())
+    h0_grad = _make_h0_grad(program)  # what rnnlab.probes.h0_grad_norm computes
+
+    def init(seed, scale, lr, clip):
+        state = program._init(seed, scale, lr, clip)
+        return state, program._evaluate(state["params"], state["root"], scale)
+
+    def train_chunk(state, lr, clip, scale, n_active):
+        state, records, evaluation = program._train_chunk(state, lr, clip, scale, n_active)
+        return state, records, evaluation, h0_grad(state["params"], state["root"], scale)
+
+    return Vmapped(
+        mesh,
+        jax.jit(jax.vmap(init), in_shardings=(runs,) * 4, out_shardings=runs),
+        jax.jit(jax.vmap(train_chunk, in_axes=(0, 0, 0, 0, None)),
+                in_shardings=(runs, runs, runs, runs, replicated), out_shardings=runs, donate_argnums=(0,)))
+
+
+def vmapped(program: Program, size: int, devices: list) -> Vmapped:
+    """The cached vmapped functions for ``program``, ``size`` runs (a multiple of len(devices)), ``devices``.
+
+    Cached per (static key, size, devices) for the whole process, so every session reuses them.
+    """
+    key = (program.static, size, tuple(d.id for d in devices))
+    with _COMPILED_LOCK:
+        found = _COMPILED.get(key)
+        if found is None:
+            found = _COMPILED[key] = _build(program, Mesh(np.array(devices), (AXIS,)))
+    return found
+
+
+def compiled_count() -> int:
+    """Number of vmapped program sets built so far in this process."""
+    with _COMPILED_LOCK:
+        return len(_COMPILED)
+
+
+# ---- results ---------------------------------------------------------------------------------------------
+@dataclass
+class SweepResult:
+    """What a sweep produced, one entry per configuration (in the order given).
+
+    ``histories``: each run's :class:`~rnnlab.train.History` (per-step loss, metric, grad_norm and
+    ||dL/dh_0|| of the training batch; an evaluation after every chunk). ``h0_grad_norms``: ||dL/dh_0||
+    (all carry leaves) on the run's fixed evaluation batch with its final parameters, computed as
+    :func:`rnnlab.probes.h0_grad_norm` does, vmapped. ``params``: final (last finite) parameters, on the host.
+    ``stop_reasons``: why a run stopped early (divergence), else None.
+    """
+
+    configs: list[Config]
+    histories: list[History]
+    params: list
+    h0_grad_norms: list[float]
+    stop_reasons: list[str | None]
+    baseline: float
+    programs: int
+    devices: int
+    seconds: float = 0.0
+    stopped: bool = False  # the callback stopped the sweep before ``steps``
+    varying: tuple[str, ...] = field(init=False)
+    labels: list[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.varying = varying_fields(self.configs)
+        self.labels = [label_of(c, self.varying) for c in self.configs]
+
+    @property
+    def diverged(self) -> list[bool]:
+        return [reason is not None for reason in self.stop_reasons]
+
+    @property
+    def steps(self) -> int:
+        """The steps every configuration was asked to train."""
+        return self.configs[0].steps
+
+    def _columns(self, i: int) -> dict:
+        config = self.configs[i]
+        row = {"label": self.labels[i]}
+        row.update({name: getattr(config, name) for name in self.varying if name != "seed"})
+        row["seed"] = config.seed
+        return row
+
+    def curves_df(self) -> pd.DataFrame:
+        """Long table: label, the varying fields, seed, step, loss, metric (one row per run and step)."""
+        frames = []
+        for i, history in enumerate(self.histories):
+            steps = history.steps_df()[["step", "loss", "metric"]]
+            frames.append(steps.assign(**self._columns(i))[[*self._columns(i), "step", "loss", "metric"]])
+        return pd.concat(frames, ignore_index=True)
+
+    def summary_df(self) -> pd.DataFrame:
+        """One row per configuration: the varying fields, seed, steps trained, the last training-batch loss,
+        the final evaluation loss and metric, ||dL/dh_0||, below the memoryless baseline, diverged."""
+        rows = []
+        for i, history in enumerate(self.histories):
+            last = history.steps[-1] if history.steps else {}
+            final = history.chunks[-1]
+            rows.append({**self._columns(i), "steps": history.last_step,
+                         "final_loss": last.get("loss", math.nan), "eval_loss": final["eval_loss"],
+                         "eval_metric": final["eval_metric"], "h0_grad_norm": self.h0_grad_norms[i],
+                         "below_baseline": bool(final["eval_loss"] < self.baseline),
+                         "diverged": self.diverged[i]})
+        return pd.DataFrame(rows)
+
+    def spread_df(self) -> pd.DataFrame:
+        """Per label and step, the training loss over seeds: mean, min, max, std (0 for one seed), seeds."""
+        curves = self.curves_df()
+        order = list(dict.fromkeys(self.labels))
+        stats = (curves.groupby(["label", "step"], sort=False)["loss"]
+                 .agg(mean="mean", min="min", max="max", std=partial(np.std, ddof=0), seeds="count")
+                 .reset_index())
+        stats["label"] = pd.Categorical(stats["label"], categories=order, ordered=True)
+        stats = stats.sort_values(["label", "step"], kind="stable").reset_index(drop=True)
+        stats["label"] = stats["label"].astype(str)
+        return stats
+
+    def to_csv(self) -> str:
+        """The summary table as CSV text."""
+        return self.summary_df().to_csv(index=False)
+
+
+# ---- training --------------------------------------------------------------------------------------------
+def _pick(tree, i: int):
+    return jax.tree_util.tree_map(lambda a: a[i], tree)
+
+
+@dataclass
+class _Group:
+    program: Program
+    indices: list[int]
+    fns: Vmapped
+    hyper: tuple[np.ndarray, np.ndarray, np.ndarray]  # lr, clip, scale, padded
+    state: dict | None = None
+    step: int = 0
+    h0: np.ndarray | None = None  # ||dL/dh_0|| per run after the latest chunk
+
+
+def run_sweep(configs: list[Config], callback: Callable[[float, str], bool | None] | None = None,
+              devices: list | None = None) -> SweepResult:
+    """Train ``configs`` together: one vmapped, sharded program per static key, chunk by chunk to ``steps``.
+
+    ``callback(fraction, text)`` is called before each program's first compile and after every chunk; when
+    it returns False the sweep stops there and returns what it has. ``devices`` defaults to jax.devices();
+    each group is padded to a multiple of their number by repeating its last configuration (the padding is
+    dropped from the results). Raises :class:`SweepError` for an invalid or inconsistent list.
+    """
+    if not configs:
+        raise SweepError(["The sweep has no configurations."])
+    if len(configs) > MAX_RUNS:
+        raise SweepError([f"{len(configs)} runs; a sweep trains at most {MAX_RUNS}."])
+    for name in ("steps", "task", "seq_len"):
+        if len({getattr(c, name) for c in configs}) > 1:
+            raise SweepError([f"All configurations of a sweep share {name}; got "
+                              f"{sorted({getattr(c, name) for c in configs})}."])
+    messages = list(dict.fromkeys(e for c in configs for e in c.validate()))
+    if messages:
+        raise SweepError(messages)
+    devices = list(devices or jax.devices())
+    n_dev = len(devices)
+    start = time.perf_counter()
+    steps = configs[0].steps
+
+    groups: list[_Group] = []
+    for indices in group_configs(configs):
+        padded = indices + [indices[-1]] * (-len(indices) % n_dev)
+        program = get_program(configs[indices[0]])
+        hyper = tuple(np.array([getattr(configs[i], name) for i in padded], np.float32)
+                      for name in ("lr", "clip", "carry_scale"))
+        groups.append(_Group(program, indices, vmapped(program, len(padded), devices), hyper))
+    seeds = {id(g): np.array([configs[i].seed for i in g.indices + [g.indices[-1]] * (-len(g.indices) % n_dev)],
+                             np.int32) for g in groups}
+
+    histories = [History(get_program(c).spec.leaves) for c in configs]
+    stop_reasons: list[str | None] = [None] * len(configs)
+    chunks_per_group = [-(-steps // g.program.static.chunk) for g in groups]
+    total, done, stopped = sum(chunks_per_group), 0, False
+
+    def report(text: str) -> bool:
+        return callback is None or callback(done / total, text) is not False
+
+    for number, group in enumerate(groups, 1):
+        if group.fns.init._cache_size() == 0 and not report(f"Compiling program {number} of {len(groups)} "
+                                                            f"({_describe_static(group.program.static)})…"):
+            stopped = True
+            break
+        lr, clip, scale = group.hyper
+        group.state, evaluation = group.fns.init(seeds[id(group)], scale, lr, clip)
+        evaluation = jax.device_get(evaluation)
+        for j, i in enumerate(group.indices):
+            histories[i].add_evaluation(0, _pick(evaluation, j))
+
+    while not stopped and any(g.step < steps for g in groups):
+        for number, group in enumerate(groups, 1):
+            if group.step >= steps:
+                continue
+            chunk = group.program.static.chunk
+            n_active = min(chunk, steps - group.step)
+            lr, clip, scale = group.hyper
+            group.state, records, evaluation, h0 = group.fns.train_chunk(group.state, lr, clip, scale,
+                                                                         np.int32(n_active))
+            records, evaluation, group.h0 = jax.device_get((records, evaluation, h0))
+            for j, i in enumerate(group.indices):
+                if stop_reasons[i] is not None:
+                    continue
+                run_records = _pick(records, j)
+                applied = histories[i].add_records(group.step, run_records)
+                histories[i].add_evaluation(group.step + applied, _pick(evaluation, j))
+                if run_records["bad"].any():  # the same record and message as a one-by-one Run
+                    histories[i].diverged_at = group.step + applied + 1
+                    stop_reasons[i] = histories[i].stop_reason = Run._divergence_reason(
+                        SimpleNamespace(config=configs[i]), group.step, run_records)
+            group.step += n_active
+            done += 1
+            text = f"step {group.step} / {steps} of program {number} of {len(groups)}"
+            if not report(text):
+                stopped = True
+                break
+
+    h0_norms = [math.nan] * len(configs)
+    params: list = [None] * len(configs)
+    used = 0
+    for group in groups:
+        if group.state is None:
+            continue
+        used = max(used, len(group.state["step"].sharding.device_set))
+        host_params = jax.device_get(group.state["params"])
+        for j, i in enumerate(group.indices):
+            h0_norms[i] = float(group.h0[j]) if group.h0 is not None else math.nan
+            params[i] = _pick(host_params, j)
+    baseline = TASKS[configs[0].task].baseline(configs[0].seq_len)
+    return SweepResult(list(configs), histories, params, h0_norms, stop_reasons, baseline, len(groups), used,
+                       time.perf_counter() - start, stopped)
+
+
+def _describe_static(static: Static) -> str:
+    return f"{CELLS[static.cell].label}, {static.carry_mode} carry, init {static.carry_init}"

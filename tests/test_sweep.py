@@ -1,0 +1,224 @@
+"""Vmapped sweeps: equal to one-by-one runs, grouping into programs, validation, divergence, 4 devices.
+
+One-by-one and vmapped results agree to float tolerance, not bit for bit: vmapping turns each run's matmuls
+into batched ones, and XLA may then sum the products in another order (differences of ~1e-6 relative,
+which a few optimiser steps carry along).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from dataclasses import replace
+from pathlib import Path
+
+import jax
+import numpy as np
+import pytest
+
+from rnnlab import probes, sweep
+from rnnlab.config import Config
+from rnnlab.program import get_program, hyper_args
+from rnnlab.sweep import MAX_RUNS, SweepError, expand, group_configs, run_sweep
+from rnnlab.train import Run
+
+ROOT = Path(__file__).resolve().parents[1]
+BASE = Config(seq_len=12, batch=8, features=8, steps=15, chunk=5)
+AXES = {"carry_mode": ["fixed", "learnable"], "lr": [0.01, 0.05], "seed": [0, 1]}
+RTOL = 1e-4
+
+
+@pytest.fixture(scope="module")
+def configs() -> list[Config]:
+    return expand(BASE, AXES)
+
+
+@pytest.fixture(scope="module")
+def result(configs):
+    return run_sweep(configs)
+
+
+def assert_trees_close(a, b, rtol=RTOL, atol=1e-6):
+    assert jax.tree_util.tree_structure(a) == jax.tree_util.tree_structure(b)
+    for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)):
+        np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=rtol, atol=atol)
+
+
+def test_sweep_equals_the_same_configurations_trained_one_by_one(configs, result):
+    assert len(configs) == 8 and result.programs == 2 and result.devices == 1
+    for i, config in enumerate(configs):
+        run = Run(config)
+        history = run.train()
+        mine = result.histories[i]
+        a, b = history.steps_df(), mine.steps_df()
+        assert list(b["step"]) == list(range(1, 16))
+        np.testing.assert_allclose(b.to_numpy(), a.to_numpy(), rtol=RTOL, atol=1e-7)
+        np.testing.assert_allclose(mine.chunks_df().to_numpy(), history.chunks_df().to_numpy(), rtol=RTOL)
+        np.testing.assert_allclose(np.stack(mine.per_step_loss), np.stack(history.per_step_loss), rtol=RTOL)
+        assert_trees_close(result.params[i], jax.device_get(run.params))
+        scale = hyper_args(config)[2]
+        expected_h0 = probes.h0_grad_norm(run.program, run.params, jax.random.PRNGKey(config.seed), scale)
+        assert result.h0_grad_norms[i] == pytest.approx(expected_h0, rel=RTOL)
+        assert result.stop_reasons[i] is None
+
+
+def test_tables_hold_the_histories(configs, result):
+    assert result.varying == ("carry_mode", "lr", "seed")
+    assert result.labels[:2] == ["fixed carry, lr 0.01"] * 2 and result.labels[-1] == "learnable carry, lr 0.05"
+    summary = result.summary_df()
+    assert list(summary.columns) == ["label", "carry_mode", "lr", "seed", "steps", "final_loss", "eval_loss",
+                                     "eval_metric", "h0_grad_norm", "below_baseline", "diverged"]
+    assert len(summary) == 8 and (summary["steps"] == 15).all() and not summary["diverged"].any()
+    for i, history in enumerate(result.histories):
+        assert summary["final_loss"][i] == history.steps[-1]["loss"]
+        assert summary["eval_loss"][i] == history.chunks[-1]["eval_loss"]
+        assert summary["below_baseline"][i] == (history.chunks[-1]["eval_loss"] < 1 / 6)
+    assert result.baseline == pytest.approx(1 / 6)
+    curves = result.curves_df()
+    assert len(curves) == 8 * 15
+    assert list(curves.columns) == ["label", "carry_mode", "lr", "seed", "step", "loss", "metric"]
+    spread = result.spread_df()
+    assert len(spread) == 4 * 15 and (spread["seeds"] == 2).all()
+    first = spread[spread["label"] == "learnable carry, lr 0.05"].iloc[-1]
+    losses = [result.histories[i].steps[-1]["loss"] for i in (6, 7)]
+    assert (first["step"], first["mean"], first["min"], first["max"]) == (15, pytest.approx(np.mean(losses)),
+                                                                          min(losses), max(losses))
+    assert first["std"] == pytest.approx(np.std(losses))
+    csv = result.to_csv().splitlines()
+    assert csv[0].startswith("label,carry_mode,lr,seed,steps,final_loss") and len(csv) == 9
+
+
+def test_grouping_into_compiled_programs():
+    base = replace(BASE, carry_init="normal")
+    configs = expand(base, {"cell": ["gru", "lstm"], "carry_mode": ["fixed", "learnable"], "lr": [0.01, 0.1],
+                            "seed": [0, 1, 2]})
+    assert len(configs) == 24
+    groups = group_configs(configs)
+    assert [len(g) for g in groups] == [6] * 4
+    for group in groups:
+        assert len({configs[i].static_key() for i in group}) == 1
+    assert sweep.describe_plan(configs).startswith("24 runs in 4 compiled programs")
+    seeds_only = expand(BASE, {"seed": [0, 1, 2]})
+    assert len(group_configs(seeds_only)) == 1
+    assert sweep.label_of(seeds_only[0], sweep.varying_fields(seeds_only)) == "GRU, learnable carry, init zeros"
+    inits = expand(BASE, {"carry_init": ["zeros", "normal", "ones"]})
+    assert len(group_configs(inits)) == 3  # the initialiser is compiled into the program
+
+
+def test_changing_lr_and_seed_reuses_the_compiled_sweep(configs, result):
+    built = sweep.compiled_count()
+    learnable = [c for c in configs if c.carry_mode == "learnable"]
+    other = [replace(c, lr=c.lr * 3, seed=c.seed + 10) for c in learnable]
+    again = run_sweep(other)
+    assert sweep.compiled_count() == built
+    fns = sweep.vmapped(get_program(learnable[0]), 4, jax.devices())
+    assert fns.train_chunk._cache_size() == 1 and fns.init._cache_size() == 1
+    assert again.histories[0].steps[-1]["loss"] != result.histories[4].steps[-1]["loss"]
+
+
+def test_expand_refuses_bad_sweeps_with_messages():
+    with pytest.raises(SweepError) as err:
+        expand(BASE, {"lr": [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0], "seed": list(range(7))})
+    assert "7 learning rate x 7 seed make 49 runs" in str(err.value) and f"at most {MAX_RUNS}" in str(err.value)
+    assert len(expand(BASE, {"lr": [0.001, 0.01, 0.1], "seed": list(range(16))})) == MAX_RUNS
+    with pytest.raises(SweepError) as err:
+        expand(BASE, {"cell": ["gru", "conv_lstm"]})
+    assert err.value.messages == [m for m in replace(BASE, cell="conv_lstm").validate()]
+    assert "ConvLSTM cannot run Adding problem" in err.value.messages[0]
+    with pytest.raises(SweepError, match="cannot vary features"):
+        expand(BASE, {"features": [8, 16]})
+    with pytest.raises(SweepError, match="learning rate must be greater than 0"):
+        expand(BASE, {"lr": [0.01, -1.0]})
+    with pytest.raises(SweepError, match="share steps"):
+        run_sweep([BASE, replace(BASE, steps=20)])
+    with pytest.raises(SweepError, match="no configurations"):
+        run_sweep([])
+
+
+def test_parsing_sweep_values():
+    fields = sweep.FIELDS
+    assert fields["lr"].parse("0.01, 0.1;0.01") == [0.01, 0.1]
+    assert fields["seed"].parse("0,1, 2") == [0, 1, 2]
+    assert fields["cell"].parse("gru, lstm") == ["gru", "lstm"]
+    with pytest.raises(ValueError, match="'abc' is not a valid value"):
+        fields["lr"].parse("0.1, abc")
+    with pytest.raises(ValueError, match="not a valid value"):
+        fields["seed"].parse("1.5")
+    with pytest.raises(ValueError, match="unknown 'transformer'"):
+        fields["cell"].parse("gru, transformer")
+    assert [f.name for f in sweep.SWEEP_FIELDS] == ["carry_mode", "carry_init", "cell", "lr", "seed"]
+
+
+def test_a_divergent_run_stops_without_affecting_the_others(configs, result):
+    learnable = replace(BASE, carry_mode="learnable")
+    mixed = expand(learnable, {"lr": [0.01, 1e30], "seed": [0, 1]})  # the same program and size as above
+    out = run_sweep(mixed)
+    assert out.diverged == [False, False, True, True]
+    for i in (2, 3):
+        history = out.histories[i]
+        assert history.last_step == 1 and history.diverged_at == 2  # Adam's first step is ~lr: then inf
+        assert history.stop_reason.startswith("Stopped at step 2: the training loss became")
+        assert all(np.isfinite(x).all() for x in jax.tree_util.tree_leaves(out.params[i]))
+        assert [c["step"] for c in history.chunks] == [0, 1]  # no evaluations after it stopped
+    summary = out.summary_df()
+    assert list(summary["diverged"]) == [False, False, True, True]
+    assert list(summary["steps"]) == [15, 15, 1, 1]
+    for i, j in ((0, 4), (1, 5)):  # the same configurations in the first sweep, next to other learning rates
+        assert out.configs[i] == configs[j]
+        np.testing.assert_allclose(out.histories[i].steps_df().to_numpy(),
+                                   result.histories[j].steps_df().to_numpy(), rtol=1e-6)
+        assert_trees_close(out.params[i], result.params[j], rtol=1e-6, atol=1e-8)
+
+
+def test_callback_reports_progress_and_can_stop(configs, result):
+    seen = []
+
+    def callback(fraction, text):
+        seen.append((fraction, text))
+        return len(seen) < 2
+
+    out = run_sweep(configs, callback=callback)
+    assert out.stopped
+    assert seen == [(1 / 6, "step 5 / 15 of program 1 of 2"), (2 / 6, "step 5 / 15 of program 2 of 2")]
+    assert [h.last_step for h in out.histories] == [5] * 8
+    np.testing.assert_allclose(out.histories[0].steps_df()["loss"],
+                               result.histories[0].steps_df()["loss"][:5], rtol=1e-6)
+
+
+FOUR_DEVICES = textwrap.dedent("""
+    import json, sys
+    import jax
+    from rnnlab.config import Config
+    from rnnlab.sweep import expand, run_sweep
+    base = Config(seq_len=12, batch=8, features=8, steps=15, chunk=5, carry_mode="learnable")
+    configs = expand(base, {"lr": [0.01, 0.05], "seed": [0, 1]})
+    four = run_sweep(configs)              # 4 runs, one per device
+    three = run_sweep(configs[:3])         # padded to 4 with a copy of the last; the copy is dropped
+    dump = lambda r: {"devices": r.devices, "losses": [h.steps_df()["loss"].tolist() for h in r.histories],
+                      "evals": [h.chunks_df()["eval_loss"].tolist() for h in r.histories],
+                      "h0": r.h0_grad_norms, "configs": [c.to_dict() for c in r.configs]}
+    json.dump({"device_count": jax.device_count(), "four": dump(four), "three": dump(three)}, sys.stdout)
+""")
+
+
+def test_four_simulated_devices_give_the_same_numbers(configs, result):
+    env = {**os.environ, "XLA_FLAGS": "--xla_force_host_platform_device_count=4", "JAX_PLATFORMS": "cpu",
+           "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", FOUR_DEVICES], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = json.loads(proc.stdout)
+    assert data["device_count"] == 4
+    assert data["four"]["devices"] == 4 and data["three"]["devices"] == 4
+    mine = [i for i, c in enumerate(configs) if c.carry_mode == "learnable"]  # the same 4, in the same order
+    for k, i in enumerate(mine):
+        assert data["four"]["configs"][k] == configs[i].to_dict()
+        np.testing.assert_allclose(data["four"]["losses"][k], result.histories[i].steps_df()["loss"], rtol=RTOL)
+        np.testing.assert_allclose(data["four"]["evals"][k], result.histories[i].chunks_df()["eval_loss"],
+                                   rtol=RTOL)
+        assert data["four"]["h0"][k] == pytest.approx(result.h0_grad_norms[i], rel=RTOL)
+    assert len(data["three"]["losses"]) == 3
+    for k in range(3):
+        np.testing.assert_allclose(data["three"]["losses"][k], data["four"]["losses"][k], rtol=1e-6)
+        assert data["three"]["h0"][k] == pytest.approx(data["four"]["h0"][k], rel=1e-6)
