@@ -19,6 +19,7 @@ pages = [
     st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
     st.Page("pages/explore.py", title="Explore a cell", icon=":material/model_training:", url_path="explore"),
     st.Page("pages/gradients.py", title="Gradient flow", icon=":material/trending_down:", url_path="gradients"),
+    st.Page("pages/compare.py", title="Compare", icon=":material/stacked_line_chart:", url_path="compare"),
     st.Page("pages/api.py", title="Old vs new API", icon=":material/compare_arrows:", url_path="api"),
 ]
 st.navigation(pages).run()

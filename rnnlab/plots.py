@@ -112,3 +112,55 @@ def connectivity_figure(conn: pd.DataFrame) -> go.Figure:
     fig = go.Figure(go.Scatter(x=conn["t"], y=conn["connectivity"], mode="lines", name="connectivity"))
     return _layout(fig, "Connectivity: how much the last output depends on each input step",
                    "input step t", "||dy_T / dx_t|| (log scale)", log_y=True)
+
+
+# ---- sweeps (the Compare page) --------------------------------------------------------------------------
+SWEEP_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+                "#bcbd22", "#17becf")
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    r, g, b = (int(hex_color[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def sweep_curves_figure(spread: pd.DataFrame, baseline: float | None = None) -> go.Figure:
+    """Training loss against step per label: the mean over seeds as a line, min-max over seeds as a band."""
+    fig = go.Figure()
+    for n, (label, group) in enumerate(spread.groupby("label", sort=False)):
+        color = SWEEP_COLORS[n % len(SWEEP_COLORS)]
+        seeds = int(group["seeds"].max())
+        if seeds > 1:
+            fig.add_trace(go.Scatter(x=group["step"], y=group["max"], mode="lines", line=dict(width=0),
+                                     showlegend=False, hoverinfo="skip", legendgroup=label))
+            fig.add_trace(go.Scatter(x=group["step"], y=group["min"], mode="lines", line=dict(width=0),
+                                     fill="tonexty", fillcolor=_rgba(color, 0.2), name=f"{label}: min-max",
+                                     showlegend=False, hoverinfo="skip", legendgroup=label))
+        name = f"{label} (mean of {seeds} seeds)" if seeds > 1 else label
+        fig.add_trace(go.Scatter(x=group["step"], y=group["mean"], mode="lines", name=name,
+                                 line=dict(color=color), legendgroup=label))
+    if baseline is not None and len(spread):
+        fig.add_trace(go.Scatter(x=[0, int(spread["step"].max())], y=[baseline, baseline], mode="lines",
+                                 name=f"memoryless baseline {baseline:.4g}", line=dict(color="gray", dash="dash")))
+    return _layout(fig, "Training loss: mean and spread over seeds", "training step", "loss (log scale)",
+                   log_y=True)
+
+
+def sweep_bar_figure(summary: pd.DataFrame, column: str, title: str, y_title: str,
+                     baseline: float | None = None) -> go.Figure:
+    """``column`` per label: a bar at the mean over seeds with a min-max whisker, each seed as a dot."""
+    stats = summary.groupby("label", sort=False)[column].agg(["mean", "min", "max"]).reset_index()
+    fig = go.Figure(go.Bar(
+        x=stats["label"], y=stats["mean"], name="mean over seeds",
+        marker_color=[SWEEP_COLORS[n % len(SWEEP_COLORS)] for n in range(len(stats))],
+        error_y=dict(type="data", symmetric=False, array=stats["max"] - stats["mean"],
+                     arrayminus=stats["mean"] - stats["min"])))
+    fig.add_trace(go.Scatter(x=summary["label"], y=summary[column], mode="markers", name="each seed",
+                             marker=dict(color="black", size=6),
+                             hovertext=[f"seed {s}" for s in summary["seed"]]))
+    if baseline is not None:
+        fig.add_hline(y=baseline, line=dict(color="gray", dash="dash"))
+        fig.add_trace(go.Scatter(x=[stats["label"].iloc[0], stats["label"].iloc[-1]] if len(stats) else [],
+                                 y=[baseline] * min(2, len(stats)), mode="lines",
+                                 name=f"memoryless baseline {baseline:.4g}", line=dict(color="gray", dash="dash")))
+    return _layout(fig, title, "configuration", y_title, log_y=True)

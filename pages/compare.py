@@ -1,0 +1,160 @@
+"""Compare: a grid of configurations trained at once, one vmapped program per compiled configuration."""
+
+from __future__ import annotations
+
+import math
+
+import streamlit as st
+
+from pages.common import config_controls, shared_state, show_url_notes, write_url
+from pages.queueing import training_slot
+from rnnlab import plots, sweep
+from rnnlab.cells import CARRY_INITS, CELLS
+from rnnlab.model import CARRY_MODES
+from rnnlab.sweep import FIELDS, SweepError
+
+MAX_CURVE_POINTS = 500  # steps per curve drawn (the table and the CSV keep every number)
+
+ss = st.session_state
+ss.setdefault("cmp_result", None)
+ss.setdefault("cmp_error", None)
+ss.setdefault("w_cmp_carry_mode", ["fixed", "learnable"])
+ss.setdefault("w_cmp_carry_init", [])
+ss.setdefault("w_cmp_cell", [])
+ss.setdefault("w_cmp_lr", "")
+ss.setdefault("w_cmp_seed", "0, 1, 2")
+
+shared = shared_state()
+st.title("Compare configurations")
+show_url_notes()
+base = config_controls(shared)
+shared.config = base
+write_url(shared)
+
+st.markdown(
+    "Train a grid of configurations **at once** and compare them. Runs that differ only in numbers the "
+    "compiled training step takes as arguments (learning rate, seed) are stacked along a new leading axis "
+    "with `jax.vmap` and trained by **one** compiled program, as one batched computation; that axis is split "
+    "across every device JAX sees (`jax.sharding`), so a machine with several GPUs trains a bigger grid in the "
+    "same time. A different cell, carry mode or `carry_init` changes the program itself, so each is compiled "
+    "separately (and trained alongside the others, chunk by chunk).")
+
+st.subheader("What varies")
+st.caption("An empty choice keeps the sidebar's value. Everything else (task, T, batch, features, steps, "
+           "optimiser, clip, initialiser parameter) comes from the sidebar and is shared by every run.")
+cols = st.columns(3)
+cols[0].multiselect("Carry mode", list(CARRY_MODES), key="w_cmp_carry_mode",
+                    placeholder=f"as in the sidebar ({base.carry_mode})",
+                    help=" ".join(f"{k}: {v}." for k, v in CARRY_MODES.items()))
+cols[1].multiselect("carry_init", list(CARRY_INITS), key="w_cmp_carry_init",
+                    placeholder=f"as in the sidebar ({base.carry_init})",
+                    help="Each initialiser uses the sidebar's initialiser parameter where it has one.")
+cols[2].multiselect("Cell", list(CELLS), key="w_cmp_cell", format_func=lambda n: CELLS[n].label,
+                    placeholder=f"as in the sidebar ({CELLS[base.cell].label})")
+cols = st.columns(2)
+cols[0].text_input("Learning rates", key="w_cmp_lr", placeholder=f"as in the sidebar ({base.lr:g})",
+                   help="Comma-separated, e.g. 0.003, 0.01, 0.03. They share one compiled program.")
+cols[1].text_input("Seeds", key="w_cmp_seed", placeholder=f"as in the sidebar ({base.seed})",
+                   help="Comma-separated, e.g. 0, 1, 2. Seeds of one setting are drawn as a mean and a band.")
+
+errors: list[str] = []
+axes: dict[str, list] = {name: list(ss[f"w_cmp_{name}"]) for name in ("carry_mode", "carry_init", "cell")}
+for name in ("lr", "seed"):
+    try:
+        axes[name] = FIELDS[name].parse(ss[f"w_cmp_{name}"])
+    except ValueError as e:
+        errors.append(str(e))
+configs: list = []
+if not errors:
+    try:
+        configs = sweep.expand(base, axes)
+    except SweepError as e:
+        errors.extend(e.messages)
+
+if configs:
+    st.markdown(f"**{sweep.describe_plan(configs)}**, each {base.steps} steps of {base.chunk} per chunk "
+                "(a sweep's runs share the number of steps).")
+for message in errors:
+    st.error(message, icon=":material/block:")
+
+
+def start() -> None:
+    ss.cmp_action = "run"
+
+
+st.button("Run sweep", type="primary", icon=":material/play_arrow:", on_click=start, disabled=bool(errors),
+          help="Train every configuration above; the charts appear when all have finished.")
+progress_slot = st.empty()
+queue_slot = st.empty()
+
+if ss.pop("cmp_action", None) == "run" and configs and not errors:
+    bar = progress_slot.progress(0.0, text="Starting…")
+
+    def report(fraction: float, text: str) -> None:
+        bar.progress(min(1.0, max(0.0, fraction)), text=text)
+
+    try:
+        with training_slot(sweep.total_memory_bytes(configs), queue_slot, label="compare sweep"):
+            ss.cmp_result = sweep.run_sweep(configs, report)
+        ss.cmp_error = None
+    except SweepError as e:
+        ss.cmp_error = " ".join(e.messages)
+    progress_slot.empty()
+
+if ss.cmp_error:
+    st.error(ss.cmp_error, icon=":material/block:")
+
+result: sweep.SweepResult | None = ss.cmp_result
+if result is None:
+    st.info("Press **Run sweep**. The default compares a fixed with a learnable initial carry, three seeds "
+            "each, on the sidebar's experiment (the default: a GRU on the adding problem).",
+            icon=":material/info:")
+    st.stop()
+
+st.success(f"Trained {len(result.configs)} runs in {result.programs} compiled program(s) on {result.devices} "
+           f"device(s) in {result.seconds:.1f} s.", icon=":material/check_circle:")
+if result.configs != configs:
+    st.info("These results are from the previous sweep; the selection has changed since. Press **Run sweep** to "
+            "train the new one.", icon=":material/history:")
+for label, config, reason in zip(result.labels, result.configs, result.stop_reasons):
+    if reason:
+        st.warning(f"**{label}, seed {config.seed}**: {reason}", icon=":material/warning:")
+
+
+def explain(text: str) -> None:
+    with st.expander("What am I looking at?"):
+        st.markdown(text)
+
+
+summary = result.summary_df()
+st.subheader("1. Loss curves")
+spread = result.spread_df()
+every = max(1, math.ceil(result.steps / MAX_CURVE_POINTS))
+if every > 1:
+    last = spread.groupby("label")["step"].transform("max")
+    spread = spread[(spread["step"] % every == 0) | (spread["step"] == last)]
+st.plotly_chart(plots.sweep_curves_figure(spread, result.baseline), key="cmp_curves")
+explain("The training loss of each configuration: the line is the mean over its seeds, the band the lowest and "
+        "highest seed at each step. The dashed line is the task's memoryless baseline: a run below it has learned "
+        "to use what it remembers.")
+
+st.subheader("2. Final loss and the gradient reaching the initial carry")
+left, right = st.columns(2)
+left.plotly_chart(plots.sweep_bar_figure(summary, "eval_loss", "Final evaluation loss per configuration",
+                                         "evaluation loss (log scale)", result.baseline), key="cmp_final")
+right.plotly_chart(plots.sweep_bar_figure(summary, "h0_grad_norm",
+                                          "Gradient reaching the initial carry per configuration",
+                                          "||dL/dh_0|| (log scale)"), key="cmp_h0")
+explain("Left: the loss on each run's fixed evaluation batch after the last step (bar: mean over seeds; "
+        "whisker: lowest to highest seed; dots: each seed), against the memoryless baseline. Right: "
+        "||dL/dh_0||, the size of the gradient of that loss with respect to the initial carry, with the final "
+        "parameters (as on the Gradient flow page). A learnable carry is trained by exactly this gradient: "
+        "where it has vanished, a learned start cannot move.")
+
+st.subheader("3. Final figures")
+st.dataframe(summary, hide_index=True, key="cmp_table")
+st.caption("final_loss: the last training batch's loss; eval_loss and eval_metric: the fixed evaluation batch "
+           "after the last step; below_baseline: eval_loss under the memoryless baseline "
+           f"({result.baseline:.4g}).")
+st.download_button("Final figures (CSV)", result.to_csv(), "sweep.csv", "text/csv", icon=":material/table:",
+                   on_click="ignore")

@@ -1,0 +1,79 @@
+"""The Compare page driven with AppTest: the default sweep, its charts' and table's numbers, bad selections."""
+
+from io import StringIO
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rnnlab.config import Config
+from rnnlab.sweep import expand, run_sweep
+from tests.app.conftest import button, figures, open_page, trace, values
+
+TITLES = ("Training loss: mean and spread over seeds", "Final evaluation loss per configuration",
+          "Gradient reaching the initial carry per configuration")
+
+
+def test_default_sweep_trains_and_its_numbers_equal_run_sweep(small):
+    at = open_page("compare", **small)
+    assert "6 runs in 2 compiled programs" in " ".join(m.value for m in at.markdown)
+    assert at.session_state.cmp_result is None and not at.error
+    button(at, "Run sweep").click().run(timeout=900)
+    assert not at.exception, [e.value for e in at.exception]
+    result = at.session_state.cmp_result
+    base = Config.from_dict(small)[0]
+    configs = expand(base, {"carry_mode": ["fixed", "learnable"], "seed": [0, 1, 2]})
+    assert result.configs == configs and result.programs == 2
+    assert "Trained 6 runs in 2 compiled program(s) on 1 device(s)" in at.success[0].value
+
+    expected = run_sweep(configs)  # the same compiled programs, the same inputs: the same numbers
+    table = at.dataframe[0].value
+    want = expected.summary_df()
+    assert list(table["label"]) == ["fixed carry"] * 3 + ["learnable carry"] * 3
+    assert list(table["seed"]) == [0, 1, 2] * 2 and (table["steps"] == 50).all()
+    for column in ("final_loss", "eval_loss", "eval_metric", "h0_grad_norm"):
+        np.testing.assert_allclose(table[column], want[column], rtol=1e-6)
+    assert list(table["below_baseline"]) == list(want["below_baseline"])
+
+    figs = figures(at)
+    assert set(TITLES) <= set(figs)
+    spread = expected.spread_df()
+    curves = figs[TITLES[0]]
+    for label in ("fixed carry", "learnable carry"):
+        mean = trace(curves, f"{label} (mean of 3 seeds)")
+        rows = spread[spread["label"] == label]
+        np.testing.assert_array_equal(values(mean, "x"), rows["step"])
+        np.testing.assert_allclose(values(mean, "y"), rows["mean"], rtol=1e-6)
+    assert values(trace(curves, "memoryless baseline"), "y")[0] == pytest.approx(1 / 6)
+    bars = figs[TITLES[1]]
+    means = want.groupby("label", sort=False)["eval_loss"].mean()
+    np.testing.assert_allclose(values(trace(bars, "mean over seeds"), "y"), means, rtol=1e-6)
+    np.testing.assert_allclose(values(trace(bars, "each seed"), "y"), want["eval_loss"], rtol=1e-6)
+    assert values(trace(bars, "memoryless baseline"), "y")[0] == pytest.approx(1 / 6)
+    h0 = figs[TITLES[2]]
+    np.testing.assert_allclose(values(trace(h0, "each seed"), "y"), want["h0_grad_norm"], rtol=1e-6)
+
+    download = at.get("download_button")[0]
+    assert download.proto.label == "Final figures (CSV)"
+    csv = pd.read_csv(StringIO(result.to_csv()))
+    np.testing.assert_allclose(csv["eval_loss"], want["eval_loss"], rtol=1e-6)
+
+    at.run()  # a rerun keeps the results
+    assert at.session_state.cmp_result is result and set(TITLES) <= set(figures(at))
+
+
+@pytest.mark.parametrize("widget, value, says", [
+    ("w_cmp_lr", "0.01, abc", "Learning rate: 'abc' is not a valid value."),
+    ("w_cmp_seed", ", ".join(map(str, range(25))), "make 50 runs; a sweep trains at most 48"),
+    ("w_cmp_cell", ["gru", "conv_lstm"], "ConvLSTM cannot run Adding problem"),
+])
+def test_bad_selections_show_an_error_and_disable_run(small, widget, value, says):
+    at = open_page("compare", **small)
+    if widget == "w_cmp_cell":
+        at.multiselect(key=widget).set_value(value).run()
+    else:
+        at.text_input(key=widget).set_value(value).run()
+    assert not at.exception
+    assert any(says in e.value for e in at.error), [e.value for e in at.error]
+    assert button(at, "Run sweep").disabled
+    assert at.session_state.cmp_result is None
