@@ -1,0 +1,172 @@
+"""A browser reload keeps the tab's run; a copy of the address opened elsewhere does not reach it.
+
+A reload starts a new Streamlit session (``st.session_state`` is empty again: checked here too, through the
+token-less control case). The app keeps each tab's run on the server under a token in the URL (``sid``) and
+gives it back to a reload once the old page's connection is gone (rnnlab/session_store.py).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from urllib.parse import parse_qs, urlencode, urlparse
+
+import numpy as np
+import pytest
+
+from rnnlab.config import Config
+from rnnlab.train import Run
+from tests.e2e.conftest import _new_tab
+from tests.e2e.test_browser import (
+    FIRST_CHART_TIMEOUT_MS,
+    HELPERS,
+    LOSS_TITLE,
+    RENDER_TIMEOUT_MS,
+    TRAIN_TIMEOUT_MS,
+    Console,
+    check_page,
+    screenshot,
+    shown_step,
+    wait_idle,
+)
+
+SMALL = {"seq_len": "20", "batch": "16", "features": "16", "chunk": "10"}
+BACK = re.compile(r"Your run is back after the page was reloaded, at step (\d+)")
+NO_RUN = "Choose settings in the sidebar and press"
+
+
+def token(page) -> str:
+    return parse_qs(urlparse(page.url).query)["sid"][0]
+
+
+def loss_points(page) -> int:
+    return page.evaluate(f"() => window.__rnnlab.points({json.dumps(LOSS_TITLE)}, 'training loss')")
+
+
+def last_step_drawn(page) -> int:
+    """The last training step on the loss chart (long runs are thinned, the last step always kept)."""
+    xs = page.evaluate("(t) => window.__rnnlab.trace(window.__rnnlab.figures(t)[0], 'training loss').x",
+                       LOSS_TITLE)
+    return int(max(xs))
+
+
+def training_loss(page) -> list[float]:
+    return page.evaluate("(t) => window.__rnnlab.trace(window.__rnnlab.figures(t)[0], 'training loss').y",
+                         LOSS_TITLE)
+
+
+def open_tab(browser, server):
+    context, tab = _new_tab(browser, server)
+    console = Console(tab)
+    tab.add_init_script(HELPERS)
+    return context, tab, console
+
+
+@pytest.mark.e2e
+def test_reload_keeps_the_finished_run_and_train_continues_it(browser, server, artifacts) -> None:
+    context, page, console = open_tab(browser, server)
+    try:
+        page.goto("/explore?" + urlencode({**SMALL, "steps": "60", "run": "1"}))
+        page.get_by_text("Finished 60 steps.").wait_for(timeout=TRAIN_TIMEOUT_MS)
+        wait_idle(page)
+        sid = token(page)
+        assert "run=" not in page.url  # the one-shot autorun is gone, so a reload does not train again
+        share = page.get_by_role("link", name="Link to this experiment").get_attribute("href")
+        assert "sid" not in share and "seq_len=20" in share
+
+        page.reload()
+        page.get_by_text(BACK).wait_for(timeout=RENDER_TIMEOUT_MS)
+        wait_idle(page)
+        assert BACK.search(page.get_by_text(BACK).inner_text()).group(1) == "60"
+        assert page.get_by_text("Finished 60 steps.").count() == 1 and loss_points(page) == 60
+        assert token(page) == sid
+        screenshot(page, artifacts / "screenshots", "30-explore-after-reload")
+        check_page(page, console, "Explore after a reload")
+
+        # Continue it: more steps (no new run), then Train; the result is that of one uninterrupted run.
+        steps = page.get_by_role("spinbutton", name="Training steps")
+        steps.fill("90")
+        steps.press("Enter")
+        wait_idle(page)
+        page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Train").click(
+            timeout=FIRST_CHART_TIMEOUT_MS)
+        page.get_by_text("Finished 90 steps.").wait_for(timeout=TRAIN_TIMEOUT_MS)
+        wait_idle(page)
+        assert loss_points(page) == 90
+        whole = Run(Config.from_dict({**SMALL, "steps": "90"})[0]).train().steps_df()
+        np.testing.assert_allclose(training_loss(page), whole["loss"], rtol=1e-6)
+        check_page(page, console, "Explore after continuing the reloaded run")
+    finally:
+        context.close()
+
+
+@pytest.mark.e2e
+def test_reload_mid_training_keeps_the_finished_chunks(browser, server) -> None:
+    context, page, console = open_tab(browser, server)
+    try:
+        page.goto("/explore?" + urlencode({**SMALL, "steps": "20000", "run": "1"}))
+        page.wait_for_function(f"() => window.__rnnlab.points({json.dumps(LOSS_TITLE)}, 'training loss') >= 30",
+                               timeout=FIRST_CHART_TIMEOUT_MS, polling=100)
+        page.reload()  # while it trains
+        page.get_by_text(BACK).wait_for(timeout=RENDER_TIMEOUT_MS)
+        wait_idle(page)
+        back = int(BACK.search(page.get_by_text(BACK).inner_text()).group(1))
+        assert back >= 30 and back % 10 == 0  # a whole number of finished chunks
+        assert shown_step(page) == back and last_step_drawn(page) == back
+        page.wait_for_timeout(1000)
+        assert shown_step(page) == back  # nothing trains until asked
+        main = page.get_by_test_id("stMainBlockContainer")
+        main.get_by_role("button", name="Train").click(timeout=FIRST_CHART_TIMEOUT_MS)
+        page.wait_for_function(
+            "([t, back]) => window.__rnnlab.figures(t).some(gd => "
+            "Math.max(0, ...(window.__rnnlab.trace(gd, 'training loss') || {x: []}).x) > back)",
+            arg=[LOSS_TITLE, back], timeout=FIRST_CHART_TIMEOUT_MS, polling=100)
+        main.get_by_role("button", name="Stop").click(timeout=FIRST_CHART_TIMEOUT_MS)
+        wait_idle(page)
+        assert shown_step(page) > back
+        check_page(page, console, "Explore after a reload mid-training and Train")
+    finally:
+        context.close()
+
+
+@pytest.mark.e2e
+def test_a_copied_address_opened_while_the_owner_is_connected_gets_a_fresh_session(browser, server) -> None:
+    owner_context, owner, owner_console = open_tab(browser, server)
+    other_context, other, other_console = open_tab(browser, server)
+    try:
+        owner.goto("/explore?" + urlencode({**SMALL, "steps": "30", "run": "1"}))
+        owner.get_by_text("Finished 30 steps.").wait_for(timeout=TRAIN_TIMEOUT_MS)
+        wait_idle(owner)
+        address, sid = owner.url, token(owner)
+
+        other.goto(address)  # the whole address, token included, in another browser
+        other.get_by_text(NO_RUN).wait_for(timeout=RENDER_TIMEOUT_MS)
+        wait_idle(other)
+        assert token(other) != sid and other.get_by_text(BACK).count() == 0
+        assert parse_qs(urlparse(other.url).query)["seq_len"] == ["20"]  # the settings do come along
+        check_page(other, other_console, "a copied address while its owner is connected")
+
+        # The owner's run is untouched, and a reload of the owner's tab still finds it.
+        owner.reload()
+        owner.get_by_text(BACK).wait_for(timeout=RENDER_TIMEOUT_MS)
+        wait_idle(owner)
+        assert owner.get_by_text("Finished 30 steps.").count() == 1 and token(owner) == sid
+        check_page(owner, owner_console, "the owner's tab after the copy was opened")
+    finally:
+        other_context.close()
+        owner_context.close()
+
+
+@pytest.mark.e2e
+def test_without_the_token_a_reload_starts_empty(browser, server) -> None:
+    """The control: what a reload would lose without the token (a new Streamlit session, empty state)."""
+    context, page, _ = open_tab(browser, server)
+    try:
+        page.goto("/explore?" + urlencode({**SMALL, "steps": "20", "run": "1"}))
+        page.get_by_text("Finished 20 steps.").wait_for(timeout=TRAIN_TIMEOUT_MS)
+        wait_idle(page)
+        query = {k: v[0] for k, v in parse_qs(urlparse(page.url).query).items() if k != "sid"}
+        page.goto("/explore?" + urlencode(query))
+        page.get_by_text(NO_RUN).wait_for(timeout=RENDER_TIMEOUT_MS)
+    finally:
+        context.close()
