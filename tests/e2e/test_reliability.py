@@ -170,3 +170,72 @@ def test_without_the_token_a_reload_starts_empty(browser, server) -> None:
         page.get_by_text(NO_RUN).wait_for(timeout=RENDER_TIMEOUT_MS)
     finally:
         context.close()
+
+
+QUEUED = re.compile(r"You are number (\d+) in the queue; your training starts by itself\.")
+
+
+@pytest.fixture
+def one_slot_server(artifacts, monkeypatch):
+    """A server of its own that allows one training at a time (RNNLAB_MAX_TRAININGS=1)."""
+    from tests.e2e.conftest import streamlit_server
+
+    monkeypatch.setenv("RNNLAB_MAX_TRAININGS", "1")
+    with streamlit_server(artifacts / "streamlit-server-one-slot.log") as base:
+        yield base
+
+
+def last_step(page) -> int:
+    """The last training step on the loss chart, 0 before any."""
+    return page.evaluate("""(t) => Math.max(0, ...window.__rnnlab.figures(t).flatMap(
+        gd => (window.__rnnlab.trace(gd, 'training loss') || {x: []}).x))""", LOSS_TITLE)
+
+
+def wait_for_progress(page, beyond: int) -> None:
+    page.wait_for_function(f"""(t) => Math.max(0, ...window.__rnnlab.figures(t).flatMap(
+        gd => (window.__rnnlab.trace(gd, 'training loss') || {{x: []}}).x)) > {beyond}""",
+                           arg=LOSS_TITLE, timeout=FIRST_CHART_TIMEOUT_MS, polling=100)
+
+
+def press(page, name: str) -> None:
+    page.get_by_test_id("stMainBlockContainer").get_by_role("button", name=name).click(
+        timeout=FIRST_CHART_TIMEOUT_MS)
+
+
+@pytest.mark.e2e
+def test_over_the_limit_a_tab_waits_in_the_queue_and_starts_by_itself(browser, one_slot_server) -> None:
+    """Two tabs, one slot: the second sees its place, leaving the queue frees it, and it starts by itself."""
+    (a_context, a, a_console), (b_context, b, b_console) = (open_tab(browser, one_slot_server) for _ in "ab")
+    long_run = "/explore?" + urlencode({"steps": "100000"})  # the default preset's configuration, long
+    try:
+        a.goto(long_run + "&run=1")
+        wait_for_progress(a, 0)  # A holds the only slot
+        b.goto(long_run)
+        wait_idle(b)
+        press(b, "Train")
+        b.get_by_text(QUEUED).wait_for(timeout=RENDER_TIMEOUT_MS)
+        assert QUEUED.search(b.get_by_text(QUEUED).inner_text()).group(1) == "1"
+        assert last_step(b) == 0  # B waits, untrained
+
+        press(b, "Stop")  # B leaves the queue
+        wait_idle(b)
+        assert b.get_by_text(QUEUED).count() == 0
+        press(a, "Stop")
+        wait_idle(a)
+        stopped = last_step(a)
+        press(a, "Train")  # nobody is ahead of A: B's place was freed
+        wait_for_progress(a, stopped)
+
+        press(b, "Train")
+        b.get_by_text(QUEUED).wait_for(timeout=RENDER_TIMEOUT_MS)
+        press(a, "Stop")  # A's slot is freed, and B starts by itself
+        wait_for_progress(b, 0)
+        assert b.get_by_text(QUEUED).count() == 0
+        press(b, "Stop")
+        wait_idle(b)
+        wait_idle(a)
+        check_page(a, a_console, "the first tab after the queue")
+        check_page(b, b_console, "the queued tab")
+    finally:
+        b_context.close()
+        a_context.close()
