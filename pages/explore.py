@@ -146,8 +146,14 @@ if ss.explore_error:
     st.error(ss.explore_error, icon=":material/block:")
 restored = ss.pop("restored_step", None)
 if restored is not None and run is not None:
-    st.info(f"Your run is back after the page was reloaded, at step {restored} (its last finished chunk). "
-            "Press Train to continue it.", icon=":material/restore:")
+    if run.history.stop_reason:
+        then = "It had stopped (see below); Train starts a new run."
+    elif run.step >= run.config.steps:
+        then = "It had finished: raise the training steps and press Train to continue it."
+    else:
+        then = "Press Train to continue it."
+    st.info(f"Your run is back after the page was reloaded, at step {restored} (its last finished chunk). {then}",
+            icon=":material/restore:")
 with st.expander("Load parameters (.msgpack)", expanded=ss.load_message is not None):
     st.file_uploader("Load parameters (.msgpack)", type=["msgpack"], key=f"w_params_file_{ss.upload_n}",
                      on_change=ss.update, kwargs={"action": "load"}, max_upload_size=UPLOAD_MB,

@@ -262,7 +262,8 @@ def test_a_reload_gets_the_finished_run_back_and_can_continue(small):
     run = again.session_state.run
     assert run is not None and run is not at.session_state.run and run.step == 10
     assert again.query_params["sid"] == token
-    assert any("Your run is back after the page was reloaded, at step 10" in i.value for i in again.info)
+    assert any(i.value.startswith("Your run is back after the page was reloaded, at step 10 (its last finished "
+                                  "chunk). Press Train to continue it.") for i in again.info)
     pd.testing.assert_frame_equal(run.history.steps_df(), at.session_state.run.history.steps_df())
     button(again, "Train").click().run()
     no_exception(again)
@@ -271,6 +272,10 @@ def test_a_reload_gets_the_finished_run_back_and_can_continue(small):
     whole.train()
     pd.testing.assert_frame_equal(run.history.steps_df(), whole.history.steps_df(), check_exact=True)
     assert at.session_state.run.step == 10  # the other session's run was not touched
+    third = open_page("explore", **small, sid=token)  # reloaded once more, now finished
+    assert third.session_state.run.step == 50
+    assert any("It had finished: raise the training steps and press Train to continue it." in i.value
+               for i in third.info)
 
     for token in ("x" * 22, "not a token!", ""):  # unknown or malformed: a fresh session with a new token
         fresh = open_page("explore", **small, sid=token)

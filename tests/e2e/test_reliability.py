@@ -77,7 +77,8 @@ def test_reload_keeps_the_finished_run_and_train_continues_it(browser, server, a
         page.reload()
         page.get_by_text(BACK).wait_for(timeout=RENDER_TIMEOUT_MS)
         wait_idle(page)
-        assert BACK.search(page.get_by_text(BACK).inner_text()).group(1) == "60"
+        notice = page.get_by_text(BACK).inner_text()
+        assert BACK.search(notice).group(1) == "60" and "raise the training steps and press Train" in notice
         assert page.get_by_text("Finished 60 steps.").count() == 1 and loss_points(page) == 60
         assert token(page) == sid
         screenshot(page, artifacts / "screenshots", "30-explore-after-reload")
