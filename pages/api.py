@@ -188,8 +188,11 @@ st.caption("Paste code (or a whole document with code in it) written for flax <=
            "executed or imported; each pitfall is explained with its line, and the mechanical ones are rewritten.")
 if "mig_code" not in st.session_state:
     st.session_state.mig_code = migrate.EXAMPLE
-upload = st.file_uploader("…or upload a .py / .txt / .md file", type=list(migrate.UPLOAD_TYPES), key="mig_upload",
-                          help=f"At most {migrate.MAX_CHARS:,} characters and {migrate.MAX_LINES:,} lines of UTF-8.")
+# No type= here: Streamlit would answer a file of another type with an exception box; decode_upload refuses
+# it with a message instead (and checks the size, binary content and encoding too).
+upload = st.file_uploader("…or upload a .py / .txt / .md file", key="mig_upload",
+                          help=f"A .py, .txt or .md file of at most {migrate.MAX_CHARS:,} characters and "
+                               f"{migrate.MAX_LINES:,} lines of UTF-8 text.")
 if upload is not None and st.session_state.get("mig_loaded") != upload.file_id:
     st.session_state.mig_loaded = upload.file_id
     text, st.session_state.mig_upload_error = migrate.decode_upload(upload.name, upload.getvalue())

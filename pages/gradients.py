@@ -88,7 +88,6 @@ if ss.pop("sweep_requested", False) or ss.pop("autorun_pending", False):
     lengths, length_error = parse_lengths(lengths_text)
     sweep_error = cell_error or length_error
     if not sweep_error:
-        shared.sweep_cells, shared.sweep_lengths = cells, lengths
         base = config if not run.program.task.spatial else replace(config, task="adding")
         try:
             for c in cells:
@@ -99,6 +98,7 @@ if ss.pop("sweep_requested", False) or ss.pop("autorun_pending", False):
             with st.spinner(f"Probing {len(cells)} cell(s) at {len(lengths)} length(s)…"):
                 sweep = probes.decay_sweep(base, list(cells), list(lengths))
             ss.sweep_result = (sweep, probes.fit_decay(sweep), base.task)
+            shared.sweep_cells, shared.sweep_lengths = cells, lengths  # the URL holds the sweep on screen
         except ConfigError as e:
             sweep_error = " ".join(e.messages)
         except Exception as e:  # noqa: BLE001 - a message, never a traceback; the last sweep stays

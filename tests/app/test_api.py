@@ -29,11 +29,15 @@ def test_gru_differs_in_nnx_and_mgu_did_not_exist_in_06():
     assert any("no MGUCell" in w.value or "MGU" in w.value for w in at.warning[1:])
 
 
-def test_bad_batch_dims_give_a_message_and_no_columns():
+def test_bad_batch_dims_give_a_message_and_keep_the_last_columns():
     at = open_page("api")
+    good = [table(at, i) for i in range(3)]
     at.text_input(key="api_batch").input("2, x").run()
     assert any("Batch dims must be whole numbers" in e.value for e in at.error)
     assert not at.exception
+    assert [table(at, i) for i in range(3)] == good
+    assert any("Showing the last comparison that worked: LSTMCell with input shape (4, 3)" in c.value
+               for c in at.caption)
     at.text_input(key="api_batch").input("").run()  # no batch axis is fine
     assert table(at, 0)[0]["shape"] == "(5,)"
 
