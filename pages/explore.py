@@ -155,7 +155,8 @@ if restored is not None and run is not None:
     st.info(f"Your run is back after the page was reloaded, at step {restored} (its last finished chunk). {then}",
             icon=":material/restore:")
 with st.expander("Load parameters (.msgpack)", expanded=ss.load_message is not None):
-    st.file_uploader("Load parameters (.msgpack)", type=["msgpack"], key=f"w_params_file_{ss.upload_n}",
+    # No type= filter: Streamlit would answer another extension with an exception box; the content decides.
+    st.file_uploader("Load parameters (.msgpack)", key=f"w_params_file_{ss.upload_n}",
                      on_change=ss.update, kwargs={"action": "load"}, max_upload_size=UPLOAD_MB,
                      help=f"A file from the Parameters download (at most {UPLOAD_MB} MB) for the current "
                           "settings: same cell, features, task and carry mode. A new run starts from it.")
