@@ -21,7 +21,7 @@ import numpy as np
 
 import rnnlab
 from rnnlab.cells import CELLS
-from rnnlab.config import HELP, Config, format_bytes
+from rnnlab.config import HELP, Config
 from rnnlab.program import get_program, hyper_args
 from rnnlab.train import ConfigError, History
 
@@ -77,8 +77,8 @@ def load_params(data: bytes, config: Config, max_bytes: int = MAX_PARAMS_BYTES) 
     if not data:
         raise ExportError("not a msgpack parameter file: the file is empty")
     if len(data) > max_bytes:
-        raise ExportError(f"the file is {format_bytes(len(data))}, more than the {format_bytes(max_bytes)} a "
-                          "parameter file may have")
+        raise ExportError(f"the file is {_size(len(data))}, more than the {_size(max_bytes)} a parameter file "
+                          "may have")
     try:
         state = flax.serialization.msgpack_restore(bytes(data))
     except Exception as e:  # msgpack raises several unrelated types for corrupt or truncated input
@@ -100,6 +100,11 @@ def load_params(data: bytes, config: Config, max_bytes: int = MAX_PARAMS_BYTES) 
                           f"{', …' if len(bad) > 3 else ''}), e.g. saved from a run that diverged")
     restored = flax.serialization.from_state_dict(target, state)
     return jax.tree_util.tree_map(jnp.asarray, restored)
+
+
+def _size(n: int) -> str:
+    """Bytes in the units of Streamlit's upload limit (MB = 2**20 bytes), e.g. '20 MB', '21.5 MB', '100 bytes'."""
+    return f"{n / 2**20:.3g} MB" if n >= 2**20 else f"{n} bytes"
 
 
 def _why_unreadable(e: Exception, data: bytes) -> str:

@@ -310,6 +310,7 @@ BAD_FILES = [  # (what, file name, content: a key of param_files or bytes, expec
     ("other features", "f8.msgpack", "8 features", "expected params/GRUCell_0/hn/kernel of shape (16, 16), got (8, 8)"),
     ("other carry mode", "fixed.msgpack", "fixed carry", "missing params/h0"),
     ("non-finite values", "nan.msgpack", "nan", "NaN or infinite values"),
+    ("too large", "big.msgpack", b"\x00" * (21 * 2**20), "the file is 21 MB, more than the 20 MB"),
 ]
 
 
