@@ -12,7 +12,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from rnnlab import session_store
 from rnnlab.cells import CARRY_INITS, CELLS
-from rnnlab.config import HELP, LIMITS, Config
+from rnnlab.config import CONTROL_RANGES, HELP, LIMITS, Config
 from rnnlab.model import CARRY_MODES
 from rnnlab.optimizers import OPTIMIZERS
 from rnnlab.sharing import CONFIG_KEYS, Shared, parse_query, to_query
@@ -151,17 +151,15 @@ def _widget(name: str, value, config: Config):
         return int(st.number_input(label, min_value=lo, max_value=hi, step=1, key=key, help=help_text))
     if name == "seed":
         return int(st.number_input(label, min_value=0, max_value=2**31 - 1, step=1, key=key, help=help_text))
-    if name == "lr":
-        return float(st.number_input(label, min_value=1e-6, max_value=1e6, key=key, format="%g", step=1e-3,
-                                     help=help_text))
-    if name == "clip":
-        return float(st.number_input(label, min_value=0.0, max_value=1e6, key=key, format="%g", step=0.5,
-                                     help=help_text))
-    if name == "carry_scale":
-        spec = CARRY_INITS[config.carry_init]
-        label = f"carry_init {spec.param}" if spec.param else label
-        return float(st.number_input(label, min_value=-100.0, max_value=100.0, key=key, format="%g", step=0.05,
-                                     help=help_text, disabled=spec.param is None))
+    if name in CONTROL_RANGES:
+        lo, hi = CONTROL_RANGES[name]
+        step, disabled = {"lr": 1e-3, "clip": 0.5, "carry_scale": 0.05}[name], False
+        if name == "carry_scale":
+            spec = CARRY_INITS[config.carry_init]
+            label = f"carry_init {spec.param}" if spec.param else label
+            disabled = spec.param is None
+        return float(st.number_input(label, min_value=lo, max_value=hi, key=key, format="%g", step=step,
+                                     help=help_text, disabled=disabled))
     raise KeyError(name)
 
 

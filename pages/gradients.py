@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from pages.common import shared_state, show_url_notes, write_url
+from pages.queueing import training_slot
 from rnnlab import plots, probes
 from rnnlab.cells import CELLS
 from rnnlab.sharing import parse_cells, parse_lengths
@@ -95,7 +96,9 @@ if ss.pop("sweep_requested", False) or ss.pop("autorun_pending", False):
                     problems = replace(base, cell=c, seq_len=T).validate()
                     if problems:
                         raise ConfigError([f"{CELLS[c].label} at T = {T}: " + " ".join(problems)])
-            with st.spinner(f"Probing {len(cells)} cell(s) at {len(lengths)} length(s)…"):
+            need = max(replace(base, cell=c, seq_len=T).memory_bytes() for c in cells for T in lengths)
+            with training_slot(need, st.empty(), "gradient sweep"), \
+                    st.spinner(f"Probing {len(cells)} cell(s) at {len(lengths)} length(s)…"):
                 sweep = probes.decay_sweep(base, list(cells), list(lengths))
             ss.sweep_result = (sweep, probes.fit_decay(sweep), base.task)
             shared.sweep_cells, shared.sweep_lengths = cells, lengths  # the URL holds the sweep on screen

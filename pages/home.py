@@ -2,12 +2,13 @@
 
 import streamlit as st
 
-from pages.common import shared_state
+from pages.common import shared_state, show_url_notes
 from rnnlab.device import describe_devices
 from rnnlab.presets import PRESETS
 
 shared_state()
 st.title("rnnlab: how recurrent cells remember")
+show_url_notes()
 st.markdown(
     "Train a recurrent cell from Flax (LSTM, GRU, MGU, simple RNN, ConvLSTM) on a synthetic task and watch "
     "two things that are hard to see anywhere else:\n"

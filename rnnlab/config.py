@@ -28,6 +28,10 @@ CHOICES: dict[str, dict] = {
     "optimizer": OPTIMIZERS,
 }
 
+# Ranges of the app's number controls for the float fields (wider values are valid for the CLI and the API;
+# a link asking for one outside these is refused with a note, so the controls can show it).
+CONTROL_RANGES: dict[str, tuple[float, float]] = {"lr": (1e-6, 1e6), "clip": (0.0, 1e6), "carry_scale": (-100.0, 100.0)}
+
 # Fields whose change needs a new compiled program; everything else is passed as an argument.
 STATIC_FIELDS = ("task", "cell", "features", "carry_mode", "carry_init", "seq_len", "batch", "optimizer",
                  "chunk", "kernel_size")

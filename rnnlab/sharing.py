@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 
 from rnnlab.cells import CELLS
-from rnnlab.config import Config
+from rnnlab.config import CONTROL_RANGES, Config
 
 CONFIG_KEYS = tuple(f.name for f in fields(Config))
 DEFAULT_SWEEP_CELLS = ("gru", "lstm", "simple")
@@ -23,7 +23,6 @@ MAX_VALUE_CHARS = 200  # a longer query value is refused without being read
 MAX_NOTED_UNKNOWN = 5  # unknown keys named one by one in the notes; the rest are counted
 # The range each number control of the pages accepts (config.LIMITS holds the whole-number ones). A link may
 # only set what a student could set by hand: a value outside would be clamped silently by the control.
-CONTROL_RANGES: dict[str, tuple[float, float]] = {"lr": (1e-6, 1e6), "clip": (0.0, 1e6), "carry_scale": (-100.0, 100.0)}
 
 
 @dataclass

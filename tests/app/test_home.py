@@ -23,3 +23,10 @@ def test_every_preset_parses_to_its_configuration_and_starts():
         shared = parse_query(preset.query())
         assert shared.notes == [] and shared.autorun
         assert shared.config == preset.config and shared.config.validate() == []
+
+
+def test_a_bad_link_to_home_says_what_was_not_used():
+    at = open_page("home", cell="foo", features="abc")
+    warning = " ".join(w.value for w in at.warning)
+    assert "could not be used" in warning and "foo" in warning and "abc" in warning
+    assert not at.exception
