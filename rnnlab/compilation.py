@@ -45,6 +45,8 @@ def warm_up(config: Config | None = None) -> threading.Thread:
         run = Run(config or Config())
         run.run_chunk()
 
-    thread = threading.Thread(target=work, name="rnnlab-warm-up")  # not a daemon: exit waits for the compile
+    # Not a daemon (a thread started by a daemon, such as a Streamlit script thread, would inherit that): exit
+    # waits for the compile instead of killing a thread inside XLA, which aborts the process.
+    thread = threading.Thread(target=work, name="rnnlab-warm-up", daemon=False)
     thread.start()
     return thread

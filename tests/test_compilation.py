@@ -75,3 +75,16 @@ def test_ten_sessions_asking_at_once_compile_each_function_once():
     assert not errors
     assert sum(compiles.values()) == 3  # init, train_chunk, evaluate: once each, not once per session
     assert len(histories) == 10 and all(h.equals(histories[0]) for h in histories)  # nothing crossed sessions
+
+
+def test_warm_up_thread_is_not_a_daemon_even_when_started_from_one():
+    """Streamlit starts it from a daemon script thread; a daemon killed inside XLA at exit aborts the process."""
+    import threading
+
+    started = []
+    config = Config(task="sine", seq_len=5, batch=2, features=3, chunk=2)
+    starter = threading.Thread(target=lambda: started.append(warm_up(config)), daemon=True)
+    starter.start()
+    starter.join(30)
+    assert started and started[0].daemon is False
+    started[0].join(120)
