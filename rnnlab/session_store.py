@@ -15,6 +15,7 @@ recently used first out), each kept ``ttl_s`` seconds after its last save or tak
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import secrets
@@ -28,8 +29,19 @@ from typing import Any
 TOKEN_PARAM = "sid"  # the URL query parameter holding the token
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 DEFAULT_MAX_ENTRIES = 200
-DEFAULT_MAX_BYTES = int(float(os.environ.get("RNNLAB_SESSION_STORE_MB", "512")) * 2**20)
 DEFAULT_TTL_S = 6 * 3600.0
+
+
+def _max_bytes_from_env(default_mb: float = 512.0) -> int:
+    """``$RNNLAB_SESSION_STORE_MB`` in bytes; a malformed or non-positive value means the default."""
+    try:
+        mb = float(os.environ.get("RNNLAB_SESSION_STORE_MB", default_mb))
+    except ValueError:
+        mb = default_mb
+    return int((mb if math.isfinite(mb) and mb > 0 else default_mb) * 2**20)
+
+
+DEFAULT_MAX_BYTES = _max_bytes_from_env()
 
 
 def new_token() -> str:

@@ -121,3 +121,11 @@ def test_a_real_run_is_sized_by_what_it_holds():
     store, token = SessionStore(), new_token()
     store.save(token, "s", run)
     assert store.nbytes == run.nbytes() > before > 0
+
+
+@pytest.mark.parametrize("env, mb", [("64", 64), ("abc", 512), ("-1", 512), ("nan", 512), ("inf", 512)])
+def test_store_size_from_the_environment(monkeypatch, env, mb):
+    from rnnlab.session_store import _max_bytes_from_env
+
+    monkeypatch.setenv("RNNLAB_SESSION_STORE_MB", env)
+    assert _max_bytes_from_env() == mb * 2**20
