@@ -1,0 +1,15 @@
+"""Benchmark suite (issue 5): ``python -m rnnlab.bench [--quick] [--out PATH] [--only ROW]``.
+
+Rows: ``steps`` (training step against PyTorch, GFLOP/s against the matmul peak), ``compile`` (compile time
+against T, scanned against a Python loop over time), ``probe`` (the one-pass gradient probe against a
+training step and one backward pass per t), ``sweep`` (K vmapped configurations against one by one) and
+``app`` (press Train to first chart, cold and warm, with Streamlit's AppTest). Every figure is a median over
+repeated runs after a warm-up; every ratio divides two medians measured in the same process and run.
+"""
+
+from rnnlab.bench.report import RowResult, Target
+from rnnlab.bench.timing import Timing, measure
+
+ROWS = ("steps", "compile", "probe", "sweep", "app")
+
+__all__ = ["ROWS", "RowResult", "Target", "Timing", "measure"]

@@ -1,0 +1,95 @@
+"""Row 3: the one-pass gradient probe against a training step and against one backward pass per time step."""
+
+from __future__ import annotations
+
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rnnlab.bench.report import RowResult, Target
+from rnnlab.bench.timing import measure
+from rnnlab.config import Config
+from rnnlab.probes import carry_grad_norms, probe_batch
+from rnnlab.program import Program, get_program, hyper_args
+
+TARGET_RATIO = 1.3
+
+
+def make_naive(program: Program):
+    """Jitted ``(params, x, y, carry_key, scale, t) -> (leaves,)``: ||dL/dh_t|| by its own backward pass.
+
+    The perturbation is zero except at step ``t`` (a traced index, so one compiled program serves every t),
+    and the gradient is taken with respect to that step's perturbation only.
+    """
+    n_leaves = len(program.spec.leaves)
+    features = program.static.features
+
+    def fn(params, x, y, carry_key, scale, t):
+        def loss(delta):
+            eps = jnp.zeros(x.shape[:-1] + (n_leaves * features,), x.dtype)
+            eps = jax.lax.dynamic_update_slice_in_dim(eps, delta[:, None], t, axis=1)
+            preds = program.probe_model.apply(params, x, carry_key, scale, eps=eps)
+            return program.task.loss(preds, y)
+
+        g = jax.grad(loss)(jnp.zeros(x.shape[:1] + x.shape[2:-1] + (n_leaves * features,), x.dtype))
+        return jnp.stack([jnp.sqrt(jnp.sum(leaf**2)) for leaf in jnp.split(g, n_leaves, axis=-1)])
+
+    return jax.jit(fn)
+
+
+def naive_norms(program: Program, naive, params, batch, scale) -> np.ndarray:
+    """(leaves, steps): ||dL/dh_t|| for t = 1..steps, one jitted backward pass per step."""
+    x, y, carry_key = batch
+    return np.stack([naive(params, x, y, carry_key, scale, np.int32(t)) for t in range(program.steps)], axis=1)
+
+
+def run(quick: bool = False) -> RowResult:
+    """GRU at T = 100 (batch 64, 64 hidden): training step, probe, naive loop; the naive norms are checked."""
+    start = time.perf_counter()
+    config = Config(cell="gru", seq_len=10 if quick else 100, batch=8 if quick else 64,
+                    features=8 if quick else 64, chunk=2 if quick else 10)
+    repeats = 2 if quick else 5
+    program = get_program(config)
+    lr, clip, scale = hyper_args(config)
+    state = {"s": program.init(np.int32(config.seed), scale, lr, clip)}
+    n = np.int32(config.chunk)
+
+    def chunk():
+        state["s"], records, evaluation = program.train_chunk(state["s"], lr, clip, scale, n)
+        return records
+
+    step = measure(chunk, repeats).per(config.chunk)
+    params, root = state["s"]["params"], state["s"]["root"]
+    probe = measure(lambda: carry_grad_norms(program, params, root, scale), repeats)
+    batch = probe_batch(program, root)
+    naive = make_naive(program)
+    naive_t = measure(lambda: naive_norms(program, naive, params, batch, scale), max(2, repeats // 2))
+
+    one_pass = carry_grad_norms(program, params, root, scale)
+    ours = np.stack([one_pass[leaf][1:] for leaf in program.spec.leaves])  # t = 1..steps
+    theirs = naive_norms(program, naive, params, batch, scale)
+    rel_diff = float(np.max(np.abs(ours - theirs) / np.maximum(np.abs(theirs), 1e-30)))
+
+    ratio = probe.median / step.median
+    rows = [{"what": "one training step (Adam, clipping; from a chunk)", "ms": step.median * 1e3, "/ step": 1.0},
+            {"what": "probe: all ||dL/dh_t|| in one backward pass", "ms": probe.median * 1e3, "/ step": ratio},
+            {"what": f"naive: one backward pass per t ({program.steps} jitted calls)", "ms": naive_t.median * 1e3,
+             "/ step": naive_t.median / step.median}]
+    notes = [f"GRU, adding problem, T = {config.seq_len}, batch {config.batch}, {config.features} hidden. Step: "
+             f"a `train_chunk` of {config.chunk} steps / {config.chunk}; probe: "
+             "`rnnlab.probes.carry_grad_norms` on the evaluation batch (same batch size), including the copy of "
+             "its result to the host; naive: a jitted gradient with respect to a perturbation at a traced step "
+             f"t, called for every t. Medians of {repeats} (naive: {max(2, repeats // 2)}) after a warm-up.",
+             f"Check: the naive norms equal the probe's to a relative {rel_diff:.1e} (largest over t).",
+             f"The probe is {naive_t.median / probe.median:.0f}x faster than the naive loop."]
+    met = ratio <= TARGET_RATIO
+    targets = [Target("gradient probe / training step", f"<= {TARGET_RATIO}", f"{ratio:.2f}", met,
+                      "" if met else f"probe {probe.median * 1e3:.1f} ms against a step of "
+                                     f"{step.median * 1e3:.1f} ms")]
+    method = ("The gradient probe (every ||dL/dh_t|| from one backward pass with zero perturbations added after "
+              "each step) against one plain training step and against the naive way, one backward pass per t.")
+    return RowResult("probe", "3. Gradient probe", method, ["what", "ms", "/ step"], rows, notes, targets,
+                     time.perf_counter() - start,
+                     extra={"ratio": ratio, "rel_diff": rel_diff, "naive_ratio": naive_t.median / probe.median})
