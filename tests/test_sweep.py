@@ -222,3 +222,29 @@ def test_four_simulated_devices_give_the_same_numbers(configs, result):
     for k in range(3):
         np.testing.assert_allclose(data["three"]["losses"][k], data["four"]["losses"][k], rtol=1e-6)
         assert data["three"]["h0"][k] == pytest.approx(data["four"]["h0"][k], rel=1e-6)
+
+
+STACKED_INIT = """
+import jax, numpy as np, os
+from rnnlab.config import Config
+from rnnlab.program import get_program
+assert "xla_cpu_enable_concurrency_optimized_scheduler=false" in os.environ["XLA_FLAGS"]
+p = get_program(Config(batch=8, seq_len=10, features=64))
+def init(seed, scale, lr, clip):
+    state = p._init(seed, scale, lr, clip)
+    return state, p._evaluate(state["params"], state["root"], scale)
+k = 8
+out = jax.jit(jax.vmap(init))(np.arange(k, dtype=np.int32), *(np.full(k, v, np.float32) for v in (0.1, 1e-2, 1.0)))
+print(float(jax.device_get(out[1]["loss"]).sum()))
+"""
+
+
+def test_a_stacked_init_and_evaluate_finishes_in_a_fresh_process():
+    """XLA:CPU's concurrency-optimised scheduler hung this program (K >= 3) in most fresh processes; importing
+    rnnlab turns that scheduler off."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("XLA_FLAGS", None)
+    proc = subprocess.run([sys.executable, "-c", STACKED_INIT], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=240)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert float(proc.stdout.strip().splitlines()[-1]) > 0

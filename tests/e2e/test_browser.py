@@ -18,9 +18,11 @@ PRESET = "A GRU solves the adding problem (T = 100)"
 PRESET_STEPS = 300
 ADDING_BASELINE = 1 / 6
 LOSS_TITLE = "Loss"
+COMPARE_TITLE = "Final evaluation loss per configuration"
 SWEEP_TITLE = "Gradient reaching the initial carry against sequence length"
 NAV_PAGES = [("Home", "rnnlab: how recurrent cells remember"), ("Explore a cell", "Explore a cell"),
-             ("Gradient flow", "Gradient flow"), ("Old vs new API", "Old vs new initialize_carry")]
+             ("Gradient flow", "Gradient flow"), ("Compare", "Compare configurations"),
+             ("Old vs new API", "Old vs new initialize_carry")]
 
 RENDER_TIMEOUT_MS = 60_000  # a page's script: includes JIT compiles on a slow CPU
 FIRST_CHART_TIMEOUT_MS = 90_000
@@ -172,7 +174,8 @@ def test_preset_trains_and_every_page_renders(page, artifacts: Path) -> None:
     # Every page through the sidebar.
     nav = page.locator('[data-testid="stSidebarNav"]')
     for number, (label, title) in enumerate(NAV_PAGES, start=3):
-        nav.locator('a[data-testid="stSidebarNavLink"]').filter(has_text=label).click()
+        link = nav.locator('a[data-testid="stSidebarNavLink"]')
+        link.filter(has_text=re.compile(rf"{re.escape(label)}\s*$")).click()  # not "compare_arrows" for Compare
         heading(page, title).wait_for(timeout=RENDER_TIMEOUT_MS)
         wait_idle(page)
         where = f"the '{label}' page (sidebar)"
@@ -186,6 +189,16 @@ def test_preset_trains_and_every_page_renders(page, artifacts: Path) -> None:
             print(f"[e2e] gradient sweep: chart after {time.monotonic() - start:.1f} s")
             cells = page.evaluate("(t) => window.__rnnlab.figures(t)[0].data.map(d => d.name)", SWEEP_TITLE)
             assert len(cells) == 3, cells  # the default sweep: GRU, LSTM, simple
+            check_page(page, console, f"{where} after Run sweep")
+        if label == "Compare":  # the default grid, trained at once
+            start = time.monotonic()
+            page.get_by_test_id("stMainBlockContainer").get_by_role("button", name=re.compile("Run sweep")).click()
+            page.wait_for_function("(t) => window.__rnnlab.figures(t).length > 0", arg=COMPARE_TITLE,
+                                   timeout=SWEEP_TIMEOUT_MS, polling=100)
+            wait_idle(page, SWEEP_TIMEOUT_MS)
+            print(f"[e2e] compare: default sweep charted after {time.monotonic() - start:.1f} s")
+            bars = page.evaluate("(t) => window.__rnnlab.figures(t)[0].data.length", COMPARE_TITLE)
+            assert bars >= 1
             check_page(page, console, f"{where} after Run sweep")
         screenshot(page, shots, f"{number:02d}-{label.lower().replace(' ', '-')}")
 
