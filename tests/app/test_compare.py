@@ -7,11 +7,13 @@ import pandas as pd
 import pytest
 
 from rnnlab.config import Config
-from rnnlab.sweep import expand, run_sweep
+from rnnlab.sweep import FIELDS, expand, run_sweep
 from tests.app.conftest import button, figures, open_page, trace, values
 
 TITLES = ("Training loss: mean and spread over seeds", "Final evaluation loss per configuration",
           "Gradient reaching the initial carry per configuration")
+
+GRU, SIMPLE = FIELDS["cell"].describe("gru"), FIELDS["cell"].describe("simple")
 
 
 def test_default_sweep_trains_and_its_numbers_equal_run_sweep(small):
@@ -22,14 +24,14 @@ def test_default_sweep_trains_and_its_numbers_equal_run_sweep(small):
     assert not at.exception, [e.value for e in at.exception]
     result = at.session_state.cmp_result
     base = Config.from_dict(small)[0]
-    configs = expand(base, {"carry_mode": ["fixed", "learnable"], "seed": [0, 1, 2]})
+    configs = expand(base, {"cell": ["gru", "simple"], "seed": [0, 1, 2]})
     assert result.configs == configs and result.programs == 2
     assert "Trained 6 runs in 2 compiled program(s) on 1 device(s)" in at.success[0].value
 
     expected = run_sweep(configs)  # the same compiled programs, the same inputs: the same numbers
     table = at.dataframe[0].value
     want = expected.summary_df()
-    assert list(table["label"]) == ["fixed carry"] * 3 + ["learnable carry"] * 3
+    assert list(table["label"]) == [GRU] * 3 + [SIMPLE] * 3
     assert list(table["seed"]) == [0, 1, 2] * 2 and (table["steps"] == 50).all()
     for column in ("final_loss", "eval_loss", "eval_metric", "h0_grad_norm"):
         np.testing.assert_allclose(table[column], want[column], rtol=1e-6)
@@ -39,7 +41,7 @@ def test_default_sweep_trains_and_its_numbers_equal_run_sweep(small):
     assert set(TITLES) <= set(figs)
     spread = expected.spread_df()
     curves = figs[TITLES[0]]
-    for label in ("fixed carry", "learnable carry"):
+    for label in (GRU, SIMPLE):
         mean = trace(curves, f"{label} (mean of 3 seeds)")
         rows = spread[spread["label"] == label]
         np.testing.assert_array_equal(values(mean, "x"), rows["step"])
