@@ -102,9 +102,10 @@ def test_quick_bench_end_to_end(tmp_path):
 
     sweep = results["sweep"]
     if sweep.available:
-        one, sequential, vmapped = sweep.rows
+        one, sequential, vmapped, wide = sweep.rows
         assert one["s"] > 0 and vmapped["/ one run"] == pytest.approx(vmapped["s"] / one["s"])
         assert sequential["/ one run"] == pytest.approx(sequential["s"] / one["s"])
+        assert wide["/ one run"] == pytest.approx(wide["s"] / one["s"]) and "batch 8 x 8" in wide["what"]
 
     cold, warm = results["app"].rows
     for r in (cold, warm):
