@@ -146,6 +146,11 @@ left.plotly_chart(plots.sweep_bar_figure(summary, "eval_loss", "Final evaluation
 right.plotly_chart(plots.sweep_bar_figure(summary, "h0_grad_norm",
                                           "Gradient reaching the initial carry per configuration",
                                           "||dL/dh_0|| (log scale)"), key="cmp_h0")
+zero = summary[summary["h0_grad_norm"] == 0]
+if len(zero):
+    right.caption("Exactly 0 in float32, so not drawn on the log scale (the gradient underflowed on its way "
+                  "back to the initial carry): " + ", ".join(f"{row.label} (seed {row.seed})"
+                                                               for row in zero.itertuples()) + ".")
 explain("Left: the loss on each run's fixed evaluation batch after the last step (bar: mean over seeds; "
         "whisker: lowest to highest seed; dots: each seed), against the memoryless baseline. Right: "
         "||dL/dh_0||, the size of the gradient of that loss with respect to the initial carry, with the final "
@@ -153,7 +158,9 @@ explain("Left: the loss on each run's fixed evaluation batch after the last step
         "where it has vanished, a learned start cannot move.")
 
 st.subheader("3. Final figures")
-st.dataframe(summary, hide_index=True, key="cmp_table")
+number = {c: st.column_config.NumberColumn(format="%.4g") for c in ("final_loss", "eval_loss", "eval_metric")}
+st.dataframe(summary, hide_index=True, key="cmp_table",
+             column_config={**number, "h0_grad_norm": st.column_config.NumberColumn(format="%.3e")})
 st.caption("final_loss: the last training batch's loss; eval_loss and eval_metric: the fixed evaluation batch "
            "after the last step; below_baseline: eval_loss under the memoryless baseline "
            f"({result.baseline:.4g}).")

@@ -163,4 +163,7 @@ def sweep_bar_figure(summary: pd.DataFrame, column: str, title: str, y_title: st
         fig.add_trace(go.Scatter(x=[stats["label"].iloc[0], stats["label"].iloc[-1]] if len(stats) else [],
                                  y=[baseline] * min(2, len(stats)), mode="lines",
                                  name=f"memoryless baseline {baseline:.4g}", line=dict(color="gray", dash="dash")))
-    return _layout(fig, title, "configuration", y_title, log_y=True)
+    fig = _layout(fig, title, "configuration", y_title, log_y=True)
+    # Half-width charts: a legend above the plot would cover the title, so it goes under the axis.
+    return fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0.0),
+                             margin=dict(l=10, r=10, t=50, b=90), height=420)

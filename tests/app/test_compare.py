@@ -54,6 +54,8 @@ def test_default_sweep_trains_and_its_numbers_equal_run_sweep(small):
     assert values(trace(bars, "memoryless baseline"), "y")[0] == pytest.approx(1 / 6)
     h0 = figs[TITLES[2]]
     np.testing.assert_allclose(values(trace(h0, "each seed"), "y"), want["h0_grad_norm"], rtol=1e-6)
+    underflow = any("Exactly 0 in float32" in c.value for c in at.caption)
+    assert underflow == bool((want["h0_grad_norm"] == 0).any())  # a zero bar cannot be drawn on a log scale
 
     download = at.get("download_button")[0]
     assert download.proto.label == "Final figures (CSV)"
