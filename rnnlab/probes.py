@@ -101,7 +101,7 @@ def connectivity(program: Program, params, root: jax.Array, scale) -> np.ndarray
     return np.asarray(_cached(program, "connectivity", _make_connectivity)(params, x, carry_key, scale))
 
 
-def _make_h0_grad(program: Program):
+def make_h0_grad(program: Program):
     def fn(params, root, scale):
         x, y, carry_key = probe_batch(program, root)
         grad = jax.grad(lambda e: program.loss_fn(params, e, x, y, carry_key, scale)[0])(program.zero_carry())
@@ -112,7 +112,7 @@ def _make_h0_grad(program: Program):
 
 def h0_grad_norm(program: Program, params, root, scale) -> float:
     """||dL/dh_0|| (all carry leaves together) on the run's evaluation batch."""
-    return float(_cached(program, "h0_grad", _make_h0_grad)(params, root, scale))
+    return float(_cached(program, "h0_grad", make_h0_grad)(params, root, scale))
 
 
 def decay_sweep(base: Config, cells: list[str], lengths: list[int], params: dict | None = None) -> pd.DataFrame:

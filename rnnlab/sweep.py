@@ -23,7 +23,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
-from types import SimpleNamespace
 
 import jax
 import numpy as np
@@ -33,10 +32,10 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from rnnlab.cells import CARRY_INITS, CELLS
 from rnnlab.config import Config, format_bytes, memory_budget_bytes
 from rnnlab.model import CARRY_MODES
-from rnnlab.probes import _make_h0_grad
+from rnnlab.probes import make_h0_grad
 from rnnlab.program import Program, Static, get_program
 from rnnlab.tasks import TASKS
-from rnnlab.train import ConfigError, History, Run
+from rnnlab.train import ConfigError, History, divergence_reason
 
 MAX_RUNS = 48
 AXIS = "runs"
@@ -195,7 +194,7 @@ _COMPILED_LOCK = threading.Lock()
 def _build(program: Program, mesh: Mesh) -> Vmapped:
     runs = NamedSharding(mesh, PartitionSpec(AXIS))
     replicated = NamedSharding(mesh, PartitionSpec())
-    h0_grad = _make_h0_grad(program)  # what rnnlab.probes.h0_grad_norm computes
+    h0_grad = make_h0_grad(program)  # what rnnlab.probes.h0_grad_norm computes
 
     def init(seed, scale, lr, clip):
         state = program._init(seed, scale, lr, clip)
@@ -403,8 +402,8 @@ def run_sweep(configs: list[Config], callback: Callable[[float, str], bool | Non
                 histories[i].add_evaluation(group.step + applied, _pick(evaluation, j))
                 if run_records["bad"].any():  # the same record and message as a one-by-one Run
                     histories[i].diverged_at = group.step + applied + 1
-                    stop_reasons[i] = histories[i].stop_reason = Run._divergence_reason(
-                        SimpleNamespace(config=configs[i]), group.step, run_records)
+                    stop_reasons[i] = histories[i].stop_reason = divergence_reason(
+                        configs[i], group.step, run_records)
             group.step += n_active
             done += 1
             text = f"step {group.step} / {steps} of program {number} of {len(groups)}"

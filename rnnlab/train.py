@@ -191,7 +191,7 @@ class Run:
         self.history.add_evaluation(first + applied, evaluation)
         if records["bad"].any():
             self.history.diverged_at = first + applied + 1
-            self.history.stop_reason = self._divergence_reason(first, records)
+            self.history.stop_reason = divergence_reason(self.config, first, records)
         if applied:
             self._keep_snapshot()
         seconds = time.perf_counter() - start
@@ -238,26 +238,28 @@ class Run:
         picks = sorted({round(i * (len(kept) - 1) / (count - 1)) for i in range(count)})
         return [kept[i] for i in picks]
 
-    def _divergence_reason(self, first: int, records: dict) -> str:
-        """Where and why the run diverged, what is kept, and what to change."""
-        i = int(np.argmax(records["bad"]))
-        step = first + i + 1
-        loss, gnorm = float(records["loss"][i]), float(records["grad_norm"][i])
-        if not np.isfinite(loss):
-            what = f"the training loss became {loss:g}"
-        elif not np.isfinite(gnorm):
-            what = f"the gradient norm became {gnorm:g} (the loss was {loss:.4g})"
-        else:
-            what = f"the update made the parameters non-finite (the gradient norm was {gnorm:.4g})"
-        kept = (f"Steps 1 to {step - 1} are kept, on the charts and in the downloads, with the parameters "
-                f"after step {step - 1}." if step > 1 else "It diverged on the first step, so nothing was trained.")
-        lr, clip = self.config.lr, self.config.clip
-        tips = [f"lower the learning rate (try lr={lr / 10:g}; now {lr:g})"]
-        if clip == 0:
-            tips.append("turn on gradient clipping, which caps the size of each update (try clip=1; now 0, off)")
-        elif clip > 1:
-            tips.append(f"clip the gradient harder (try clip=1; now {clip:g})")
-        return f"Stopped at step {step}: {what}. {kept} To fix it, {' or '.join(tips)}, then press Train for a new run."
+
+
+def divergence_reason(config: Config, first: int, records: dict) -> str:
+    """Where and why a run of ``config`` diverged in the chunk after step ``first``; what is kept; what to do."""
+    i = int(np.argmax(records["bad"]))
+    step = first + i + 1
+    loss, gnorm = float(records["loss"][i]), float(records["grad_norm"][i])
+    if not np.isfinite(loss):
+        what = f"the training loss became {loss:g}"
+    elif not np.isfinite(gnorm):
+        what = f"the gradient norm became {gnorm:g} (the loss was {loss:.4g})"
+    else:
+        what = f"the update made the parameters non-finite (the gradient norm was {gnorm:.4g})"
+    kept = (f"Steps 1 to {step - 1} are kept, on the charts and in the downloads, with the parameters "
+            f"after step {step - 1}." if step > 1 else "It diverged on the first step, so nothing was trained.")
+    lr, clip = config.lr, config.clip
+    tips = [f"lower the learning rate (try lr={lr / 10:g}; now {lr:g})"]
+    if clip == 0:
+        tips.append("turn on gradient clipping, which caps the size of each update (try clip=1; now 0, off)")
+    elif clip > 1:
+        tips.append(f"clip the gradient harder (try clip=1; now {clip:g})")
+    return f"Stopped at step {step}: {what}. {kept} To fix it, {' or '.join(tips)}, then press Train for a new run."
 
 
 def train(config: Config, callback: Callable[[Progress], bool | None] | None = None) -> Run:

@@ -5,7 +5,7 @@ import pytest
 
 from rnnlab.config import Config
 from rnnlab.program import get_program
-from rnnlab.train import ConfigError, Run
+from rnnlab.train import ConfigError, Run, divergence_reason
 
 SMALL = Config(seq_len=20, batch=16, features=16, steps=40, chunk=10)
 
@@ -165,14 +165,14 @@ def test_divergence_message_names_the_cause_and_fitting_advice(loss, grad_norm, 
     run = Run(Config(**{**SMALL.__dict__, "clip": clip, "lr": 0.5}))
     records = {"bad": np.array([False, False, True]), "loss": np.array([1.0, 1.0, loss]),
                "grad_norm": np.array([1.0, 1.0, grad_norm])}
-    reason = run._divergence_reason(20, records)
+    reason = divergence_reason(run.config, 20, records)
     assert reason.startswith("Stopped at step 23: ") and "Steps 1 to 22 are kept" in reason
     assert "To fix it, lower the learning rate (try lr=0.05; now 0.5)" in reason
     assert reason.endswith("then press Train for a new run.")
     for text in says:
         assert text in reason
     assert ("clip=" in reason) == (clip != 1.0)
-    first = run._divergence_reason(0, {"bad": np.array([True]), "loss": np.array([np.inf]),
+    first = divergence_reason(run.config, 0, {"bad": np.array([True]), "loss": np.array([np.inf]),
                                        "grad_norm": np.array([np.nan])})
     assert "It diverged on the first step, so nothing was trained." in first
 
