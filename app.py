@@ -1,8 +1,8 @@
-"""rnnlab: the Streamlit entry point (navigation only; each page lives in pages/)."""
+"""rnnlab: the Streamlit entry point (page config, warm-up, navigation; each page lives in pages/)."""
 
 import streamlit as st
 
-from rnnlab.compilation import enable_persistent_cache, warm_up
+from rnnlab.server.compilation import enable_persistent_cache, warm_up
 
 st.set_page_config(page_title="rnnlab", page_icon="🌀", layout="wide")
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from pages.common import shared_state, show_url_notes
-from rnnlab import api_compare, legacy, migrate
 from rnnlab.cells import CARRY_INITS, CELLS
-from rnnlab.sharing import parse_dims
+from rnnlab.flaxapi import breakages, columns, legacy, migrate, recipes, shapes
+from rnnlab.text import error_text
+from rnnlab.urlstate import parse_dims
+from ui.session import shared_state, show_url_notes, write_url
 
-shared_state()  # keeps the experiment in the URL while visiting this page
+write_url(shared_state())  # the experiment stays in the URL on this page too, so a reload keeps it
 st.title("Old vs new initialize_carry")
 show_url_notes()
 st.markdown(
@@ -18,17 +19,17 @@ st.markdown(
     "`(rng, batch_dims, size, init_fn)` into an **instance method** taking `(rng, input_shape)`: the cell now "
     "carries `features` and `carry_init` itself, and a `num_feature_axes` property tells `nn.RNN` where time is. "
     f"flax {legacy.LAST_OLD_VERSION} cannot be imported next to today's jax, so the old column runs a faithful "
-    "reconstruction of its code (`rnnlab.legacy`); the other two run the installed Flax.")
+    "reconstruction of its code (`rnnlab.flaxapi.legacy`); the other two run the installed Flax.")
 
 
 @st.cache_data(show_spinner="Reproducing the errors on the installed Flax…")
-def breakages() -> list[api_compare.Breakage]:
-    return api_compare.upgrade_breakages()
+def upgrade_breakages() -> list[breakages.Breakage]:
+    return breakages.upgrade_breakages()
 
 
 @st.cache_data(show_spinner="Running the learnable-carry recipes…")
-def recipes() -> list[api_compare.Recipe]:
-    return api_compare.learnable_recipes()
+def learnable_recipes() -> list[recipes.Recipe]:
+    return recipes.learnable_recipes()
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
@@ -37,7 +38,7 @@ def checked(source: str) -> tuple[migrate.CheckResult, migrate.RewriteResult]:
     return migrate.check(source), migrate.rewrite(source)
 
 
-def leaf_table(column: api_compare.Column) -> pd.DataFrame:
+def leaf_table(column: columns.Column) -> pd.DataFrame:
     return pd.DataFrame([{"leaf": leaf.name, "shape": str(leaf.shape), "dtype": leaf.dtype,
                           "first values": ", ".join(f"{v:.4g}" for v in leaf.first_values)}
                          for leaf in column.leaves])
@@ -72,16 +73,16 @@ if CELLS[cell].spatial and not spatial and not spatial_error:
     spatial_error = "Spatial dims: ConvLSTM needs at least one spatial axis, e.g. 8, 8."
 problems = [m for m in (batch_error, spatial_error) if m]
 if not problems:
-    problems = list(filter(None, [api_compare.compare_size_error(cell, batch_dims, in_features, hidden,
+    problems = list(filter(None, [columns.compare_size_error(cell, batch_dims, in_features, hidden,
                                                                  spatial if CELLS[cell].spatial else ())]))
 comparison = None
 if not problems:
     try:
-        comparison = api_compare.compare(cell, batch_dims, in_features, hidden, init_name, init_value, seed,
+        comparison = columns.compare(cell, batch_dims, in_features, hidden, init_name, init_value, seed,
                                           spatial=spatial, kernel_size=kernel, param_dtype=dtype)
         st.session_state.api_last_comparison = comparison
     except Exception as e:  # noqa: BLE001 - a message, never a traceback, for any input the widgets allow
-        problems.append(f"The comparison could not be built for these settings ({api_compare.describe_error(e)}).")
+        problems.append(f"The comparison could not be built for these settings ({error_text(e)}).")
 for message in problems:
     st.error(message, icon=":material/block:")
 if comparison is None and st.session_state.get("api_last_comparison") is not None:
@@ -108,7 +109,7 @@ if comparison is not None:
 # ---- 2. what breaks --------------------------------------------------------------------------------------
 st.header("2. What breaks if I upgrade")
 st.caption("Each old snippet is run on the installed Flax, its error caught and shown, then the fix is run.")
-for breakage in breakages():
+for breakage in upgrade_breakages():
     with st.expander(("⚠️ " if breakage.silent else "") + breakage.title, expanded=breakage.silent):
         left, right = st.columns(2)
         left.markdown("**Old code**")
@@ -130,14 +131,14 @@ shape_features = int(c3.number_input("Features", 1, 256, 4, key="shape_features"
 time_major = c4.checkbox("time_major", key="shape_time_major")
 shape, shape_error = parse_dims(shape_text, "Input shape", max_dims=6, max_size=1024, max_elements=1_000_000)
 report = None
-shape_error = shape_error or api_compare.shape_size_error(shape, shape_features)
+shape_error = shape_error or shapes.shape_size_error(shape, shape_features)
 if shape_error:
     st.error(shape_error, icon=":material/block:")
 else:
     try:
-        report = api_compare.explore_shapes(shape, time_major, shape_cell, shape_features)
+        report = shapes.explore_shapes(shape, time_major, shape_cell, shape_features)
     except Exception as e:  # noqa: BLE001 - a message, never a traceback
-        st.error(f"nn.RNN could not be run on this shape ({api_compare.describe_error(e)}).", icon=":material/block:")
+        st.error(f"nn.RNN could not be run on this shape ({error_text(e)}).", icon=":material/block:")
     else:
         if report.error is None:
             st.session_state.shape_last_report = report
@@ -167,11 +168,11 @@ with st.expander("How does nn.RNN find the time axis?"):
 
 # ---- 4. recipes ------------------------------------------------------------------------------------------
 st.header("4. Learnable initial carry: recipes that work today")
-for recipe in recipes():
+for recipe in learnable_recipes():
     with st.expander(recipe.title):
         st.markdown(recipe.summary)
         left, right = st.columns(2)
-        left.markdown(f"**The seed's code** ({recipe.seed_ref})")
+        left.markdown(f"**The code as it was published** ({recipe.seed_ref})")
         left.code(recipe.seed_code, language="python")
         for defect in recipe.defects:
             left.markdown(f"- `{defect.code}`: {defect.problem}")

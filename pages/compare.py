@@ -6,23 +6,22 @@ import math
 
 import streamlit as st
 
-from pages.common import config_controls, shared_state, show_url_notes, write_url
-from pages.queueing import training_slot
 from rnnlab import plots, sweep
 from rnnlab.cells import CARRY_INITS, CELLS
 from rnnlab.model import CARRY_MODES
 from rnnlab.sweep import FIELDS, SweepError
+from ui.controls import config_controls, explain
+from ui.queue import training_slot
+from ui.session import kept, shared_state, show_url_notes, write_url
 
 MAX_CURVE_POINTS = 500  # steps per curve drawn (the table and the CSV keep every number)
 
 ss = st.session_state
 ss.setdefault("cmp_result", None)
 ss.setdefault("cmp_error", None)
-ss.setdefault("w_cmp_carry_mode", [])
-ss.setdefault("w_cmp_carry_init", [])
-ss.setdefault("w_cmp_cell", ["gru", "simple"])  # the default: does gating help? (x 3 seeds)
-ss.setdefault("w_cmp_lr", "")
-ss.setdefault("w_cmp_seed", "0, 1, 2")
+for name, default in (("carry_mode", []), ("carry_init", []), ("cell", ["gru", "simple"]),  # does gating help?
+                      ("lr", ""), ("seed", "0, 1, 2")):
+    kept(f"w_cmp_{name}", default)  # what was typed here stays across visits to other pages
 
 shared = shared_state()
 st.title("Compare configurations")
@@ -120,11 +119,6 @@ if result.configs != configs:
 for label, config, reason in zip(result.labels, result.configs, result.stop_reasons):
     if reason:
         st.warning(f"**{label}, seed {config.seed}**: {reason}", icon=":material/warning:")
-
-
-def explain(text: str) -> None:
-    with st.expander("What am I looking at?"):
-        st.markdown(text)
 
 
 summary = result.summary_df()

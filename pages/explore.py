@@ -7,12 +7,14 @@ from dataclasses import replace
 
 import streamlit as st
 
-from pages.common import config_controls, keep_run, share_link, shared_state, show_url_notes, write_url
-from pages.queueing import training_slot
 from rnnlab import analysis, export, plots
-from rnnlab import scheduler as scheduling
 from rnnlab.config import STATIC_FIELDS, Config
+from rnnlab.server import scheduler as scheduling
+from rnnlab.text import error_text
 from rnnlab.train import ConfigError, Run
+from ui.controls import config_controls, explain
+from ui.queue import training_slot
+from ui.session import keep_run, share_link, shared_state, show_url_notes, write_url
 
 CHART_INTERVAL_S = 1.0  # while training, charts are redrawn at most this often (the progress bar every chunk)
 UPLOAD_MB = export.MAX_PARAMS_BYTES // 2**20  # as the server's maxUploadSize in .streamlit/config.toml
@@ -40,8 +42,7 @@ errors = config.validate()
 
 
 def same_run(run: Run | None, config: Config) -> bool:
-    """Whether ``run`` was started with the static settings and seed of ``config``."""
-    return run is not None and (run.config.static_key(), run.config.seed) == (config.static_key(), config.seed)
+    return run is not None and run.matches(config)
 
 
 def start_new_run() -> None:
@@ -84,7 +85,7 @@ def load_parameters() -> None:
     except (export.ExportError, ConfigError) as e:
         why = str(e)
     except Exception as e:  # noqa: BLE001  (a file must never crash the page)
-        why = f"{type(e).__name__}: {e}"
+        why = error_text(e)
     else:
         ss.run, ss.training, ss.zero_runs, ss.explore_error = loaded, False, {}, None
         ss.load_message = ("success", (
@@ -178,14 +179,9 @@ def draw_progress(run: Run, steps_per_second: float | None = None) -> None:
     speed = f" · {steps_per_second:,.0f} steps/s" if steps_per_second else ""
     progress_slot.progress(fraction, text=f"step {run.step} / {run.config.steps}{speed}")
     if run.history.stop_reason:
-        status_slot.error(run.history.stop_reason, icon=":material/warning:")
+        status_slot.error(f"{run.history.stop_reason} Then press Train for a new run.", icon=":material/warning:")
     elif run.done:
         status_slot.success(f"Finished {run.step} steps.", icon=":material/check_circle:")
-
-
-def explain(text: str) -> None:
-    with st.expander("What am I looking at?"):
-        st.markdown(text)
 
 
 def draw_charts(run: Run, n: int) -> None:
@@ -205,7 +201,7 @@ def draw_charts(run: Run, n: int) -> None:
         explain(f"The training loss of each batch (a fresh batch every step) and the loss on a fixed evaluation "
                 f"batch after each chunk, on a log scale. The dashed line is the memoryless baseline, the "
                 f"loss of the best prediction that ignores the sequence ({task.baseline_text}): a cell below it "
-                f"has learned to use what it remembers. Reference: `shared/reference/tasks-and-theory.md`.")
+                f"has learned to use what it remembers.")
 
         st.subheader("2. The initial carry")
         mode = run.config.carry_mode
@@ -254,7 +250,7 @@ if run is not None:
     if ss.training and not stale:
         n = 0
         with slot(run.config):  # freed however this ends: finished, Stop, a widget change, another page, tab closed
-            if run.program.train_chunk._cache_size() == 0:
+            if not run.program.is_compiled():
                 status_slot.info("Compiling the training step for this configuration (once per configuration)…",
                                  icon=":material/hourglass_top:")
             drawn = time.monotonic()

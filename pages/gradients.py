@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import pandas as pd
 import streamlit as st
 
-from pages.common import shared_state, show_url_notes, write_url
-from pages.queueing import training_slot
 from rnnlab import plots, probes
 from rnnlab.cells import CELLS
-from rnnlab.sharing import parse_cells, parse_lengths
+from rnnlab.text import error_text
 from rnnlab.train import ConfigError, Run
+from rnnlab.urlstate import parse_cells, parse_lengths
+from ui.queue import training_slot
+from ui.session import kept, shared_state, show_url_notes, write_url
 
 ss = st.session_state
 ss.setdefault("run", None)
@@ -26,7 +26,7 @@ show_url_notes()
 def current_model() -> tuple[Run, bool]:
     """The Explore page's run when it matches the settings, else an untrained model of the settings."""
     run = ss.run
-    if run is not None and (run.config.static_key(), run.config.seed) == (config.static_key(), config.seed):
+    if run is not None and run.matches(config):
         return run, True
     cached = ss.get("untrained")
     if cached is None or cached.config != config:
@@ -52,9 +52,7 @@ st.subheader("1. ||dL/dh_t|| through time")
 key = (id(run), run.step)
 if ss.get("grad_time_key") != key:
     with st.spinner("Probing the gradient at every time step…"):
-        frames = [probes.carry_grad_df(run.program, params, run.state["root"], run.scale, step)
-                  for step, params in run.snapshots_at(3)]
-    ss.grad_time, ss.grad_time_key = pd.concat(frames, ignore_index=True), key
+        ss.grad_time, ss.grad_time_key = probes.run_grad_through_time(run), key
 grads = ss.grad_time
 st.plotly_chart(plots.grad_through_time_figure(grads), key="grad_time")
 last_t = grads["t"].max()
@@ -77,10 +75,10 @@ with st.expander("What am I looking at?"):
 st.subheader("2. The gradient that reaches the initial carry, against sequence length")
 vector_cells = [n for n, c in CELLS.items() if not c.spatial]
 left, right = st.columns(2)
-chosen = left.multiselect("Cells", vector_cells, default=list(shared.sweep_cells),
-                          format_func=lambda n: CELLS[n].label, key="w_sweep_cells")
-lengths_text = right.text_input("Sequence lengths T (comma-separated)", key="w_sweep_lengths",
-                                value=", ".join(map(str, shared.sweep_lengths)))
+kept("w_sweep_cells", list(shared.sweep_cells))
+kept("w_sweep_lengths", ", ".join(map(str, shared.sweep_lengths)))
+chosen = left.multiselect("Cells", vector_cells, format_func=lambda n: CELLS[n].label, key="w_sweep_cells")
+lengths_text = right.text_input("Sequence lengths T (comma-separated)", key="w_sweep_lengths")
 st.button("Run sweep", icon=":material/play_arrow:", on_click=lambda: ss.update(sweep_requested=True))
 
 sweep_error = None
@@ -105,7 +103,7 @@ if ss.pop("sweep_requested", False) or ss.pop("autorun_pending", False):
         except ConfigError as e:
             sweep_error = " ".join(e.messages)
         except Exception as e:  # noqa: BLE001 - a message, never a traceback; the last sweep stays
-            sweep_error = f"The sweep failed: {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:500]
+            sweep_error = f"The sweep failed: {error_text(e)}"
 write_url(shared)
 if sweep_error:
     st.error(sweep_error, icon=":material/block:")
@@ -119,10 +117,9 @@ if ss.sweep_result is not None:
     labels = {name: spec.label for name, spec in CELLS.items()}
     st.plotly_chart(plots.decay_figure(sweep, fits, labels), key="decay")
     for row in fits.itertuples():
-        st.markdown(f"- **{CELLS[row.cell].label}**: ×{row.rate_per_step:.3g} per step: "
-                    f"{probes.describe_halving(row.halving_steps)}.")
+        st.markdown(f"- **{CELLS[row.cell].label}**: {probes.describe_fit(row.rate_per_step, row.halving_steps)}.")
     table = sweep.pivot(index="T", columns="cell", values="h0_grad_norm")[list(fits["cell"])].rename(columns=labels)
-    st.dataframe(table.style.format("{:.3e}"))
+    st.dataframe(table.map(probes.format_gradient))
     st.caption(f"Untrained weights (seed {config.seed}) on the {task_name} task.")
 else:
     st.caption("Pick cells and lengths and press **Run sweep**.")
@@ -147,8 +144,7 @@ st.subheader("3. Connectivity: which inputs the last output depends on")
 ckey = (id(run), run.step)
 if ss.get("conn_key") != ckey:
     with st.spinner("Computing connectivity…"):
-        values = probes.connectivity(run.program, run.params, run.state["root"], run.scale)
-    ss.conn, ss.conn_key = pd.DataFrame({"t": range(len(values)), "connectivity": values}), ckey
+        ss.conn, ss.conn_key = probes.run_connectivity(run), ckey
 st.plotly_chart(plots.connectivity_figure(ss.conn), key="connectivity")
 with st.expander("What am I looking at?"):
     st.markdown(

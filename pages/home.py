@@ -2,11 +2,11 @@
 
 import streamlit as st
 
-from pages.common import shared_state, show_url_notes
 from rnnlab.device import describe_devices
 from rnnlab.presets import PRESETS
+from ui.session import shared_state, show_url_notes, write_url
 
-shared_state()
+write_url(shared_state())  # the experiment stays in the URL on this page too, so a reload keeps it
 st.title("rnnlab: how recurrent cells remember")
 show_url_notes()
 st.markdown(

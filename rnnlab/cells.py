@@ -41,11 +41,14 @@ class CellSpec:
         """The inverse of :meth:`carry_as_tuple`."""
         return tuple(leaves) if len(self.leaves) > 1 else leaves[0]
 
-    def build(self, features: int, carry_init: Initializer, kernel_size: int = 3) -> nn.RNNCellBase:
-        """Build the Flax cell with ``features`` units and the given ``carry_init``."""
+    def build(self, features: int, carry_init: Initializer | None = None,
+              kernel_size: int | tuple[int, ...] = 3) -> nn.RNNCellBase:
+        """Build the Flax cell with ``features`` units (and ``carry_init``, else Flax's default, zeros)."""
+        kwargs = {} if carry_init is None else {"carry_init": carry_init}
         if self.spatial:
-            return self.cls(features=features, kernel_size=(kernel_size, kernel_size), carry_init=carry_init)
-        return self.cls(features=features, carry_init=carry_init)
+            kernel = tuple(kernel_size) if isinstance(kernel_size, tuple | list) else (kernel_size, kernel_size)
+            return self.cls(features=features, kernel_size=kernel, **kwargs)
+        return self.cls(features=features, **kwargs)
 
 
 CELLS: dict[str, CellSpec] = {

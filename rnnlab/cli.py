@@ -12,12 +12,18 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-import pandas as pd
-
 from rnnlab.cells import CELLS
-from rnnlab.compilation import enable_persistent_cache
 from rnnlab.config import CHOICES, HELP, Config
-from rnnlab.probes import decay_sweep, describe_halving, fit_decay
+from rnnlab.probes import (
+    DEFAULT_SWEEP_CELLS,
+    DEFAULT_SWEEP_LENGTHS,
+    ZERO_GRADIENT,
+    decay_sweep,
+    describe_fit,
+    fit_decay,
+    format_gradient,
+)
+from rnnlab.server.compilation import enable_persistent_cache
 from rnnlab.train import ConfigError, Progress, Run
 
 
@@ -52,8 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     grad = sub.add_parser("grad", help="print ||dL/dh_0|| against sequence length T for several cells",
                           formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     _add_config_options(grad, skip=("cell", "seq_len", "steps", "chunk", "lr", "clip", "optimizer"))
-    grad.add_argument("--cells", default="gru,lstm,simple", help=f"comma-separated cells, from: {', '.join(CELLS)}")
-    grad.add_argument("--lengths", default="10,20,40,80", help="comma-separated sequence lengths T")
+    grad.add_argument("--cells", default=",".join(DEFAULT_SWEEP_CELLS),
+                      help=f"comma-separated cells, from: {', '.join(CELLS)}")
+    grad.add_argument("--lengths", default=",".join(map(str, DEFAULT_SWEEP_LENGTHS)),
+                      help="comma-separated sequence lengths T")
     return parser
 
 
@@ -107,12 +115,13 @@ def run_grad(args: argparse.Namespace) -> int:
                 raise ConfigError(errors)
     sweep = decay_sweep(config, cells, lengths)
     table = sweep.pivot(index="T", columns="cell", values="h0_grad_norm")[cells]
-    with pd.option_context("display.float_format", "{:.3e}".format):
-        print(f"||dL/dh_0|| on the {config.task} task (untrained weights, seed {config.seed}):")
-        print(table.to_string())
+    print(f"||dL/dh_0|| on the {config.task} task (untrained weights, seed {config.seed}):")
+    print(table.map(format_gradient).to_string())
+    if (table == 0).any().any():
+        print(f"({ZERO_GRADIENT}: every element of the float32 gradient is 0; it underflowed on its way back)")
     print()
     for row in fit_decay(sweep).itertuples():
-        print(f"{row.cell:>16}: x{row.rate_per_step:.3f} per step; {describe_halving(row.halving_steps)}")
+        print(f"{row.cell:>16}: {describe_fit(row.rate_per_step, row.halving_steps)}")
     return 0
 
 

@@ -3,125 +3,90 @@
 from __future__ import annotations
 
 import math
-import os
-from dataclasses import asdict, dataclass, fields, replace
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, make_dataclass, replace
 
 from rnnlab.cells import CARRY_INITS, CELLS
+from rnnlab.device import memory_budget_bytes
 from rnnlab.model import CARRY_MODES
 from rnnlab.optimizers import OPTIMIZERS
 from rnnlab.tasks import TASKS, compatible
-
-LIMITS: dict[str, tuple[int, int]] = {
-    "features": (1, 1024),
-    "seq_len": (1, 100_000),
-    "batch": (1, 4096),
-    "steps": (1, 100_000),
-    "chunk": (1, 1000),
-    "kernel_size": (1, 7),
-}
-
-CHOICES: dict[str, dict] = {
-    "task": TASKS,
-    "cell": CELLS,
-    "carry_mode": CARRY_MODES,
-    "carry_init": CARRY_INITS,
-    "optimizer": OPTIMIZERS,
-}
-
-# Ranges of the app's number controls for the float fields (wider values are valid for the CLI and the API;
-# a link asking for one outside these is refused with a note, so the controls can show it).
-CONTROL_RANGES: dict[str, tuple[float, float]] = {"lr": (1e-6, 1e6), "clip": (0.0, 1e6), "carry_scale": (-100.0, 100.0)}
-
-# Fields whose change needs a new compiled program; everything else is passed as an argument.
-STATIC_FIELDS = ("task", "cell", "features", "carry_mode", "carry_init", "seq_len", "batch", "optimizer",
-                 "chunk", "kernel_size")
-
-HELP: dict[str, str] = {
-    "task": "the synthetic problem the cell is trained on",
-    "cell": "the Flax Linen recurrent cell, one set of weights shared by all time steps",
-    "features": "number of hidden units of the cell",
-    "carry_mode": "fixed: drawn once; noisy: redrawn every batch; learnable: a trained parameter",
-    "carry_init": "the initialiser of the initial carry (carry_init)",
-    "carry_scale": "the initialiser's parameter: stddev (normal), scale (uniform) or value (constant)",
-    "seq_len": "sequence length T",
-    "batch": "sequences per training step",
-    "optimizer": "the optax optimiser (after clipping the gradient by its global norm)",
-    "lr": "learning rate",
-    "clip": "clip the gradient to this global norm (0 = no clipping)",
-    "steps": "number of optimiser steps",
-    "seed": "random seed for weights, carries and batches",
-    "chunk": "optimiser steps per compiled call (charts update after each)",
-    "kernel_size": "ConvLSTM kernel size (square)",
-}
-
-
-def memory_budget_bytes() -> int:
-    """Memory a run may use: ``RNNLAB_MEMORY_BUDGET_GB`` if set, else half of what is free now.
-
-    Free means the first accelerator's free memory when JAX runs on one (its ``memory_stats``), else the
-    RAM available (``MemAvailable``). Trainings already running are counted separately, by
-    :mod:`rnnlab.scheduler`, which admits a training only when its estimate fits in what they leave.
-    """
-    env = os.environ.get("RNNLAB_MEMORY_BUDGET_GB")
-    if env:
-        try:
-            value = float(env)
-        except ValueError:
-            value = math.nan
-        if math.isfinite(value) and value > 0:
-            return int(value * 2**30)
-    device_free = _device_free_bytes()
-    if device_free is not None:
-        return device_free // 2
-    try:
-        with open("/proc/meminfo") as f:
-            info = dict(line.split(":", 1) for line in f)
-        return int(info["MemAvailable"].split()[0]) * 1024 // 2
-    except (OSError, KeyError, ValueError):
-        return 4 * 2**30
-
-
-def _device_free_bytes() -> int | None:
-    """Free memory of the first accelerator, or None on CPU (or when the device does not say)."""
-    import jax
-
-    if jax.default_backend() == "cpu":
-        return None
-    try:
-        stats = jax.devices()[0].memory_stats() or {}
-        return int(stats["bytes_limit"]) - int(stats.get("bytes_in_use", 0))
-    except (KeyError, TypeError, ValueError, RuntimeError):
-        return None
-
-
-def format_bytes(n: float) -> str:
-    """1234567 -> '1.2 MB'."""
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if n < 1000 or unit == "TB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    raise AssertionError
+from rnnlab.text import format_bytes, parse_float, parse_int
 
 
 @dataclass(frozen=True)
-class Config:
-    """One experiment. Defaults: a GRU with a learnable carry on the adding problem at T = 100."""
+class Setting:
+    """One experiment setting, declared once: the controls, the URL, the CLI and the validation read it.
 
-    task: str = "adding"
-    cell: str = "gru"
-    features: int = 64
-    carry_mode: str = "learnable"
-    carry_init: str = "zeros"
-    carry_scale: float = 0.1
-    seq_len: int = 100
-    batch: int = 64
-    optimizer: str = "adam"
-    lr: float = 1e-2
-    clip: float = 1.0
-    steps: int = 300
-    seed: int = 0
-    chunk: int = 25
-    kernel_size: int = 3
+    ``kind`` is 'choice' (a registry of names), 'int' or 'float'. ``low``/``high`` bound a number: for a
+    whole number they are what is valid anywhere, for a float the range of the app's control (the CLI and the
+    API accept any valid value; a link asking for one outside the control's range is refused with a note).
+    ``recompiles``: changing it needs a new compiled program (everything else is an argument of the program).
+    """
+
+    name: str
+    default: object
+    label: str
+    help: str
+    kind: str
+    choices: Mapping[str, object] | None = None
+    low: float | None = None
+    high: float | None = None
+    step: float = 1
+    recompiles: bool = False
+    advanced: bool = False  # shown under "Advanced" in the sidebar
+
+    @property
+    def type(self) -> type:
+        """The Python type of the value."""
+        return {"choice": str, "int": int, "float": float}[self.kind]
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("task", "adding", "Task", "the synthetic problem the cell is trained on", "choice", TASKS,
+            recompiles=True),
+    Setting("cell", "gru", "Cell", "the Flax Linen recurrent cell: one set of weights applied at every time step",
+            "choice", CELLS, recompiles=True),
+    Setting("features", 64, "Hidden features", "number of hidden units of the cell (the size of its carry)", "int",
+            low=1, high=1024, recompiles=True),
+    Setting("carry_mode", "learnable", "Carry mode",
+            "how the initial carry h_0 is made: fixed: drawn once; noisy: redrawn for every batch; learnable: a "
+            "parameter trained with the weights", "choice", CARRY_MODES, recompiles=True),
+    Setting("carry_init", "zeros", "carry_init",
+            "the function that fills the initial carry h_0 with numbers before training (zeros, ones, a normal "
+            "or uniform draw, a constant); Flax calls it with a key, a shape and a dtype", "choice", CARRY_INITS,
+            recompiles=True),
+    Setting("carry_scale", 0.1, "Initialiser parameter",
+            "the initialiser's parameter: stddev (normal), scale (uniform) or value (constant)", "float",
+            low=-100.0, high=100.0, step=0.05),
+    Setting("seq_len", 100, "Sequence length T", "number of time steps in each sequence", "int", low=1,
+            high=100_000, recompiles=True),
+    Setting("batch", 64, "Batch size", "sequences per training step", "int", low=1, high=4096, recompiles=True),
+    Setting("optimizer", "adam", "Optimiser", "the optax optimiser (after clipping the gradient by its global norm)",
+            "choice", OPTIMIZERS, recompiles=True),
+    Setting("lr", 1e-2, "Learning rate", "how far each optimiser step moves the weights", "float", low=1e-6,
+            high=1e6, step=1e-3),
+    Setting("clip", 1.0, "Clip (global norm)", "clip the gradient to this global norm (0 = no clipping)", "float",
+            low=0.0, high=1e6, step=0.5),
+    Setting("steps", 300, "Training steps", "number of optimiser steps", "int", low=1, high=100_000),
+    Setting("seed", 0, "Seed", "random seed for weights, carries and batches", "int", low=0, high=2**31 - 1),
+    Setting("chunk", 25, "Steps per chunk", "optimiser steps per compiled call (charts update after each)", "int",
+            low=1, high=1000, recompiles=True, advanced=True),
+    Setting("kernel_size", 3, "Kernel size", "ConvLSTM kernel size (square)", "int", low=1, high=7,
+            recompiles=True, advanced=True),
+)
+SETTING: dict[str, Setting] = {s.name: s for s in SETTINGS}
+
+# Views of the table, for the modules that need one aspect of every setting.
+LIMITS: dict[str, tuple[int, int]] = {s.name: (int(s.low), int(s.high)) for s in SETTINGS if s.kind == "int"}
+CHOICES: dict[str, Mapping[str, object]] = {s.name: s.choices for s in SETTINGS if s.kind == "choice"}
+CONTROL_RANGES: dict[str, tuple[float, float]] = {s.name: (s.low, s.high) for s in SETTINGS if s.kind == "float"}
+STATIC_FIELDS: tuple[str, ...] = tuple(s.name for s in SETTINGS if s.recompiles)
+HELP: dict[str, str] = {s.name: s.help for s in SETTINGS}
+
+
+class ConfigMethods:
+    """What every :class:`Config` can do; its fields come from :data:`SETTINGS`."""
 
     # ---- derived ---------------------------------------------------------------------------------
     @property
@@ -153,7 +118,7 @@ class Config:
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
                 errors[name] = f"{name} must be a whole number from {lo} to {hi} (got {value!r})."
-        for name in ("lr", "carry_scale", "clip"):
+        for name in CONTROL_RANGES:
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
                 errors[name] = f"{name} must be a finite number (got {value!r})."
@@ -161,8 +126,6 @@ class Config:
             errors["lr"] = f"The learning rate must be greater than 0 (got {self.lr:g})."
         if "clip" not in errors and self.clip < 0:
             errors["clip"] = f"clip must be 0 (off) or positive (got {self.clip:g})."
-        if not isinstance(self.seed, int) or isinstance(self.seed, bool) or not 0 <= self.seed < 2**31:
-            errors["seed"] = f"seed must be a whole number from 0 to {2**31 - 1} (got {self.seed!r})."
         return errors
 
     def validate(self, budget: int | None = None) -> list[str]:
@@ -196,7 +159,7 @@ class Config:
         """Parse a flat dict of strings; bad or unknown entries fall back to ``base`` with a note each."""
         base = base or cls()
         notes, values = [], {}
-        types = {f.name: f.type for f in fields(cls)}
+        types = {name: setting.type for name, setting in SETTING.items()}
         for key, raw in data.items():
             if key not in types:
                 notes.append(f"Ignored unknown setting '{key}'.")
@@ -204,7 +167,7 @@ class Config:
             try:
                 value = _parse(types[key], raw)
             except ValueError:
-                notes.append(f"Ignored {key}={raw!r}: not a valid {types[key]}; kept {getattr(base, key)}.")
+                notes.append(f"Ignored {key}={raw!r}: not a valid {types[key].__name__}; kept {getattr(base, key)}.")
                 continue
             error = replace(base, **{key: value}).field_errors().get(key)
             if error:
@@ -221,18 +184,30 @@ def _fmt(value) -> str:
     return str(value)
 
 
-def _parse(type_name, raw: str):
+def _parse(kind: type, raw: str):
     raw = str(raw).strip()
-    if type_name in ("int", int):
-        if not raw.lstrip("-").isdigit():
-            raise ValueError(raw)
-        return int(raw)
-    if type_name in ("float", float):
-        value = float(raw)
-        if not math.isfinite(value):
-            raise ValueError(raw)
-        return value
+    if kind is int:
+        return parse_int(raw)
+    if kind is float:
+        return parse_float(raw)
     if not raw:
         raise ValueError(raw)
     return raw
 
+
+Config = make_dataclass(
+    "Config", [(s.name, s.type, field(default=s.default)) for s in SETTINGS], bases=(ConfigMethods,), frozen=True)
+Config.__module__, Config.__qualname__ = __name__, "Config"
+Config.__doc__ = """One experiment: a flat, validated, URL-safe record with one field per entry of :data:`SETTINGS`.
+
+Defaults: a GRU with a learnable carry on the adding problem at T = 100.
+"""
+
+Static = make_dataclass("Static", [(name, SETTING[name].type) for name in STATIC_FIELDS], frozen=True)
+Static.__module__, Static.__qualname__ = __name__, "Static"
+Static.__doc__ = "The part of a configuration that needs its own compiled program (the settings that recompile)."
+
+
+def static_part(config: Config) -> Static:
+    """``config``'s :class:`Static` part: the key of its compiled program."""
+    return Static(*config.static_key())

@@ -23,6 +23,7 @@ import rnnlab
 from rnnlab.cells import CELLS
 from rnnlab.config import HELP, Config
 from rnnlab.program import get_program, hyper_args
+from rnnlab.text import error_text
 from rnnlab.train import ConfigError, History
 
 Params = dict[str, Any]
@@ -128,7 +129,7 @@ def _why_unreadable(e: Exception, data: bytes) -> str:
         kind = f"text ({lines[0][:40]!r}…)" if head and text and lines else None
     if kind:
         return f"it looks like {kind}; choose the .msgpack file the Parameters download wrote"
-    return f"its contents could not be read ({_describe_exception(e)})"
+    return f"its contents could not be read ({error_text(e)})"
 
 
 def _leaves(tree: Any, path: str):
@@ -194,11 +195,6 @@ def _describe(value: Any) -> str:
     if isinstance(value, Mapping):
         return f"a group of {len(value)} entries"
     return f"a value of type {type(value).__name__}"
-
-
-def _describe_exception(e: Exception) -> str:
-    text = str(e).strip()
-    return f"{type(e).__name__}: {text}" if text else type(e).__name__
 
 
 # ---- reproduction script -------------------------------------------------------------------------------

@@ -11,13 +11,44 @@ LEAF_NAMES = {"c": "cell state c", "h": "hidden state h"}
 LEAF_DASH = {"c": "dot", "h": "solid"}
 
 
+# Okabe and Ito's colours: told apart with the common colour-vision deficiencies and on a washed-out projector.
+COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
+# Plain numbers on every axis: powers of ten (1e-23 as 10^-23, never "10y" or SI prefixes such as 1u, 100n).
+NUMBER_AXIS = dict(exponentformat="power", separatethousands=True)
+
+
 def _layout(fig: go.Figure, title: str, x: str, y: str, log_y: bool = False) -> go.Figure:
     fig.update_layout(title=title, xaxis_title=x, yaxis_title=y, margin=dict(l=10, r=10, t=50, b=10),
                       legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
-                      height=360)
+                      height=360, colorway=COLORS)
+    fig.update_xaxes(**NUMBER_AXIS)
+    fig.update_yaxes(**NUMBER_AXIS)
     if log_y:
-        fig.update_yaxes(type="log")
+        fig.update_yaxes(type="log", minorloglabels="none")  # no bare "2, 5" digits between the decades
     return fig
+
+
+ZERO_LABEL = "0: below float32"  # every element of the float32 gradient was 0: it underflowed
+ZERO_HOVER = ("exactly 0 in float32: every element of this gradient underflowed on its way back "
+              "(it is smaller than 1.4e-45), drawn at the bottom of the log axis")
+
+
+def log_floor(*columns: pd.Series) -> float:
+    """Where exact zeros sit on a log axis: a decade below the smallest positive value shown (1e-45 if none)."""
+    positive = [float(c[c > 0].min()) for c in columns if len(c) and (c > 0).any()]
+    return 10 ** (math.floor(math.log10(min(positive))) - 1) if positive else 1e-45
+
+
+def add_zeros(fig: go.Figure, x, y: pd.Series, floor: float, color: str | None = None,
+              showlegend: bool = True) -> None:
+    """Mark the exact zeros of ``y`` at ``floor`` with a labelled marker instead of dropping them (log axes)."""
+    zero = (y == 0).to_numpy()
+    if not zero.any():
+        return
+    xs = pd.Series(list(x))[zero]
+    fig.add_trace(go.Scatter(x=xs, y=[floor] * int(zero.sum()), mode="markers", name=ZERO_LABEL,
+                             legendgroup="zero", showlegend=showlegend, hovertext=ZERO_HOVER, hoverinfo="text+x",
+                             marker=dict(symbol="triangle-down-open", size=10, color=color or "black")))
 
 
 def loss_figure(steps: pd.DataFrame, evals: pd.DataFrame, baseline: float, baseline_text: str) -> go.Figure:
@@ -86,37 +117,55 @@ def per_step_loss_figure(table: pd.DataFrame, baseline: float | None = None) -> 
 
 
 def grad_through_time_figure(grads: pd.DataFrame) -> go.Figure:
-    """||dL/dh_t|| against t (log scale), one line per training step and carry leaf."""
+    """||dL/dh_t|| against t (log scale), one line per training step and carry leaf; exact zeros marked."""
     fig = go.Figure()
+    floor = log_floor(grads["grad_norm"])
+    first_zero = True
     for (step, leaf), group in grads.groupby(["step", "leaf"], sort=False):
-        fig.add_trace(go.Scatter(x=group["t"], y=group["grad_norm"], mode="lines",
-                                 name=f"step {step}, {leaf}", line=dict(dash=LEAF_DASH.get(leaf, "solid"))))
+        values = group["grad_norm"].where(group["grad_norm"] > 0)
+        fig.add_trace(go.Scatter(x=group["t"], y=values, mode="lines",
+                                 name=f"after {step} training steps, {leaf}",
+                                 line=dict(dash=LEAF_DASH.get(leaf, "solid"))))
+        # the final cell state c is read by nothing, so its 0 is not an underflow: the page says so instead
+        underflow = group["grad_norm"].where((leaf != "c") | (group["t"] != grads["t"].max()), 1.0)
+        if (underflow == 0).any():
+            add_zeros(fig, group["t"], underflow, floor, showlegend=first_zero)
+            first_zero = False
     return _layout(fig, "Gradient of the loss with respect to the carry at each time step",
                    "time step t (0 = initial carry)", "||dL/dh_t|| (log scale)", log_y=True)
 
 
 def decay_figure(sweep: pd.DataFrame, fits: pd.DataFrame, labels: dict[str, str] | None = None) -> go.Figure:
-    """||dL/dh_0|| against sequence length T, one line per cell (named by ``labels``), with its halving length."""
+    """||dL/dh_0|| against sequence length T, one line per cell (named by ``labels``), with its halving length.
+    Exact zeros (the gradient underflowed) are marked at the bottom of the axis, not dropped."""
     fig = go.Figure()
     halving = dict(zip(fits["cell"], fits["halving_steps"])) if len(fits) else {}
-    for cell, group in sweep.groupby("cell", sort=False):
+    floor = log_floor(sweep["h0_grad_norm"])
+    for n, (cell, group) in enumerate(sweep.groupby("cell", sort=False)):
         h, name = halving.get(cell, math.nan), (labels or {}).get(cell, cell)
         label = f"{name} (halves every {h:.3g} steps)" if math.isfinite(h) else f"{name} (no decay fitted)"
-        fig.add_trace(go.Scatter(x=group["T"], y=group["h0_grad_norm"], mode="lines+markers", name=label))
-    return _layout(fig, "Gradient reaching the initial carry against sequence length", "sequence length T",
-                   "||dL/dh_0|| (log scale)", log_y=True)
+        color = SWEEP_COLORS[n % len(SWEEP_COLORS)]
+        fig.add_trace(go.Scatter(x=group["T"], y=group["h0_grad_norm"].where(group["h0_grad_norm"] > 0),
+                                 mode="lines+markers", name=label, line=dict(color=color)))
+        add_zeros(fig, group["T"], group["h0_grad_norm"], floor, color=color, showlegend=n == 0)
+    fig = _layout(fig, "Gradient reaching the initial carry against sequence length", "sequence length T",
+                  "||dL/dh_0|| (log scale)", log_y=True)
+    if len(sweep) and sweep["T"].max() / max(1, sweep["T"].min()) >= 20:
+        fig.update_xaxes(type="log")
+    return fig
 
 
 def connectivity_figure(conn: pd.DataFrame) -> go.Figure:
-    """||d y_T / d x_t|| against input step t (log scale)."""
-    fig = go.Figure(go.Scatter(x=conn["t"], y=conn["connectivity"], mode="lines", name="connectivity"))
+    """||d y_T / d x_t|| against input step t (log scale); exact zeros marked at the bottom of the axis."""
+    fig = go.Figure(go.Scatter(x=conn["t"], y=conn["connectivity"].where(conn["connectivity"] > 0), mode="lines",
+                               name="connectivity"))
+    add_zeros(fig, conn["t"], conn["connectivity"], log_floor(conn["connectivity"]))
     return _layout(fig, "Connectivity: how much the last output depends on each input step",
                    "input step t", "||dy_T / dx_t|| (log scale)", log_y=True)
 
 
 # ---- sweeps (the Compare page) --------------------------------------------------------------------------
-SWEEP_COLORS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
-                "#bcbd22", "#17becf")
+SWEEP_COLORS = COLORS
 
 
 def _rgba(hex_color: str, alpha: float) -> str:
@@ -155,9 +204,10 @@ def sweep_bar_figure(summary: pd.DataFrame, column: str, title: str, y_title: st
         marker_color=[SWEEP_COLORS[n % len(SWEEP_COLORS)] for n in range(len(stats))],
         error_y=dict(type="data", symmetric=False, array=stats["max"] - stats["mean"],
                      arrayminus=stats["mean"] - stats["min"])))
-    fig.add_trace(go.Scatter(x=summary["label"], y=summary[column], mode="markers", name="each seed",
-                             marker=dict(color="black", size=6),
+    fig.add_trace(go.Scatter(x=summary["label"], y=summary[column].where(summary[column] > 0), mode="markers",
+                             name="each seed", marker=dict(color="black", size=6),
                              hovertext=[f"seed {s}" for s in summary["seed"]]))
+    add_zeros(fig, summary["label"], summary[column], log_floor(summary[column]))
     if baseline is not None:
         fig.add_hline(y=baseline, line=dict(color="gray", dash="dash"))
         fig.add_trace(go.Scatter(x=[stats["label"].iloc[0], stats["label"].iloc[-1]] if len(stats) else [],

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rnnlab.config import Config
-from rnnlab.sharing import Shared, to_query
+from rnnlab.probes import DEFAULT_SWEEP_CELLS, DEFAULT_SWEEP_LENGTHS
+from rnnlab.urlstate import Shared, to_query
 
 
 @dataclass(frozen=True)
@@ -15,8 +16,8 @@ class Preset:
     lesson: str
     page: str  # "explore" or "gradients"
     config: Config = field(default_factory=Config)
-    sweep_cells: tuple[str, ...] = ("gru", "lstm", "simple")
-    sweep_lengths: tuple[int, ...] = (10, 20, 40, 80)
+    sweep_cells: tuple[str, ...] = DEFAULT_SWEEP_CELLS
+    sweep_lengths: tuple[int, ...] = DEFAULT_SWEEP_LENGTHS
     compare_zero: bool = False
 
     def query(self) -> dict[str, str]:

@@ -18,14 +18,19 @@ import numpy as np
 import pandas as pd
 
 from rnnlab.config import Config
+from rnnlab.norms import scaled_norm, tree_norm
 from rnnlab.program import EVAL_BATCH, EVAL_CARRY, Program, get_program, hyper_args, stream
 
+DEFAULT_SWEEP_CELLS = ("gru", "lstm", "simple")  # the decay sweep's default: two gated cells and the plain one
+DEFAULT_SWEEP_LENGTHS = (10, 20, 40, 80)
+ZERO_GRADIENT = "0: below float32"  # how an exactly-zero gradient norm is shown: every element underflowed
 
-def _cached(program: Program, name: str, make):
-    cache = program.__dict__.setdefault("_probe_cache", {})
-    if name not in cache:
-        cache[name] = jax.jit(make(program))
-    return cache[name]
+
+def format_gradient(value: float) -> str:
+    """A gradient norm for a table: '3.430e-07', or :data:`ZERO_GRADIENT` for an exact 0."""
+    if value == 0:
+        return ZERO_GRADIENT
+    return f"{value:.3e}" if math.isfinite(value) else str(value)
 
 
 def probe_batch(program: Program, root: jax.Array):
@@ -51,8 +56,8 @@ def _make_carry_grads(program: Program):
         reduce_axes = tuple(a for a in range(g.ndim - 1) if a != 1)
         norms = []
         for leaf0, leaf in zip(g0, jnp.split(g, n_leaves, axis=-1)):
-            after = jnp.sqrt(jnp.sum(leaf**2, axis=reduce_axes + (g.ndim - 1,)))
-            norms.append(jnp.concatenate([jnp.sqrt(jnp.sum(leaf0**2))[None], after]))
+            after = scaled_norm(leaf, axis=reduce_axes + (g.ndim - 1,))
+            norms.append(jnp.concatenate([scaled_norm(leaf0)[None], after]))
         return jnp.stack(norms)
 
     return fn
@@ -65,7 +70,7 @@ def carry_grad_norms(program: Program, params, root: jax.Array, scale, batch=Non
     ``batch`` is ``(x, y, carry_key)``; by default the run's evaluation batch.
     """
     x, y, carry_key = batch if batch is not None else probe_batch(program, root)
-    norms = np.asarray(_cached(program, "carry_grads", _make_carry_grads)(params, x, y, carry_key, scale))
+    norms = np.asarray(program.jitted("carry_grads", _make_carry_grads)(params, x, y, carry_key, scale))
     return dict(zip(program.spec.leaves, norms))
 
 
@@ -86,7 +91,7 @@ def _make_connectivity(program: Program):
         basis = jnp.broadcast_to(jnp.eye(out.shape[-1])[:, None, :], (out.shape[-1],) + out.shape)
         (gx,) = jax.vmap(vjp)(basis)  # (outputs, batch, steps, *input)
         axes = (0,) + tuple(range(3, gx.ndim))
-        return jnp.mean(jnp.sqrt(jnp.sum(gx**2, axis=axes)), axis=0)  # mean over the batch of the norms
+        return jnp.mean(scaled_norm(gx, axis=axes), axis=0)  # mean over the batch of the norms
 
     return fn
 
@@ -98,21 +103,21 @@ def connectivity(program: Program, params, root: jax.Array, scale) -> np.ndarray
     Jacobian with respect to every input step at once.
     """
     x, _, carry_key = probe_batch(program, root)
-    return np.asarray(_cached(program, "connectivity", _make_connectivity)(params, x, carry_key, scale))
+    return np.asarray(program.jitted("connectivity", _make_connectivity)(params, x, carry_key, scale))
 
 
 def make_h0_grad(program: Program):
     def fn(params, root, scale):
         x, y, carry_key = probe_batch(program, root)
         grad = jax.grad(lambda e: program.loss_fn(params, e, x, y, carry_key, scale)[0])(program.zero_carry())
-        return jnp.sqrt(sum(jnp.sum(leaf**2) for leaf in jax.tree_util.tree_leaves(grad)))
+        return tree_norm(grad)
 
     return fn
 
 
 def h0_grad_norm(program: Program, params, root, scale) -> float:
     """||dL/dh_0|| (all carry leaves together) on the run's evaluation batch."""
-    return float(_cached(program, "h0_grad", make_h0_grad)(params, root, scale))
+    return float(program.jitted("h0_grad", make_h0_grad)(params, root, scale))
 
 
 def decay_sweep(base: Config, cells: list[str], lengths: list[int], params: dict | None = None) -> pd.DataFrame:
@@ -161,9 +166,25 @@ def fit_decay(sweep: pd.DataFrame) -> pd.DataFrame:
 
 
 def describe_halving(halving: float) -> str:
-    """'the gradient halves every 12.3 steps' (or that it does not decay)."""
+    """'the gradient halves every 12.3 steps' (or that it does not decay, or could not be fitted)."""
     if math.isnan(halving):
-        return "too few non-zero points to fit a decay"
+        return "no decay fitted: fewer than two lengths have a non-zero gradient (the others underflowed to 0)"
     if math.isinf(halving):
         return "the gradient does not decay with T"
     return f"the gradient halves every {halving:.3g} steps"
+
+
+def describe_fit(rate: float, halving: float) -> str:
+    """'x0.787 per step: the gradient halves every 2.9 steps', or why there is no fit."""
+    text = describe_halving(halving)
+    return f"×{rate:.3g} per step: {text}" if math.isfinite(rate) else text
+def run_grad_through_time(run, count: int = 3) -> pd.DataFrame:
+    """:func:`carry_grad_df` of a :class:`~rnnlab.train.Run` at ``count`` recorded training steps (start to now)."""
+    frames = [carry_grad_df(run.program, params, run.root, run.scale, step) for step, params in run.snapshots_at(count)]
+    return pd.concat(frames, ignore_index=True)
+
+
+def run_connectivity(run) -> pd.DataFrame:
+    """:func:`connectivity` of a :class:`~rnnlab.train.Run`'s current parameters: columns t, connectivity."""
+    values = connectivity(run.program, run.params, run.root, run.scale)
+    return pd.DataFrame({"t": range(len(values)), "connectivity": values})

@@ -7,7 +7,7 @@ clip, seed, carry scale and the number of active steps are arguments, so changin
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from collections.abc import Callable
 from functools import cached_property
 
 import jax
@@ -16,9 +16,11 @@ import numpy as np
 import optax
 
 from rnnlab.cells import CELLS
-from rnnlab.config import Config
+from rnnlab.config import Config, Static, static_part
 from rnnlab.model import SeqModel, learned_carry, sample_carry
+from rnnlab.norms import scaled_norm, tree_norm
 from rnnlab.optimizers import make_optimizer
+from rnnlab.server.compilation import compile_count
 from rnnlab.tasks import TASKS
 
 # Keys derived from the run's seed: one stream per purpose, so runs are reproducible piece by piece.
@@ -37,27 +39,8 @@ def tree_all_finite(tree) -> jax.Array:
 
 
 def leaf_norms(spec_leaves: tuple[str, ...], carry_tuple) -> dict[str, jax.Array]:
-    return {name: jnp.sqrt(jnp.sum(leaf**2)) for name, leaf in zip(spec_leaves, carry_tuple)}
-
-
-@dataclass(frozen=True)
-class Static:
-    """The static part of a configuration, as named fields."""
-
-    task: str
-    cell: str
-    features: int
-    carry_mode: str
-    carry_init: str
-    seq_len: int
-    batch: int
-    optimizer: str
-    chunk: int
-    kernel_size: int
-
-    @classmethod
-    def of(cls, config: Config) -> Static:
-        return cls(*config.static_key())
+    """The norm of each carry leaf (scaled, so that tiny gradients keep their size)."""
+    return {name: scaled_norm(leaf) for name, leaf in zip(spec_leaves, carry_tuple)}
 
 
 class Program:
@@ -74,9 +57,22 @@ class Program:
         self.model = SeqModel(**kwargs)
         self.probe_model = SeqModel(**kwargs, probe=True)
         self.tx = make_optimizer(static.optimizer)
-        self.init = jax.jit(self._init)
-        self.train_chunk = jax.jit(self._train_chunk, donate_argnums=(0,))
-        self.evaluate = jax.jit(self._evaluate)
+        self.init = jax.jit(self.initial_state)
+        self.train_chunk = jax.jit(self.train_steps, donate_argnums=(0,))
+        self.evaluate = jax.jit(self.evaluation)
+        self._extra: dict[str, Callable] = {}
+        self._extra_lock = threading.Lock()
+
+    def jitted(self, name: str, make: Callable[[Program], Callable]) -> Callable:
+        """A further jitted function of this program (a probe), built by ``make(self)`` once and kept."""
+        with self._extra_lock:
+            if name not in self._extra:
+                self._extra[name] = jax.jit(make(self))
+            return self._extra[name]
+
+    def is_compiled(self) -> bool:
+        """Whether the training chunk has been compiled in this process (the first Train then waits for it)."""
+        return compile_count(self.train_chunk) > 0
 
     # ---- pieces ----------------------------------------------------------------------------------
     def batch_for(self, root: jax.Array, purpose: int, index=None):
@@ -116,8 +112,8 @@ class Program:
         carry = sample_carry(self.model, carry_key, scale, x.shape[:1] + x.shape[2:])
         return tuple(leaf[0] for leaf in self.spec.carry_as_tuple(carry))
 
-    # ---- jitted functions ------------------------------------------------------------------------
-    def _init(self, seed, scale, lr, clip):
+    # ---- the functions jitted above (plain, so that a caller can vmap them first) -----------------
+    def initial_state(self, seed, scale, lr, clip):
         root = jax.random.PRNGKey(seed)
         x, _ = self.batch_for(root, BATCH, 0)
         params = self.model.init(stream(root, PARAMS), x, self.carry_key(root, 0), scale)
@@ -127,7 +123,7 @@ class Program:
         return {"params": params, "opt_state": opt_state, "step": jnp.zeros((), jnp.int32),
                 "diverged": jnp.zeros((), bool), "root": root}
 
-    def _train_chunk(self, state, lr, clip, scale, n_active):
+    def train_steps(self, state, lr, clip, scale, n_active):
         """``chunk`` optimiser steps in one compiled call; steps at index >= n_active do nothing.
 
         Returns the new state, per-step records (loss, metric, grad_norm, h0 grad norm per leaf, applied,
@@ -147,7 +143,7 @@ class Program:
             (loss, preds), (g_params, g_eps0) = grad_fn(params, eps0, x, y, self.carry_key(root, step), scale)
             updates, new_opt = self.tx.update(g_params, opt_state, params)
             new_params = optax.apply_updates(params, updates)
-            grad_norm = optax.tree.norm(g_params)
+            grad_norm = tree_norm(g_params)
             live = (i < n_active) & ~diverged
             finite = jnp.isfinite(loss) & jnp.isfinite(grad_norm) & tree_all_finite(new_params)
             apply = live & finite
@@ -163,9 +159,9 @@ class Program:
         init = (state["params"], opt_state, state["step"], state["diverged"])
         (params, opt_state, step, diverged), records = jax.lax.scan(body, init, jnp.arange(self.static.chunk))
         state.update(params=params, opt_state=opt_state, step=step, diverged=diverged)
-        return state, records, self._evaluate(params, root, scale)
+        return state, records, self.evaluation(params, root, scale)
 
-    def _evaluate(self, params, root, scale):
+    def evaluation(self, params, root, scale):
         """Loss, metric and per-timestep loss on the run's fixed evaluation batch, and the initial carry."""
         x, y = self.batch_for(root, EVAL_BATCH)
         carry_key = stream(root, EVAL_CARRY) if self.static.carry_mode == "noisy" else self.carry_key(root, 0)
@@ -181,7 +177,7 @@ _LOCK = threading.Lock()
 
 def get_program(config: Config) -> Program:
     """The cached :class:`Program` for ``config``'s static part (one per static configuration, thread-safe)."""
-    static = Static.of(config)
+    static = static_part(config)
     with _LOCK:
         program = _PROGRAMS.get(static)
         if program is None:

@@ -30,12 +30,15 @@ import pandas as pd
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from rnnlab.cells import CARRY_INITS, CELLS
-from rnnlab.config import Config, format_bytes, memory_budget_bytes
+from rnnlab.config import Config, Static
+from rnnlab.device import memory_budget_bytes
 from rnnlab.model import CARRY_MODES
 from rnnlab.probes import make_h0_grad
-from rnnlab.program import Program, Static, get_program
+from rnnlab.program import Program, get_program
+from rnnlab.server.compilation import compile_count
 from rnnlab.tasks import TASKS
-from rnnlab.train import ConfigError, History, divergence_reason
+from rnnlab.text import format_bytes, parse_float, parse_int
+from rnnlab.train import ConfigError, History, check_chunk
 
 MAX_RUNS = 48
 AXIS = "runs"
@@ -78,25 +81,12 @@ class SweepField:
         return f"{self.name} {value}"
 
 
-def _int(text: str) -> int:
-    if not text.lstrip("-").isdigit():
-        raise ValueError(text)
-    return int(text)
-
-
-def _float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(text)
-    return value
-
-
 SWEEP_FIELDS: tuple[SweepField, ...] = (
     SweepField("carry_mode", "Carry mode", CARRY_MODES),
     SweepField("carry_init", "carry_init", CARRY_INITS),
     SweepField("cell", "Cell", CELLS),
-    SweepField("lr", "Learning rate", None, _float),
-    SweepField("seed", "Seed", None, _int),
+    SweepField("lr", "Learning rate", None, parse_float),
+    SweepField("seed", "Seed", None, parse_int),
 )
 FIELDS: dict[str, SweepField] = {f.name: f for f in SWEEP_FIELDS}
 
@@ -197,11 +187,11 @@ def _build(program: Program, mesh: Mesh) -> Vmapped:
     h0_grad = make_h0_grad(program)  # what rnnlab.probes.h0_grad_norm computes
 
     def init(seed, scale, lr, clip):
-        state = program._init(seed, scale, lr, clip)
-        return state, program._evaluate(state["params"], state["root"], scale)
+        state = program.initial_state(seed, scale, lr, clip)
+        return state, program.evaluation(state["params"], state["root"], scale)
 
     def train_chunk(state, lr, clip, scale, n_active):
-        state, records, evaluation = program._train_chunk(state, lr, clip, scale, n_active)
+        state, records, evaluation = program.train_steps(state, lr, clip, scale, n_active)
         return state, records, evaluation, h0_grad(state["params"], state["root"], scale)
 
     return Vmapped(
@@ -374,7 +364,7 @@ def run_sweep(configs: list[Config], callback: Callable[[float, str], bool | Non
         return callback is None or callback(done / total, text) is not False
 
     for number, group in enumerate(groups, 1):
-        if group.fns.init._cache_size() == 0 and not report(f"Compiling program {number} of {len(groups)} "
+        if compile_count(group.fns.init) == 0 and not report(f"Compiling program {number} of {len(groups)} "
                                                             f"({_describe_static(group.program.static)})…"):
             stopped = True
             break
@@ -400,10 +390,9 @@ def run_sweep(configs: list[Config], callback: Callable[[float, str], bool | Non
                 run_records = _pick(records, j)
                 applied = histories[i].add_records(group.step, run_records)
                 histories[i].add_evaluation(group.step + applied, _pick(evaluation, j))
-                if run_records["bad"].any():  # the same record and message as a one-by-one Run
-                    histories[i].diverged_at = group.step + applied + 1
-                    stop_reasons[i] = histories[i].stop_reason = divergence_reason(
-                        configs[i], group.step, run_records)
+                baseline = TASKS[configs[i].task].baseline(configs[i].seq_len)
+                check_chunk(histories[i], configs[i], baseline, group.step, applied, run_records)
+                stop_reasons[i] = histories[i].stop_reason  # the same record and message as a one-by-one Run
             group.step += n_active
             done += 1
             text = f"step {group.step} / {steps} of program {number} of {len(groups)}"

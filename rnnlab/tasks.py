@@ -2,7 +2,7 @@
 
 Each task is a jittable batch generator (a fresh batch from a key, any sequence length T), a loss on the
 model's per-step predictions, a readable metric, the loss at every time step and its memoryless baseline
-as a function of T. Definitions follow ``shared/reference/tasks-and-theory.md``.
+as a function of T.
 """
 
 from __future__ import annotations

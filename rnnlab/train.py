@@ -6,6 +6,7 @@ and training again resumes from the last finished chunk with the results an unin
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -17,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from rnnlab.config import Config
+from rnnlab.norms import combine_norms
 from rnnlab.program import Program, get_program, hyper_args
 
 
@@ -65,7 +67,7 @@ class History:
             for key in ("loss", "metric", "grad_norm"):
                 row[key] = float(records[key][i])
             leaf_norms = [float(records[f"h0_grad_{name}"][i]) for name in self.leaves]
-            row["h0_grad_norm"] = float(np.sqrt(np.sum(np.square(leaf_norms))))
+            row["h0_grad_norm"] = combine_norms(leaf_norms)
             for name, value in zip(self.leaves, leaf_norms):
                 row[f"h0_grad_{name}"] = value
             self.steps.append(row)
@@ -158,6 +160,15 @@ class Run:
         """The current (last finite) parameters."""
         return self.state["params"]
 
+    def matches(self, config: Config) -> bool:
+        """Whether ``config`` continues this run: the same compiled settings and seed (the rest may change)."""
+        return (self.config.static_key(), self.config.seed) == (config.static_key(), config.seed)
+
+    @property
+    def root(self) -> jax.Array:
+        """The run's root key: every batch, carry and evaluation of the run is drawn from it."""
+        return self.state["root"]
+
     @property
     def scale(self) -> np.float32:
         """The carry initialiser's parameter as the compiled functions take it."""
@@ -189,9 +200,8 @@ class Run:
         records, evaluation = jax.device_get((records, evaluation))
         applied = self.history.add_records(first, records)
         self.history.add_evaluation(first + applied, evaluation)
-        if records["bad"].any():
-            self.history.diverged_at = first + applied + 1
-            self.history.stop_reason = divergence_reason(self.config, first, records)
+        check_chunk(self.history, self.config, self.program.task.baseline(self.config.seq_len), first, applied,
+                    records)
         if applied:
             self._keep_snapshot()
         seconds = time.perf_counter() - start
@@ -240,8 +250,31 @@ class Run:
 
 
 
+BLOW_UP_FACTOR = 10.0  # an evaluation loss this many times above both its start and the baseline has blown up
+
+
+def blown_up(eval_loss: float, start_loss: float, baseline: float) -> bool:
+    """Whether a finite loss has blown up: far above both where it started and the memoryless baseline.
+
+    A run that learns stays below its start; one that learns nothing stays near the baseline. An evaluation
+    loss more than :data:`BLOW_UP_FACTOR` times the larger of the two has been driven up by the updates.
+    """
+    return math.isfinite(eval_loss) and eval_loss > BLOW_UP_FACTOR * max(start_loss, baseline)
+
+
+def _tips(config: Config) -> str:
+    lr, clip = config.lr, config.clip
+    tips = [f"lower the learning rate (try lr={lr / 10:g}; now {lr:g})"]
+    if clip == 0:
+        tips.append("turn on gradient clipping, which caps the size of each update (try clip=1; now 0, off)")
+    elif clip > 1:
+        tips.append(f"clip the gradient harder (try clip=1; now {clip:g})")
+    return f"To fix it, {' or '.join(tips)}."
+
+
 def divergence_reason(config: Config, first: int, records: dict) -> str:
-    """Where and why a run of ``config`` diverged in the chunk after step ``first``; what is kept; what to do."""
+    """Where and why a run of ``config`` went non-finite in the chunk after step ``first``; what is kept; what
+    to do. (The page adds how to start again: its buttons differ.)"""
     i = int(np.argmax(records["bad"]))
     step = first + i + 1
     loss, gnorm = float(records["loss"][i]), float(records["grad_norm"][i])
@@ -253,13 +286,37 @@ def divergence_reason(config: Config, first: int, records: dict) -> str:
         what = f"the update made the parameters non-finite (the gradient norm was {gnorm:.4g})"
     kept = (f"Steps 1 to {step - 1} are kept, on the charts and in the downloads, with the parameters "
             f"after step {step - 1}." if step > 1 else "It diverged on the first step, so nothing was trained.")
-    lr, clip = config.lr, config.clip
-    tips = [f"lower the learning rate (try lr={lr / 10:g}; now {lr:g})"]
-    if clip == 0:
-        tips.append("turn on gradient clipping, which caps the size of each update (try clip=1; now 0, off)")
-    elif clip > 1:
-        tips.append(f"clip the gradient harder (try clip=1; now {clip:g})")
-    return f"Stopped at step {step}: {what}. {kept} To fix it, {' or '.join(tips)}, then press Train for a new run."
+    return f"Stopped at step {step}: {what}. {kept} {_tips(config)}"
+
+
+def blow_up_step(first: int, records: dict, start_loss: float, baseline: float, applied: int) -> int:
+    """The first step of a chunk (after step ``first``) whose training loss had blown up, else its last step."""
+    losses = np.asarray(records["loss"][:applied], float)
+    over = np.flatnonzero(losses > BLOW_UP_FACTOR * max(start_loss, baseline))
+    return first + (int(over[0]) + 1 if len(over) else applied)
+
+
+def blow_up_reason(config: Config, step: int, eval_loss: float, start_loss: float, baseline: float) -> str:
+    """Why a run whose loss blew up (see :func:`blown_up`) was stopped, with the numbers, and what to do."""
+    return (f"Stopped at step {step}: the loss blew up. The evaluation loss is {eval_loss:.4g}, "
+            f"{eval_loss / baseline:,.0f} times the memoryless baseline ({baseline:.4g}) and "
+            f"{eval_loss / start_loss:,.0f} times where it started ({start_loss:.4g}): the updates are too large, "
+            f"so each step makes the model worse. Every step is kept on the charts. {_tips(config)}")
+
+
+def check_chunk(history: History, config: Config, baseline: float, first: int, applied: int, records: dict) -> None:
+    """After a chunk of ``config``'s run: mark the history diverged (step and reason) when a step went
+    non-finite, or when the loss blew up (:func:`blown_up`)."""
+    if history.stop_reason:
+        return
+    if records["bad"].any():
+        history.diverged_at = first + applied + 1
+        history.stop_reason = divergence_reason(config, first, records)
+        return
+    start, now = history.chunks[0]["eval_loss"], history.chunks[-1]["eval_loss"]
+    if applied and blown_up(now, start, baseline):
+        history.diverged_at = blow_up_step(first, records, start, baseline, applied)
+        history.stop_reason = blow_up_reason(config, history.diverged_at, now, start, baseline)
 
 
 def train(config: Config, callback: Callable[[Progress], bool | None] | None = None) -> Run:

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rnnlab import analysis, plots
+from rnnlab import analysis, plots, probes
 from rnnlab.train import History
 
 
@@ -81,3 +81,19 @@ def test_decay_figure_names_each_cell_with_its_halving():
     fits = pd.DataFrame({"cell": ["gru"], "rate_per_step": [0.5 ** 0.2], "halving_steps": [5.0], "points": [2]})
     fig = plots.decay_figure(sweep, fits, {"gru": "GRU"})
     assert fig.data[0].name == "GRU (halves every 5 steps)" and list(fig.data[0].y) == [1.0, 0.25]
+
+
+def test_exact_zeros_are_drawn_as_labelled_markers_not_dropped():
+    sweep = pd.DataFrame({"cell": ["lstm"] * 3, "T": [10, 100, 1000], "h0_grad_norm": [1e-3, 2e-22, 0.0]})
+    fits = probes.fit_decay(sweep)
+    fig = plots.decay_figure(sweep, fits)
+    zeros = [t for t in fig.data if t.name == plots.ZERO_LABEL]
+    assert len(zeros) == 1 and list(zeros[0].x) == [1000]
+    assert zeros[0].y[0] < 2e-22  # under every drawn value: at the bottom of the log axis, not off it
+    line = next(t for t in fig.data if t.name.startswith("lstm"))
+    assert np.isnan(line.y[2]) and line.y[1] == 2e-22  # the line stops at the last non-zero value
+    assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.exponentformat == "power"
+    assert fig.layout.yaxis.minorloglabels == "none" and fig.layout.xaxis.type == "log"
+    grads = pd.DataFrame({"step": 0, "t": [0, 1, 2], "leaf": "h", "grad_norm": [0.0, 1e-30, 1e-3]})
+    marked = [t for t in plots.grad_through_time_figure(grads).data if t.name == plots.ZERO_LABEL]
+    assert len(marked) == 1 and list(marked[0].x) == [0]

@@ -52,4 +52,14 @@ def test_grad_prints_table_and_fit(capsys):
     out = capsys.readouterr().out
     assert "||dL/dh_0||" in out
     assert "simple" in out and "gru" in out
-    assert out.count("per step;") == 2
+    assert out.count("per step: the gradient") == 2
+
+
+def test_grad_prints_underflowed_gradients_as_such_and_still_fits(capsys):
+    """The LSTM's gradient at T = 200 is about 4e-23, tiny but a float32 number; at T = 600 it underflows."""
+    assert main(["grad", "--cells", "lstm", "--lengths", "50,200,600"]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line.split(None, 1)[1].strip() for line in out.splitlines()
+            if line.split() and line.split()[0] in ("50", "200", "600")}
+    assert 1e-24 < float(rows["200"]) < 1e-21 and rows["600"] == "0: below float32"
+    assert "lstm: ×0.7" in out and "per step: the gradient halves every" in out

@@ -5,8 +5,10 @@ import math
 import pytest
 
 from rnnlab.cells import CELLS
-from rnnlab.config import Config, format_bytes, memory_budget_bytes
+from rnnlab.config import Config
+from rnnlab.device import memory_budget_bytes
 from rnnlab.tasks import TASKS
+from rnnlab.text import format_bytes
 
 BIG = 2**62
 
@@ -100,3 +102,36 @@ def test_memory_budget_from_the_environment_or_free_memory(monkeypatch, env, exp
     else:  # a bad value is ignored: half the free RAM of this CPU machine
         monkeypatch.delenv("RNNLAB_MEMORY_BUDGET_GB")
         assert abs(budget - memory_budget_bytes()) < 2**30 and budget > 0
+
+
+def _other_value(setting):
+    """A valid value of ``setting`` other than its default."""
+    if setting.kind == "choice":
+        return next(n for n in setting.choices if n != setting.default)
+    if setting.kind == "int":
+        return int(setting.default) + 1 if setting.default < setting.high else int(setting.default) - 1
+    return float(setting.default) * 0.5 if setting.default else 0.5
+
+
+def test_every_setting_in_the_table_reaches_the_url_the_cli_and_the_validation():
+    from dataclasses import fields, replace
+
+    from rnnlab.cli import build_parser
+    from rnnlab.config import SETTINGS
+    from rnnlab.urlstate import Shared, parse_query, to_query
+
+    assert [f.name for f in fields(Config)] == [s.name for s in SETTINGS]
+    assert Config() == Config(**{s.name: s.default for s in SETTINGS})
+    train_help = build_parser().parse_args(["train"])
+    for setting in SETTINGS:
+        assert getattr(train_help, setting.name) == setting.default  # a CLI option with the table's default
+        changed = replace(Config(), **{setting.name: _other_value(setting)})
+        query = to_query(Shared(config=changed))
+        assert setting.name in query
+        if setting.name not in ("task", "cell"):  # these two must change together to stay compatible
+            assert getattr(parse_query(query).config, setting.name) == getattr(changed, setting.name)
+        if setting.kind == "int":
+            too_big = replace(Config(), **{setting.name: int(setting.high) + 1})
+            assert setting.name in too_big.field_errors()
+        if setting.kind == "choice":
+            assert setting.name in replace(Config(), **{setting.name: "no such thing"}).field_errors()

@@ -279,3 +279,30 @@ def test_fit_exponential_recovers_the_halving():
 def test_stream_keys_differ_per_purpose():  # the probe batch is not a training batch
     root = jax.random.PRNGKey(SEED)
     assert not np.array_equal(np.asarray(stream(root, EVAL_BATCH)), np.asarray(stream(root, BATCH, 0)))
+
+
+def test_tiny_gradients_keep_their_size_and_exact_zeros_are_the_gradients_own():
+    """Default LSTM at T = 200, untrained: the gradient reaching the first steps is ~1e-23, far below where its
+    square underflows. Every norm equals the float64 norm of the float32 gradient; 0 only where it is all 0."""
+    config = Config(cell="lstm", seq_len=200)
+    program = get_program(config)
+    lr, clip, scale = hyper_args(config)
+    state = program.init(np.int32(config.seed), scale, lr, clip)
+    params, root = state["params"], state["root"]
+    got = probes.carry_grad_norms(program, params, root, scale)
+    x, y, carry_key = probes.probe_batch(program, root)
+    n = len(program.spec.leaves)
+
+    def loss(eps0, eps):
+        preds = program.probe_model.apply(params, x, carry_key, scale, eps0=eps0, eps=eps)
+        return program.task.loss(preds, y)
+
+    eps = jnp.zeros(x.shape[:-1] + (n * config.features,), x.dtype)
+    g0, g = jax.grad(loss, argnums=(0, 1))(program.zero_carry(), eps)
+    g0, g = [np.asarray(leaf, np.float64) for leaf in program.spec.carry_as_tuple(g0)], np.asarray(g, np.float64)
+    for k, leaf in enumerate(program.spec.leaves):
+        per_t = np.sqrt((np.split(g, n, axis=-1)[k] ** 2).sum(axis=(0, 2)))
+        want = np.concatenate([[np.sqrt((g0[k] ** 2).sum())], per_t])
+        assert (want[:20] > 0).all() and want[:20].max() < 1e-15  # tiny, not zero: the case the plain norm lost
+        np.testing.assert_allclose(got[leaf], want, rtol=1e-5, atol=0)
+        assert ((got[leaf] == 0) == (want == 0)).all()

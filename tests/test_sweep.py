@@ -20,6 +20,7 @@ import pytest
 from rnnlab import probes, sweep
 from rnnlab.config import Config
 from rnnlab.program import get_program, hyper_args
+from rnnlab.server.compilation import compile_count
 from rnnlab.sweep import MAX_RUNS, SweepError, expand, group_configs, run_sweep
 from rnnlab.train import Run
 
@@ -113,7 +114,7 @@ def test_changing_lr_and_seed_reuses_the_compiled_sweep(configs, result):
     again = run_sweep(other)
     assert sweep.compiled_count() == built
     fns = sweep.vmapped(get_program(learnable[0]), 4, jax.devices())
-    assert fns.train_chunk._cache_size() == 1 and fns.init._cache_size() == 1
+    assert compile_count(fns.train_chunk) == 1 and compile_count(fns.init) == 1
     assert again.histories[0].steps[-1]["loss"] != result.histories[4].steps[-1]["loss"]
 
 
@@ -231,8 +232,8 @@ from rnnlab.program import get_program
 assert "xla_cpu_enable_concurrency_optimized_scheduler=false" in os.environ["XLA_FLAGS"]
 p = get_program(Config(batch=8, seq_len=10, features=64))
 def init(seed, scale, lr, clip):
-    state = p._init(seed, scale, lr, clip)
-    return state, p._evaluate(state["params"], state["root"], scale)
+    state = p.initial_state(seed, scale, lr, clip)
+    return state, p.evaluation(state["params"], state["root"], scale)
 k = 8
 out = jax.jit(jax.vmap(init))(np.arange(k, dtype=np.int32), *(np.full(k, v, np.float32) for v in (0.1, 1e-2, 1.0)))
 print(float(jax.device_get(out[1]["loss"]).sum()))
@@ -248,3 +249,20 @@ def test_a_stacked_init_and_evaluate_finishes_in_a_fresh_process():
                           timeout=240)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert float(proc.stdout.strip().splitlines()[-1]) > 0
+
+
+def test_a_run_whose_loss_blows_up_is_marked_diverged_with_the_run_message():
+    """lr = 10 keeps the loss finite but far above its start and the baseline: diverged, like a one-by-one Run."""
+    from rnnlab.train import Run
+
+    learnable = replace(BASE, carry_mode="learnable", steps=30)
+    mixed = expand(learnable, {"lr": [0.01, 10.0]})
+    out = run_sweep(mixed)
+    assert out.diverged == [False, True]
+    history = out.histories[1]
+    evals = history.chunks_df()["eval_loss"].to_numpy()
+    assert np.isfinite(evals).all() and evals[-1] > 10 * max(evals[0], 1 / 6)
+    alone = Run(mixed[1]).train()
+    assert history.diverged_at == alone.diverged_at  # the numbers differ by float rounding (vmapped)
+    assert history.stop_reason.split(" The evaluation loss")[0] == alone.stop_reason.split(" The evaluation loss")[0]
+    assert "press" not in history.stop_reason.lower()

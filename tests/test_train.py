@@ -5,6 +5,7 @@ import pytest
 
 from rnnlab.config import Config
 from rnnlab.program import get_program
+from rnnlab.server.compilation import compile_count
 from rnnlab.train import ConfigError, Run, divergence_reason
 
 SMALL = Config(seq_len=20, batch=16, features=16, steps=40, chunk=10)
@@ -110,7 +111,7 @@ def test_changing_lr_seed_steps_scale_does_not_recompile():
     config = Config(**{**SMALL.__dict__, "task": "sine", "carry_init": "normal", "chunk": 7})
     program = get_program(config)
     Run(config).train()
-    compiled = (program.init._cache_size(), program.train_chunk._cache_size(), program.evaluate._cache_size())
+    compiled = (compile_count(program.init), compile_count(program.train_chunk), compile_count(program.evaluate))
     for change in ({"lr": 0.5}, {"seed": 9}, {"steps": 13}, {"carry_scale": 3.0}, {"clip": 0.0}):
         run = Run(Config(**{**config.__dict__, **change}))
         assert run.program is program
@@ -118,8 +119,8 @@ def test_changing_lr_seed_steps_scale_does_not_recompile():
     run.update(lr=1e-4, carry_scale=0.01)
     run.update(steps=20)
     run.train()
-    assert (program.init._cache_size(), program.train_chunk._cache_size(),
-            program.evaluate._cache_size()) == compiled == (1, 1, 1)
+    assert (compile_count(program.init), compile_count(program.train_chunk),
+            compile_count(program.evaluate)) == compiled == (1, 1, 1)
 
 
 def test_learning_rate_change_mid_run_takes_effect():
@@ -168,7 +169,7 @@ def test_divergence_message_names_the_cause_and_fitting_advice(loss, grad_norm, 
     reason = divergence_reason(run.config, 20, records)
     assert reason.startswith("Stopped at step 23: ") and "Steps 1 to 22 are kept" in reason
     assert "To fix it, lower the learning rate (try lr=0.05; now 0.5)" in reason
-    assert reason.endswith("then press Train for a new run.")
+    assert reason.endswith(".") and "press" not in reason.lower()  # each page says how to start again
     for text in says:
         assert text in reason
     assert ("clip=" in reason) == (clip != 1.0)
@@ -202,3 +203,24 @@ def test_a_run_can_start_from_given_parameters():
     assert run.step == 10 and np.isfinite(run.history.steps_df()["loss"]).all()
     with pytest.raises(ValueError, match="structure"):
         Run(SMALL, params={"params": {}})
+
+
+@pytest.mark.parametrize("lr, clip", [(10.0, 1.0), (1000.0, 0.0)])
+def test_a_loss_that_blows_up_is_a_divergence_not_a_finish(lr, clip):
+    """Adam at lr=10 (clip 1) or lr=1000 (no clip) drives the adding loss to ~1e6 and more without ever
+    becoming inf: the run must stop there, with the step marked, not report 'finished'."""
+    run = Run(Config(seq_len=30, batch=32, features=16, steps=100, chunk=10, lr=lr, clip=clip))
+    history = run.train()
+    evals = history.chunks_df()["eval_loss"].to_numpy()
+    start, last = evals[0], evals[-1]
+    assert np.isfinite(evals).all()
+    assert last > 10 * max(start, 1 / 6)  # far above where it started and the adding problem's 1/6
+    assert history.stop_reason.startswith(f"Stopped at step {history.diverged_at}: the loss blew up.")
+    assert f"{last / (1 / 6):,.0f} times the memoryless baseline" in history.stop_reason
+    assert run.step < 100 and run.done
+
+
+def test_a_run_that_learns_is_not_called_diverged():
+    run = Run(Config(seq_len=30, batch=32, features=16, steps=100, chunk=10))
+    history = run.train()
+    assert history.stop_reason is None and history.diverged_at is None and run.step == 100

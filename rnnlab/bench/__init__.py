@@ -1,4 +1,4 @@
-"""Benchmark suite (issue 5): ``python -m rnnlab.bench [--quick] [--out PATH] [--only ROW]``.
+"""Benchmark suite: ``python -m rnnlab.bench [--quick] [--out PATH] [--only ROW]``.
 
 Rows: ``steps`` (training step against PyTorch, GFLOP/s against the matmul peak), ``compile`` (compile time
 against T, scanned against a Python loop over time), ``probe`` (the one-pass gradient probe against a

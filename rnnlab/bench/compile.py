@@ -15,9 +15,9 @@ from jax.nn import initializers
 from rnnlab.bench.report import RowResult, Target
 from rnnlab.bench.timing import Timing
 from rnnlab.cells import CELLS
-from rnnlab.config import Config
+from rnnlab.config import Config, static_part
 from rnnlab.optimizers import make_optimizer
-from rnnlab.program import Program, Static, hyper_args
+from rnnlab.program import Program, hyper_args
 
 LENGTHS = (10, 100, 1000, 10000)
 QUICK_LENGTHS = (10, 40)
@@ -25,7 +25,8 @@ TARGET_RATIO = 1.5  # compile(T max) / compile(T min)
 
 
 class LoopModel(nn.Module):
-    """The seed answers' pattern: ``for t in range(T): carry, y = cell(carry, x[:, t])``, a readout on y_T."""
+    """Published learnable-carry answers' pattern: ``for t in range(T): carry, y = cell(carry, x[:, t])``, then
+    a readout on y_T."""
 
     cell: str
     features: int
@@ -65,9 +66,9 @@ def loop_compile_seconds(cell: str, batch: int, T: int, hidden: int) -> float:
 def rnnlab_compile_seconds(cell: str, batch: int, T: int, hidden: int, chunk: int = 25) -> float:
     """Wall time of ``program.train_chunk.lower(...).compile()`` for a fresh :class:`Program` (no cache)."""
     config = Config(task="adding", cell=cell, batch=batch, seq_len=T, features=hidden, chunk=chunk)
-    program = Program(Static.of(config))
+    program = Program(static_part(config))
     lr, clip, scale = hyper_args(config)
-    state = jax.eval_shape(program._init, np.int32(0), scale, lr, clip)
+    state = jax.eval_shape(program.initial_state, np.int32(0), scale, lr, clip)
     start = time.perf_counter()
     program.train_chunk.lower(state, lr, clip, scale, np.int32(chunk)).compile()
     return time.perf_counter() - start
@@ -160,7 +161,8 @@ def run(quick: bool = False) -> RowResult:
                       "" if met else f"rnnlab compile at T={lengths[-1]}: {ours[lengths[-1]].median:.2f} s "
                                      f"against {ours[lengths[0]].median:.2f} s at T={lengths[0]}")]
     method = ("Compile time against sequence length T: rnnlab's training chunk, where `nn.RNN` scans one cell "
-              "over time, against a Flax model that loops over time in Python (the seed answers' pattern), its "
+              "over time, against a Flax model that loops over time in Python (as published learnable-carry answers "
+              "do), its "
               "training step jitted. The scan compiles one step whatever T; the loop unrolls T copies.")
     columns = ["T", "rnnlab compile s", "loop compile s", "loop extrapolated s", "loop / rnnlab", "rnnlab vs T min"]
     return RowResult("compile", "2. Compile time against T", method, columns, rows, notes, targets,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 @dataclass
 class Target:
-    """One target of issue 5 next to what was measured: met, not met (with what stops it) or not measured."""
+    """One speed target next to what was measured: met, not met (with what stops it) or not measured."""
 
     name: str
     goal: str
@@ -101,7 +101,7 @@ def render_markdown(results: list[RowResult], machine: dict[str, str], command: 
              "## Machine", "", markdown_table(["", ""], [[k, f"`{v}`"] for k, v in machine.items()]), ""]
     targets = [t for r in results for t in r.targets]
     if targets:
-        lines += ["## Targets of issue 5", "", markdown_table(TARGET_COLUMNS, target_rows(targets)), ""]
+        lines += ["## Targets", "", markdown_table(TARGET_COLUMNS, target_rows(targets)), ""]
     for r in results:
         lines += [f"## {r.title}", "", r.method, ""]
         if r.rows:

@@ -1,6 +1,6 @@
 """The Old vs new API page: the three columns, the verdict, what breaks, shapes and recipes, by value."""
 
-from rnnlab import api_compare, migrate
+from rnnlab.flaxapi import columns, migrate
 from tests.app.conftest import open_page
 
 
@@ -10,7 +10,7 @@ def table(at, index: int) -> list[dict]:
 
 def test_columns_and_verdict_match_the_library():
     at = open_page("api")
-    expected = api_compare.compare("lstm", (4,), 3, 5, "normal", 0.1, 0)
+    expected = columns.compare("lstm", (4,), 3, 5, "normal", 0.1, 0)
     assert [s.value for s in at.subheader][:3] == [c.title for c in expected.columns]
     for i, column in enumerate(expected.columns):
         rows = table(at, i)

@@ -11,8 +11,8 @@ import uuid
 import numpy as np
 import pytest
 
-from rnnlab import migrate
 from rnnlab.config import Config
+from rnnlab.flaxapi import migrate
 from tests.app.conftest import SMALL, figures, open_page, values
 
 DEFAULT = Config()
@@ -99,7 +99,7 @@ def _ints(query: dict[str, str]) -> dict[str, int]:
 
 
 def format_size(config: Config) -> str:
-    from rnnlab.config import format_bytes
+    from rnnlab.text import format_bytes
 
     return format_bytes(config.memory_bytes())
 

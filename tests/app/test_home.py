@@ -3,7 +3,7 @@
 import jax
 
 from rnnlab.presets import PRESETS
-from rnnlab.sharing import parse_query
+from rnnlab.urlstate import parse_query
 from tests.app.conftest import open_page
 
 

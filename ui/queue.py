@@ -7,8 +7,8 @@ from contextlib import contextmanager
 
 import streamlit as st
 
-from rnnlab.config import format_bytes
-from rnnlab.scheduler import SLOTS, Scheduler, Ticket
+from rnnlab.server.scheduler import SLOTS, Scheduler, Ticket
+from rnnlab.text import format_bytes
 
 POLL_S = 0.5
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from jax.nn import initializers
 
-from rnnlab.legacy import (
+from rnnlab.flaxapi.legacy import (
     LATER_CELLS,
     LEGACY_CELLS,
     OLD_SOURCE,

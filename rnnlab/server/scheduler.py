@@ -14,7 +14,7 @@ import os
 import threading
 from collections.abc import Callable
 
-from rnnlab.config import memory_budget_bytes
+from rnnlab.device import memory_budget_bytes
 
 ENV_LIMIT = "RNNLAB_MAX_TRAININGS"
 

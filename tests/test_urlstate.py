@@ -2,8 +2,10 @@
 
 import pytest
 
-from rnnlab.config import Config, format_bytes, memory_budget_bytes
-from rnnlab.sharing import Shared, parse_cells, parse_dims, parse_lengths, parse_query, to_query
+from rnnlab.config import Config
+from rnnlab.device import memory_budget_bytes
+from rnnlab.text import format_bytes
+from rnnlab.urlstate import Shared, parse_cells, parse_dims, parse_lengths, parse_query, to_query
 
 
 def test_round_trip_of_everything_a_url_carries():

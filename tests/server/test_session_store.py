@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from rnnlab.session_store import STORE, TOKEN_PARAM, SessionStore, new_token, valid_token
+from rnnlab.server.session_store import STORE, TOKEN_PARAM, SessionStore, new_token, valid_token
 
 
 class Clock:
@@ -125,7 +125,7 @@ def test_a_real_run_is_sized_by_what_it_holds():
 
 @pytest.mark.parametrize("env, mb", [("64", 64), ("abc", 512), ("-1", 512), ("nan", 512), ("inf", 512)])
 def test_store_size_from_the_environment(monkeypatch, env, mb):
-    from rnnlab.session_store import _max_bytes_from_env
+    from rnnlab.server.session_store import _max_bytes_from_env
 
     monkeypatch.setenv("RNNLAB_SESSION_STORE_MB", env)
     assert _max_bytes_from_env() == mb * 2**20

@@ -13,11 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from rnnlab import migrate
-from rnnlab.migrate import MAX_CHARS, MAX_LINES, RULES, check, extract_code, rewrite
+from rnnlab.flaxapi import migrate
+from rnnlab.flaxapi.migrate import MAX_CHARS, MAX_LINES, RULES, check, extract_code, rewrite
 
-SEEDS = Path(__file__).parent / "fixtures" / "seeds"
+SEEDS = Path(__file__).parents[1] / "fixtures" / "seeds"
 HEADER = "import flax.linen as nn\nimport jax\nimport jax.numpy as jnp\nimport numpy as np\n"  # 4 lines
+
+MIGRATE_MODULES = {m for m in sys.modules if m.startswith("rnnlab.flaxapi.migrate")}
 
 
 def seed(prefix: str) -> str:
@@ -631,12 +633,13 @@ def test_pasted_code_is_never_executed_or_imported(tmp_path, monkeypatch):
         extract_code(payload)
     assert not canary.exists()
     assert module not in sys.modules
-    assert set(sys.modules) - before <= {"rnnlab.migrate"}
+    assert set(sys.modules) - before <= MIGRATE_MODULES
 
 
 def test_checker_source_has_no_way_to_run_code():
-    tree = ast.parse(Path(migrate.__file__).read_text(encoding="utf-8"))
-    for node in ast.walk(tree):
+    package = Path(migrate.__file__).parent
+    sources = [*package.glob("*.py"), package.parent.parent / "text.py"]
+    for node in (n for path in sources for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
             assert node.func.id not in {"exec", "eval", "compile", "__import__"}, node.func.id
         if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -783,4 +786,4 @@ def test_tricks_that_would_run_code_on_import_or_definition_are_only_parsed(tmp_
     assert found(result) == [(25, "cell-without-features"), (25, "rnn-positional-size")]
     assert rewritten.changed and f"import {module}" in rewritten.source
     assert not canary.exists()
-    assert module not in sys.modules and set(sys.modules) - before <= {"rnnlab.migrate"}
+    assert module not in sys.modules and set(sys.modules) - before <= MIGRATE_MODULES

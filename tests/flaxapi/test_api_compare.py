@@ -12,14 +12,12 @@ import pytest
 from flax import nnx
 from jax.nn import initializers
 
-from rnnlab import legacy
-from rnnlab.api_compare import (
-    compare,
-    explore_shapes,
-    learnable_recipes,
-    resolve_cell,
-    upgrade_breakages,
-)
+from rnnlab.flaxapi import legacy
+from rnnlab.flaxapi.breakages import upgrade_breakages
+from rnnlab.flaxapi.columns import compare
+from rnnlab.flaxapi.recipes import learnable_recipes
+from rnnlab.flaxapi.shapes import explore_shapes
+from rnnlab.flaxapi.trees import resolve_cell
 
 
 @pytest.fixture(scope="module")

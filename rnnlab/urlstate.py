@@ -13,10 +13,10 @@ from dataclasses import dataclass, field, fields, replace
 
 from rnnlab.cells import CELLS
 from rnnlab.config import CONTROL_RANGES, Config
+from rnnlab.probes import DEFAULT_SWEEP_CELLS, DEFAULT_SWEEP_LENGTHS
+from rnnlab.text import shorten, whole
 
 CONFIG_KEYS = tuple(f.name for f in fields(Config))
-DEFAULT_SWEEP_CELLS = ("gru", "lstm", "simple")
-DEFAULT_SWEEP_LENGTHS = (10, 20, 40, 80)
 MAX_SWEEP_LENGTHS = 12
 MAX_SWEEP_LENGTH = 100_000
 MAX_VALUE_CHARS = 200  # a longer query value is refused without being read
@@ -44,23 +44,12 @@ def _first(value) -> str:
     return str(value)
 
 
-def shorten(text: str, limit: int = 40) -> str:
-    """``text`` cut to ``limit`` characters (with '...') so a message about it stays readable."""
-    text = str(text)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _whole(part: str) -> int | None:
-    """'12' -> 12; None for anything but 1-9 ASCII digits (no signs, '1_0', '²', or 5000-digit numbers)."""
-    return int(part) if part.isascii() and part.isdigit() and len(part) <= 9 else None
-
-
 def parse_lengths(text: str) -> tuple[tuple[int, ...], str | None]:
     """'10, 20,40' -> (10, 20, 40); a message instead when it is not 1-12 whole numbers from 1 to 100000."""
     parts = [p.strip() for p in str(text).replace(";", ",").split(",") if p.strip()]
     if not parts:
         return (), "Give at least one sequence length, e.g. 10, 20, 40."
-    numbers = [_whole(p) for p in parts]
+    numbers = [whole(p) for p in parts]
     if None in numbers:
         bad = parts[numbers.index(None)]
         if bad.lstrip("-").isascii() and bad.lstrip("-").isdigit():
@@ -207,7 +196,7 @@ def parse_dims(text: str, what: str, max_dims: int = 4, max_size: int = 4096,
     """'2, 3' -> (2, 3); '' or '()' -> (); a message instead for anything else (e.g. 'x', '0', '-1', too big)."""
     cleaned = str(text).strip().strip("()[]").replace(";", ",")
     parts = [p.strip() for p in cleaned.split(",") if p.strip()]
-    dims = tuple(_whole(p) for p in parts)
+    dims = tuple(whole(p) for p in parts)
     if None in dims:
         bad = parts[dims.index(None)]
         if not (bad.isascii() and bad.isdigit()):

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import jax
 
-from rnnlab.config import Config
-
 _enabled: str | None = None
+
+
+def compile_count(jitted: Callable) -> int:
+    """How many programs a ``jax.jit`` function has compiled in this process (its cache size).
+
+    The one place that reads JAX's counter, which has no public name.
+    """
+    return jitted._cache_size()  # noqa: SLF001
 
 
 def enable_persistent_cache(path: str | os.PathLike | None = None) -> str | None:
@@ -33,12 +40,13 @@ def enable_persistent_cache(path: str | os.PathLike | None = None) -> str | None
     return folder
 
 
-def warm_up(config: Config | None = None) -> threading.Thread:
+def warm_up(config=None) -> threading.Thread:
     """Compile ``config``'s program (default: the default preset) in a background thread.
 
     The jitted functions are shared by every session, so the first user who presses Train finds them
     compiled. Returns the started thread.
     """
+    from rnnlab.config import Config
     from rnnlab.train import Run
 
     def work() -> None:

@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from rnnlab import scheduler as sched
-from rnnlab.scheduler import Scheduler
+from rnnlab.server import scheduler as sched
+from rnnlab.server.scheduler import Scheduler
 
 GB = 2**30
 

@@ -1,0 +1,360 @@
+"""Old Linen (<= 0.6) vs new Linen (>= 0.7) vs NNX, computed live: the carries each API makes.
+
+The old column runs :mod:`rnnlab.flaxapi.legacy`; the other two the installed Flax. No Streamlit, no user code.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import nnx
+from jax.nn import initializers
+
+from rnnlab.cells import CARRY_INITS, CELLS, CarryInitSpec, CellSpec
+from rnnlab.flaxapi.legacy import LAST_OLD_VERSION, LATER_CELLS, NEW_API_VERSION, legacy_initialize_carry
+from rnnlab.flaxapi.trees import Initializer, kernel_shape, param_count, resolve_cell
+from rnnlab.text import error_text
+
+N_VALUES = 6  # first values shown per carry leaf
+MAX_CARRY_ELEMENTS = 1_000_000  # largest carry leaf (batch x spatial x hidden) the comparison will build
+
+
+def compare_size_error(cell: str, batch_dims: tuple[int, ...], in_features: int, hidden: int,
+                       spatial: tuple[int, ...] = (8, 8)) -> str | None:
+    """Why :func:`compare` refuses these sizes (each column builds carries of this size), or None."""
+    spec = resolve_cell(cell)
+    sizes = [*batch_dims, *(spatial if spec.spatial else ()), in_features, hidden]
+    if any(not isinstance(d, int) or isinstance(d, bool) or d < 1 for d in sizes):
+        return f"Every size must be a whole number of at least 1 (got {tuple(sizes)})."
+    leaf = math.prod(batch_dims) * math.prod(spatial if spec.spatial else ()) * hidden
+    if leaf > MAX_CARRY_ELEMENTS:
+        what = "batch x spatial x hidden" if spec.spatial else "batch x hidden"
+        return (f"The carry would have {leaf:,} numbers per leaf ({what}); the comparison builds at most "
+                f"{MAX_CARRY_ELEMENTS:,}. Use fewer batch dims or hidden features.")
+    return None
+
+# --------------------------------------------------------------------------------------------------------------
+# Three columns: old Linen, new Linen, NNX
+
+
+@dataclass(frozen=True)
+class InitCall:
+    """One call the API made to the carry initializer: the key's raw bits, the shape, the dtype it passed."""
+
+    key: tuple[int, ...]
+    shape: tuple[int, ...]
+    dtype: str | None  # None: called without a dtype (the initializer's float32 default applies)
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """One carry leaf as the page shows it."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    first_values: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One API's code for the chosen numbers and what running it gave (leaves, or the error it met)."""
+
+    key: str  # "old_linen" | "new_linen" | "nnx"
+    title: str
+    code: str
+    structure: str | None = None  # "tuple (c, h)" or "array h"; None on error
+    leaves: tuple[Leaf, ...] = ()
+    error: str | None = None  # why this API cannot do it
+    notes: tuple[str, ...] = ()
+    caveats: tuple[str, ...] = ()  # differences beyond the arrays that the verdict repeats
+    calls: tuple[InitCall, ...] = ()
+    arrays: tuple[np.ndarray, ...] = field(default=(), repr=False, compare=False)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+@dataclass(frozen=True)
+class PairVerdict:
+    """Two columns compared array by array: "identical", "different" or "not comparable", and why."""
+
+    left: str
+    right: str
+    status: str
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The three columns for one choice of cell, shapes and initializer, and the verdict computed from them."""
+
+    cell: str  # registry name (rnnlab.cells.CELLS)
+    flax_name: str
+    input_shape: tuple[int, ...]  # one time step of input: batch_dims (+ spatial) + (in_features,)
+    carry_init: str
+    columns: tuple[Column, ...]
+    pairs: tuple[PairVerdict, ...]
+    verdict: str
+
+    def column(self, key: str) -> Column:
+        return next(c for c in self.columns if c.key == key)
+
+    def pair(self, left: str, right: str) -> PairVerdict:
+        return next(p for p in self.pairs if {p.left, p.right} == {left, right})
+
+
+TITLES = {
+    "old_linen": f"Old Linen (flax <= {LAST_OLD_VERSION})",
+    "new_linen": f"New Linen (flax >= {NEW_API_VERSION})",
+    "nnx": "NNX (flax.nnx)",
+}
+
+
+def _key_bits(key: jax.Array) -> tuple[int, ...]:
+    if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
+        key = jax.random.key_data(key)
+    return tuple(int(v) for v in np.asarray(key).ravel())
+
+
+def _spy(init: Initializer, calls: list[InitCall]) -> Initializer:
+    """``init`` that records each call's key, shape and dtype (or that no dtype was passed)."""
+
+    def spy(key, shape, *args, **kwargs):
+        dtype = args[0] if args else kwargs.get("dtype")
+        calls.append(InitCall(_key_bits(key), tuple(shape), None if dtype is None else jnp.dtype(dtype).name))
+        return init(key, shape, *args, **kwargs)
+
+    return spy
+
+
+def _init_expr(spec: CarryInitSpec, value: float) -> str:
+    return f"initializers.{spec.name}" if spec.param is None else f"initializers.{spec.name}({spec.param}={value!r})"
+
+
+def _leaves(spec: CellSpec, carry: Any) -> tuple[Leaf, ...]:
+    return tuple(
+        Leaf(name, tuple(a.shape), jnp.dtype(a.dtype).name,
+             tuple(float(v) for v in np.asarray(a, dtype=np.float32).ravel()[:N_VALUES]))
+        for name, a in zip(spec.leaves, spec.carry_as_tuple(carry), strict=True)
+    )
+
+
+def _structure(spec: CellSpec) -> str:
+    return f"tuple ({', '.join(spec.leaves)})" if len(spec.leaves) > 1 else f"array {spec.leaves[0]}"
+
+
+def _done(key: str, code: str, spec: CellSpec, carry: Any, calls: list[InitCall], notes=(), caveats=()) -> Column:
+    arrays = tuple(np.asarray(a) for a in spec.carry_as_tuple(carry))
+    return Column(key, TITLES[key], code, _structure(spec), _leaves(spec, carry), None, tuple(notes),
+                  tuple(caveats), tuple(calls), arrays)
+
+
+def _old_column(spec, batch_dims, hidden, spatial, kernel, init_spec, value, seed, param_dtype) -> Column:
+    name = spec.cls.__name__
+    size = tuple(spatial) + (hidden,) if spec.spatial else hidden
+    init_arg = "" if init_spec.name == "zeros" else f", init_fn={_init_expr(init_spec, value)}"
+    head = (f"# flax <= {LAST_OLD_VERSION}: a static method; you pass batch_dims and size yourself\n"
+            "import jax\nimport flax.linen as nn\nfrom jax.nn import initializers\n\n")
+    if name in LATER_CELLS:
+        code = f"# nn.{name} did not exist in flax 0.6.x (added in flax {LATER_CELLS[name]})\n"
+        return Column("old_linen", TITLES["old_linen"], head + code,
+                      error=f"{name} did not exist in flax 0.6.x: it was added in flax {LATER_CELLS[name]}")
+    code = head + (f"key = jax.random.PRNGKey({seed})\n"
+                   f"carry = nn.{name}.initialize_carry(key, {tuple(batch_dims)!r}, {size!r}{init_arg})\n")
+    if spec.spatial:
+        code += f"# size = spatial + (features,); the cell itself: nn.{name}(features={hidden}, kernel_size={kernel})\n"
+    calls: list[InitCall] = []
+    init = init_spec.build(value)
+    carry = legacy_initialize_carry(name, jax.random.PRNGKey(seed), tuple(batch_dims), size, _spy(init, calls))
+    notes = ["init_fn is called without a dtype: the carry is float32 whatever the cell's param_dtype"]
+    if param_dtype != "float32":
+        notes.append(f"param_dtype={param_dtype} cannot reach the carry in 0.6.x; cast it yourself")
+    return _done("old_linen", code, spec, carry, calls, notes)
+
+
+def _new_column(spec, batch_dims, input_shape, hidden, kernel, init_spec, value, seed, param_dtype) -> Column:
+    name = spec.cls.__name__
+    args = [f"features={hidden}"]
+    if spec.spatial:
+        args.append(f"kernel_size={kernel!r}")
+    if init_spec.name != "zeros":
+        args.append(f"carry_init={_init_expr(init_spec, value)}")
+    if param_dtype != "float32":
+        args.append(f"param_dtype=jnp.{param_dtype}")
+    code = (f"# flax >= {NEW_API_VERSION}: the cell holds features and carry_init; "
+            "initialize_carry is an instance method\n"
+            "import jax\n" + ("import jax.numpy as jnp\n" if param_dtype != "float32" else "")
+            + "import flax.linen as nn\nfrom jax.nn import initializers\n\n"
+            f"key = jax.random.key({seed})\n"
+            f"cell = nn.{name}({', '.join(args)})\n"
+            f"carry = cell.initialize_carry(key, {tuple(input_shape)!r})  # input_shape: one time step of input\n")
+    calls: list[InitCall] = []
+    kwargs: dict[str, Any] = {"carry_init": _spy(init_spec.build(value), calls), "param_dtype": jnp.dtype(param_dtype)}
+    if spec.spatial:
+        kwargs["kernel_size"] = kernel
+    cell = spec.cls(features=hidden, **kwargs)
+    carry = cell.initialize_carry(jax.random.key(seed), tuple(input_shape))
+    notes = [f"input_shape {tuple(input_shape)}: batch_dims = input_shape[:-{cell.num_feature_axes}] = "
+             f"{tuple(input_shape)[:-cell.num_feature_axes]}; num_feature_axes = {cell.num_feature_axes}",
+             f"the cell passes param_dtype={jnp.dtype(param_dtype).name} to carry_init"]
+    return _done("new_linen", code, spec, carry, calls, notes)
+
+
+def _gru_bias_note(in_features: int, hidden: int, nnx_cell: Any) -> str:
+    """Compare the Linen and NNX GRU parameters live (Linen has a b_hn bias in 'hn', NNX's dense_h has none)."""
+    linen = nn.GRUCell(hidden).init(jax.random.key(0), jnp.zeros((hidden,)), jnp.zeros((in_features,)))["params"]
+    n_linen, n_nnx = param_count(linen), param_count(nnx.state(nnx_cell, nnx.Param))
+    has_b_hn = "bias" in linen.get("hn", {})
+    nnx_h_bias = getattr(nnx_cell.dense_h, "bias", None) is not None
+    text = f"parameters: Linen GRUCell {n_linen}, NNX GRUCell {n_nnx}"
+    if has_b_hn and not nnx_h_bias:
+        text += (f"; NNX has no b_hn (Linen's 'hn' bias, {hidden} numbers): "
+                 "the two GRUs compute different functions even with equal weights")
+    return text
+
+
+def _nnx_column(spec, input_shape, in_features, hidden, init_spec, value, seed, param_dtype) -> Column:
+    name = spec.cls.__name__
+    head = "from flax import nnx\nfrom jax.nn import initializers\n\n"
+    nnx_cls = getattr(nnx, name, None)
+    if nnx_cls is None:
+        have = ", ".join(s.cls.__name__ for s in CELLS.values() if hasattr(nnx, s.cls.__name__))
+        return Column("nnx", TITLES["nnx"], head + f"# flax.nnx has no {name}\n",
+                      error=f"flax.nnx has no {name} (NNX cells: {have})")
+    dtype_arg = f", param_dtype=jnp.{param_dtype}" if param_dtype != "float32" else ""
+    init_arg = "" if init_spec.name == "zeros" else f", carry_init={_init_expr(init_spec, value)}"
+    code = ("# flax.nnx: the cell is built eagerly (in_features, hidden_features, rngs); "
+            "the carry draws its keys from an Rngs stream\n"
+            + ("import jax.numpy as jnp\n" if param_dtype != "float32" else "") + head
+            + f"cell = nnx.{name}({in_features}, {hidden}, rngs=nnx.Rngs({seed}){dtype_arg})\n"
+            f"carry = cell.initialize_carry({tuple(input_shape)!r}, rngs=nnx.Rngs({seed}){init_arg})\n")
+    cell = nnx_cls(in_features, hidden, rngs=nnx.Rngs(seed), param_dtype=jnp.dtype(param_dtype))
+    notes, caveats = [], []
+    try:  # NNX needs an RNG even for zeros: reproduce it live
+        cell.initialize_carry(tuple(input_shape), carry_init=initializers.zeros)
+        notes.append("cell.initialize_carry(input_shape) without rngs worked")
+    except ValueError as e:
+        caveats.append(f"NNX needs an RNG even for zeros: cell.initialize_carry({tuple(input_shape)!r}) without rngs "
+                       f"-> {error_text(e)}")
+    calls: list[InitCall] = []
+    carry = cell.initialize_carry(tuple(input_shape), rngs=nnx.Rngs(seed), carry_init=_spy(init_spec.build(value),
+                                                                                            calls))
+    if name == "GRUCell":
+        caveats.append(_gru_bias_note(in_features, hidden, cell))
+    return _done("nnx", code, spec, carry, calls, notes, caveats)
+
+
+def _key_names(bits: tuple[int, ...], seed: int) -> str:
+    """Names of a recorded key in terms of key(seed): the key itself, split(key)[i], fold_in(key, i)."""
+    key = jax.random.key(seed)
+    names = []
+    if bits == _key_bits(key):
+        names.append(f"key({seed})")
+    for i, k in enumerate(jax.random.split(key)):
+        if bits == _key_bits(k):
+            names.append(f"split(key({seed}))[{i}]")
+    for i in range(4):
+        if bits == _key_bits(jax.random.fold_in(key, i)):
+            names.append(f"fold_in(key({seed}), {i})")
+    return " = ".join(names) or f"key bits {list(bits)}"
+
+
+def _compare(a: Column, b: Column, seed: int, random_init: bool) -> PairVerdict:
+    if not (a.ok and b.ok):
+        return PairVerdict(a.key, b.key, "not comparable", tuple(f"{c.title}: {c.error}" for c in (a, b) if c.error))
+    reasons: list[str] = []
+    if a.structure != b.structure:
+        reasons.append(f"structure: {a.structure} vs {b.structure}")
+    shapes_a, shapes_b = [x.shape for x in a.arrays], [x.shape for x in b.arrays]
+    if shapes_a != shapes_b:
+        reasons.append(f"shapes: {shapes_a} vs {shapes_b}")
+    dtypes_a, dtypes_b = {x.dtype.name for x in a.arrays}, {x.dtype.name for x in b.arrays}
+    if dtypes_a != dtypes_b:
+        passed = {c.key: sorted({call.dtype or "no dtype (float32)" for call in c.calls}) for c in (a, b)}
+        reasons.append(f"dtype: {sorted(dtypes_a)} vs {sorted(dtypes_b)}; the initializer got {passed[a.key]} from "
+                       f"{a.title} and {passed[b.key]} from {b.title} (0.6.x passed no dtype, from 0.7 the cell "
+                       "passes param_dtype)")
+    keys_a, keys_b = [c.key for c in a.calls], [c.key for c in b.calls]
+    keys_text = (f"{a.title} used {', '.join(_key_names(k, seed) for k in keys_a)}; "
+                 f"{b.title} used {', '.join(_key_names(k, seed) for k in keys_b)}")
+    same_values = shapes_a == shapes_b and all(
+        np.array_equal(x.astype(np.float32), y.astype(np.float32)) for x, y in zip(a.arrays, b.arrays, strict=True))
+    if not same_values and shapes_a == shapes_b:
+        diff = max(float(np.max(np.abs(x.astype(np.float32) - y.astype(np.float32)), initial=0.0))
+                   for x, y in zip(a.arrays, b.arrays, strict=True))
+        if keys_a != keys_b:
+            cause = "different keys"
+        elif dtypes_a != dtypes_b:
+            low = min((x.dtype for x in (*a.arrays, *b.arrays)), key=lambda d: d.itemsize)
+            rounded = all(np.array_equal(x.astype(low), y.astype(low)) for x, y in zip(a.arrays, b.arrays, strict=True))
+            cause = ("same keys; only rounding to " + low.name if rounded else
+                     f"same keys, but the initializer draws in {low.name} directly (not a rounded float32)")
+        else:
+            cause = "same keys"
+        reasons.append(f"values differ (max |difference| {diff:.3g}), {cause}: {keys_text}")
+    elif keys_a != keys_b:
+        why = "the initializer ignores the key" if not random_init else "the keys drew the same numbers"
+        reasons.append(f"same values although the keys differ ({why}): {keys_text}")
+    else:
+        reasons.append(f"same keys: {keys_text}")
+    status = "identical" if same_values and dtypes_a == dtypes_b and a.structure == b.structure else "different"
+    return PairVerdict(a.key, b.key, status, tuple(reasons))
+
+
+def _verdict(columns: tuple[Column, ...], pairs: tuple[PairVerdict, ...]) -> str:
+    """First line "identical: ..." when every pair is identical; then each pair with its reasons, then caveats."""
+    lines = []
+    if all(c.ok for c in columns) and all(p.status == "identical" for p in pairs):
+        lines.append("identical: all three APIs give the same arrays")
+    for p in pairs:
+        lines.append(f"{TITLES[p.left]} vs {TITLES[p.right]}: {p.status}: " + "; ".join(p.reasons))
+    lines += [caveat for c in columns for caveat in c.caveats]
+    return "\n".join(lines)
+
+
+def compare(
+    cell: str,
+    batch_dims: tuple[int, ...],
+    in_features: int,
+    hidden: int,
+    carry_init: str = "zeros",
+    carry_param: float | None = None,
+    seed: int = 0,
+    spatial: tuple[int, ...] = (8, 8),
+    kernel_size: int | tuple[int, ...] = 3,
+    param_dtype: str = "float32",
+) -> Comparison:
+    """Build the same carry with the old Linen, new Linen and NNX APIs and compare the arrays.
+
+    ``cell`` is a registry name (``rnnlab.cells.CELLS``) or a Flax class name; ``carry_init`` a name of
+    ``CARRY_INITS`` with ``carry_param`` its parameter (None: the registry default); ``spatial`` and
+    ``kernel_size`` are used by ConvLSTM only; ``param_dtype`` (e.g. "bfloat16") goes to the new APIs.
+    """
+    spec = resolve_cell(cell)
+    init_spec = CARRY_INITS[carry_init]
+    value = init_spec.default if carry_param is None else float(carry_param)
+    if not math.isfinite(value):
+        raise ValueError(f"the carry_init parameter must be a finite number (got {value})")
+    batch_dims = tuple(int(d) for d in batch_dims)
+    size_error = compare_size_error(spec.name, batch_dims, int(in_features), int(hidden), tuple(spatial))
+    if size_error:
+        raise ValueError(size_error)
+    input_shape = batch_dims + (tuple(spatial) if spec.spatial else ()) + (int(in_features),)
+    kernel = kernel_shape(kernel_size, len(spatial))
+    columns = (
+        _old_column(spec, batch_dims, hidden, spatial, kernel, init_spec, value, seed, param_dtype),
+        _new_column(spec, batch_dims, input_shape, hidden, kernel, init_spec, value, seed, param_dtype),
+        _nnx_column(spec, input_shape, in_features, hidden, init_spec, value, seed, param_dtype),
+    )
+    old, new, nnx_col = columns
+    pairs = tuple(_compare(a, b, seed, init_spec.random) for a, b in ((old, new), (new, nnx_col), (old, nnx_col)))
+    return Comparison(spec.name, spec.cls.__name__, input_shape, init_spec.describe(value), columns, pairs,
+                      _verdict(columns, pairs))

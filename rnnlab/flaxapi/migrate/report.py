@@ -1,0 +1,196 @@
+"""What the migration checker reports: limits, rule ids, found code blocks, findings and rewrites,
+and the checks on the pasted text before anything is parsed."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from rnnlab.flaxapi.migrate.parsing import count_lines
+from rnnlab.text import shorten
+
+R = TypeVar("R")
+
+MAX_CHARS = 200_000
+MAX_LINES = 5_000
+UPLOAD_TYPES = ("py", "txt", "md")
+MAX_ATTEMPTS = 10_000  # parses tried while looking for code in a text that does not parse as a whole
+
+# Rule id -> short title, in the order findings on one line are listed.
+RULES: dict[str, str] = {
+    "static-initialize-carry": "initialize_carry called on the cell class with batch dims and size (flax <= 0.6)",
+    "init-fn": "init_fn= passed to initialize_carry (now carry_init= on the cell)",
+    "cell-without-features": "Linen cell built without features",
+    "rnn-positional-size": "nn.RNN(cell, <size>): the second positional field is time_major now",
+    "rnn-cell-size": "cell_size= passed to nn.RNN",
+    "convlstm-old-name": "ConvLSTM under its old name",
+    "carry-shape-array": "initialize_carry given an array instead of a shape",
+    "cell-in-loop": "cell constructed inside the loop over time steps",
+    "learnable-carry-batch": "learnable initial carry created with a batch dimension",
+    "moveaxis-loop": "loop over np.moveaxis(x, 0, -1) steps over the wrong axis",
+}
+RULE_ORDER = {rule: i for i, rule in enumerate(RULES)}
+
+@dataclass(frozen=True)
+class CodeBlock:
+    """A piece of Python found in a document.
+
+    ``code`` is normalised Python: common indentation removed, lines squashed together split again, and a
+    ``...`` body added after a trailing ``def ...:`` header. ``lines[i]`` is the document line (1-based) of
+    line ``i + 1`` of ``code``, 0 for a line the extractor added. ``error`` says why the block does not parse
+    (None when it does).
+    """
+
+    code: str
+    first_line: int
+    lines: tuple[int, ...]
+    error: str | None = None
+    # (column in the code line, column in the document line) where each code line's verbatim text starts.
+    columns: tuple[tuple[int, int], ...] = field(default=(), repr=False, compare=False)
+
+    @property
+    def last_line(self) -> int:
+        """The last document line the block covers."""
+        return max(self.lines, default=self.first_line)
+
+    @property
+    def ok(self) -> bool:
+        """Whether the block parses."""
+        return self.error is None
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One pitfall: where it is, which rule, what is wrong and how to fix it."""
+
+    line: int
+    rule: str
+    message: str
+    code: str
+    fixable: bool = False
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Why (part of) the input was not checked: empty, too large, or not valid Python."""
+
+    line: int | None
+    message: str
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """What :func:`check` found. ``mode``: python, document, markdown, code (with syntax errors) or ''."""
+
+    findings: tuple[Finding, ...] = ()
+    problems: tuple[Problem, ...] = ()
+    blocks: tuple[CodeBlock, ...] = ()
+    mode: str = ""
+
+    @property
+    def checked(self) -> bool:
+        """Whether any code was analysed."""
+        return any(b.ok for b in self.blocks)
+
+    @property
+    def clean(self) -> bool:
+        """Code was analysed and nothing was found."""
+        return self.checked and not self.findings and not self.problems
+
+
+@dataclass(frozen=True)
+class Change:
+    """One mechanical rewrite: the line, the rule, the text before and after, and why."""
+
+    line: int
+    rule: str
+    before: str
+    after: str
+    note: str
+
+
+@dataclass(frozen=True)
+class RewriteResult:
+    """The rewritten text, a unified diff (empty when unchanged), the changes and what is left to do by hand."""
+
+    source: str
+    diff: str = ""
+    changes: tuple[Change, ...] = ()
+    remaining: tuple[Finding, ...] = ()
+    problems: tuple[Problem, ...] = ()
+
+    @property
+    def changed(self) -> bool:
+        """Whether any edit was made."""
+        return bool(self.changes)
+
+
+def validate_text(source: object) -> Problem | None:
+    if not isinstance(source, str):
+        return Problem(None, f"Expected text, got {type(source).__name__}.")
+    if not source.strip():
+        return Problem(None, "Paste some Python code (or a document with code in it, like a forum answer) to check.")
+    lines = count_lines(source)
+    if len(source) > MAX_CHARS or lines > MAX_LINES:
+        return Problem(
+            None,
+            f"The text is {len(source):,} characters and {lines:,} line{'s' if lines != 1 else ''} long; the checker "
+            f"reads at most {MAX_CHARS:,} characters and {MAX_LINES:,} lines. Paste only the part with the "
+            "recurrent code.",
+        )
+    if "\x00" in source:
+        line = count_lines(source[: source.index("\x00") + 1])
+        return Problem(line, f"Line {line} contains a null byte; remove it (the text is probably not source code).")
+    try:
+        source.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        line = count_lines(source[: exc.start + 1])
+        return Problem(line, f"Line {line} contains characters that are not valid Unicode (lone surrogates).")
+    return None
+
+
+def syntax_message(err: BaseException) -> str:
+    if isinstance(err, SyntaxError):
+        text = (err.text or "").strip()
+        return f"{err.msg}" + (f" (`{shorten(text, 60)}`)" if text else "")
+    if isinstance(err, (RecursionError, MemoryError)):
+        return "the code is nested too deeply to analyse"
+    return str(err) or type(err).__name__
+
+
+def decode_upload(name: str, data: bytes) -> tuple[str | None, str | None]:
+    """An uploaded file's text, or why it is refused: (text, None) or (None, message). Never raises.
+
+    Refused: a name not ending in .py/.txt/.md, an empty file, more than 4 bytes per allowed character, null
+    bytes (a binary file), text that is not UTF-8, and text over :data:`MAX_CHARS` or :data:`MAX_LINES`.
+    """
+    shown = shorten(str(name), 60)
+    if not str(name).lower().endswith(tuple(f".{t}" for t in UPLOAD_TYPES)):
+        types = ", ".join("." + t for t in UPLOAD_TYPES)
+        return None, f"{shown}: only {types} files can be checked; nothing was loaded."
+    if not data:
+        return None, f"{shown} is empty; nothing was loaded."
+    if len(data) > 4 * MAX_CHARS:
+        return None, (f"{shown} is {len(data):,} bytes; the checker reads at most {MAX_CHARS:,} characters. "
+                      "Nothing was loaded.")
+    if b"\x00" in data:
+        return None, f"{shown} contains null bytes: it is a binary file, not source code. Nothing was loaded."
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        return None, f"{shown} is not UTF-8 text ({e.reason} at byte {e.start:,}); nothing was loaded."
+    problem = validate_text(text)
+    if problem is not None:
+        return None, f"{shown}: {problem.message} Nothing was loaded."
+    return text, None
+
+
+def guarded(func: Callable[[str], R], source: str, fallback: Callable[[Problem], R]) -> R:
+    """Run ``func(source)``; on any exception return ``fallback(problem)`` instead of raising."""
+    try:
+        return func(source)
+    except (RecursionError, MemoryError):
+        return fallback(Problem(None, "The code is nested too deeply to analyse; simplify it or paste a smaller part."))
+    except Exception as exc:  # never raise on user input; say what happened instead
+        return fallback(Problem(None, f"Internal error while checking ({type(exc).__name__}: {exc}); please report."))

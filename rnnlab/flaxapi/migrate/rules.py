@@ -1,0 +1,583 @@
+"""The rules: one walk over the parsed blocks that finds old-API sites and pitfalls, with their fixes."""
+
+from __future__ import annotations
+
+import ast
+
+from rnnlab.flaxapi.migrate.extract import extract_blocks
+from rnnlab.flaxapi.migrate.parsing import Edit, parse_code
+from rnnlab.flaxapi.migrate.report import RULE_ORDER, CodeBlock, Problem, syntax_message
+from rnnlab.flaxapi.migrate.syntax import (
+    ARRAY_MAKERS,
+    CARRY_NAME,
+    CELLS,
+    CONV_CELLS,
+    FEATURE_CELLS,
+    LSTM_LIKE,
+    SIZE_NAME,
+    Issue,
+    Source,
+    dotted_name,
+    has_features,
+    import_table,
+    insert_kwarg,
+    int_literal,
+    is_simple,
+    linen_member,
+    names_in,
+    remove_arg,
+)
+from rnnlab.text import shorten
+
+
+class SiteFinder:
+    """Walks the parsed blocks once and collects issues."""
+
+    def __init__(self, blocks: list[CodeBlock], trees: list[ast.Module]) -> None:
+        self.blocks = blocks
+        self.trees = trees
+        self.table = import_table(trees)
+        self.issues: list[Issue] = []
+
+    def run(self) -> list[Issue]:
+        for block, tree in zip(self.blocks, self.trees):
+            self.block, self.src = block, Source(block.code)
+            self.parents: dict[ast.AST, ast.AST] = {}
+            for node in ast.walk(tree):
+                for child in ast.iter_child_nodes(node):
+                    self.parents[child] = node
+            for node in ast.walk(tree):
+                self.visit(node)
+        moved = {id(i.cell): i for i in self.issues if i.rule == "rnn-positional-size" and i.cell is not None}
+        for issue in self.issues:  # a cell that gets nn.RNN's size as features= is fixed by that rewrite
+            if issue.rule == "cell-without-features" and not issue.edits and id(issue.node) in moved:
+                issue.covered_by = moved[id(issue.node)]
+        return self.issues
+
+    def add(
+        self,
+        rule: str,
+        node: ast.AST,
+        message: str,
+        edits: list[Edit] | None = None,
+        note: str = "",
+        covered_by: Issue | None = None,
+    ) -> Issue:
+        issue = Issue(rule, self.block, self.src, node, message, list(edits or []), note, covered_by)
+        self.issues.append(issue)
+        return issue
+
+    def visit(self, node: ast.AST) -> None:
+        if isinstance(node, ast.Call):
+            self.visit_call(node)
+        elif isinstance(node, ast.Attribute) and node.attr == "ConvLSTM":
+            if linen_member(node, self.table) == "ConvLSTM":
+                self.old_convlstm_name(node)
+        elif isinstance(node, ast.Name) and node.id == "ConvLSTM" and isinstance(node.ctx, ast.Load):
+            if self.table.get("ConvLSTM", "").removeprefix("flax.linen.").removeprefix("recurrent.") == "ConvLSTM":
+                self.old_convlstm_name(node)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            if node.module in {"flax.linen", "flax.linen.recurrent"}:
+                for alias in node.names:
+                    if alias.name == "ConvLSTM":
+                        self.old_convlstm_name(alias)
+        elif isinstance(node, (ast.For, ast.AsyncFor)):
+            self.moveaxis_loop(node.iter)
+        elif isinstance(node, ast.comprehension):
+            self.moveaxis_loop(node.iter)
+
+    # -- calls
+
+    def visit_call(self, node: ast.Call) -> None:
+        func = node.func
+        member = linen_member(func, self.table)
+        if isinstance(func, ast.Attribute) and func.attr == "initialize_carry":
+            self.initialize_carry_call(node, func)
+        elif member in FEATURE_CELLS:
+            self.cell_features(node, member)
+        elif member == "RNN":
+            self.rnn_call(node)
+        elif isinstance(func, ast.Attribute) and func.attr == "param" and isinstance(func.value, ast.Name):
+            if func.value.id == "self":
+                self.learnable_carry(node)
+        self.cell_in_loop(node)
+
+    def initialize_carry_call(self, node: ast.Call, func: ast.Attribute) -> None:
+        src = self.src
+        init_fn = next((k for k in node.keywords if k.arg == "init_fn"), None)
+        cls = linen_member(func.value, self.table) if not isinstance(func.value, ast.Call) else None
+        static = None
+        if cls in CELLS:
+            static = self.static_call(node, func, cls, init_fn)
+        else:
+            shape = (
+                node.args[1]
+                if len(node.args) >= 2
+                else next((k.value for k in node.keywords if k.arg == "input_shape"), None)
+            )
+            if shape is not None and self.array_like(shape):
+                text = shorten(src.text(shape), 40)
+                end = src.span(shape)[1]
+                self.add(
+                    "carry-shape-array",
+                    shape,
+                    f"`{shorten(src.text(node))}` passes the array `{text}` where flax >= 0.7 expects its shape "
+                    f"(input_shape): it fails with TypeError: unsupported operand type(s) for +. Pass "
+                    f"`{text}.shape`: the shape of one input time step, batch dims then input features.",
+                    [(end, end, ".shape")],
+                    f"Passed `{text}.shape` (a shape) instead of the array `{text}`.",
+                )
+        if init_fn is None:
+            return
+        init = shorten(src.text(init_fn.value), 50)
+        message = (
+            f"`init_fn={init}`: initialize_carry no longer takes init_fn (TypeError: unexpected keyword "
+            f"argument 'init_fn' since flax 0.7). The initializer is the cell's `carry_init` field: "
+            f"`nn.GRUCell(features=..., carry_init={init})`; it is called as init(key, shape, param_dtype)."
+        )
+        if static is not None:
+            self.add("init-fn", init_fn, message, covered_by=static)
+            return
+        receiver = func.value
+        edits = []
+        if isinstance(receiver, ast.Call) and linen_member(receiver.func, self.table) in CELLS:
+            if not any(k.arg in {"carry_init", None} for k in receiver.keywords):
+                edits = [
+                    insert_kwarg(src, receiver, f"carry_init={src.text(init_fn.value)}"),
+                    remove_arg(src, node, init_fn),
+                ]
+        self.add("init-fn", init_fn, message, edits, f"Moved `init_fn={init}` to `carry_init={init}` on the cell.")
+
+    def static_call(self, node: ast.Call, func: ast.Attribute, cls: str, init_fn: ast.keyword | None) -> Issue:
+        src = self.src
+        name = shorten(src.text(func.value), 40)
+        params = ("rng", "batch_dims", "size", "init_fn")
+        bound: dict[str, ast.AST] = {}
+        ok = len(node.args) <= 4 and not any(isinstance(a, ast.Starred) for a in node.args)
+        for key, arg in zip(params, node.args):
+            bound[key] = arg
+        for kw in node.keywords:
+            if kw.arg in params and kw.arg not in bound:
+                bound[kw.arg] = kw
+            else:
+                ok = False
+        value = {k: (v.value if isinstance(v, ast.keyword) else v) for k, v in bound.items()}
+        text = {k: src.text(v) for k, v in value.items()}
+        if cls in CONV_CELLS:
+            size = value.get("size")
+            batch = text.get("batch_dims", "batch_dims")
+            if isinstance(size, ast.Tuple) and size.elts:
+                feats = src.text(size.elts[-1])
+                spatial = [src.text(e) for e in size.elts[:-1]]
+                shape = (
+                    "("
+                    + ", ".join(
+                        [*(self.tuple_items(value.get("batch_dims")) or [f"*{batch}"]), *spatial, "<input channels>"]
+                    )
+                    + ")"
+                )
+                what = f"size {src.text(size)} is the spatial shape plus the output features {feats}"
+            else:
+                feats, shape = "<features>", f"(*{batch}, *<spatial dims>, <input channels>)"
+                what = "size is the spatial shape plus the output features"
+            message = (
+                f"`{shorten(src.text(node))}` is the flax <= 0.6 static method (rng, batch_dims, size); {what}. "
+                f"Since flax 0.7 the cell holds features and kernel_size and initialize_carry takes the shape of "
+                f"one input step (batch dims, spatial dims, input channels): `nn.ConvLSTMCell(features={feats}, "
+                f"kernel_size=<your kernel>, parent=None).initialize_carry({text.get('rng', 'rng')}, {shape})`, "
+                f"or pass `x_t.shape` for an input step. Not rewritten: the old call has no kernel size."
+            )
+            return self.add("static-initialize-carry", node, message)
+        size_text = text.get("size", "size")
+        shape = self.shape_text(value.get("batch_dims"), text.get("batch_dims", "batch_dims"), size_text)
+        extra = f", carry_init={text['init_fn']}" if "init_fn" in text else ""
+        message = (
+            f"`{shorten(src.text(node))}` is the flax <= 0.6 static method (rng, batch_dims, size). Since flax 0.7 "
+            f"initialize_carry is an instance method that takes the shape of one input time step, and calling it "
+            f"on the class fails (TypeError: 'int' object is not subscriptable). Build the cell with its size: "
+            f"`{name}(features={shorten(size_text, 30)}, parent=None{shorten(extra, 40)}).initialize_carry("
+            f"{shorten(text.get('rng', 'rng'), 30)}, {shorten(shape, 40)})`. Only the batch dims of that shape are "
+            f"used (its last entry stands for the input features), so the carry keeps shape batch_dims + "
+            f"(features,); with an input step at hand, pass `x_t.shape`."
+        )
+        edits: list[Edit] = []
+        if ok and {"rng", "batch_dims", "size"} <= bound.keys():
+            edits = self.static_edits(node, func, bound, text, shape)
+        note = (
+            f"Built the cell with features={size_text} and parent=None and called initialize_carry on it with "
+            f"{shape}, the guide's pattern: the last entry of that shape stands for the input features and only the "
+            f"batch dims before it are used, so the carry is the same as before; pass `x_t.shape` if you have an "
+            f"input step." + (f" init_fn became carry_init={text['init_fn']} on the cell." if "init_fn" in text else "")
+        )
+        return self.add("static-initialize-carry", node, message, edits, note)
+
+    def tuple_items(self, node: ast.AST | None) -> list[str] | None:
+        if isinstance(node, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in node.elts):
+            return [self.src.text(e) for e in node.elts]
+        return None
+
+    def shape_text(self, batch: ast.AST | None, batch_text: str, size_text: str) -> str:
+        items = self.tuple_items(batch)
+        if items is None:
+            return f"(*{batch_text}, {size_text})"
+        items.append(size_text)
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+    def static_edits(
+        self, node: ast.Call, func: ast.Attribute, bound: dict[str, ast.AST], text: dict[str, str], shape: str
+    ) -> list[Edit]:
+        src = self.src
+        if any("\n" in text[k] for k in ("batch_dims", "size")) or "\n" in text.get("init_fn", ""):
+            return []
+        ctor = f"(features={text['size']}, parent=None" + (
+            f", carry_init={text['init_fn']})" if "init_fn" in text else ")"
+        )
+        cls_end = src.span(func.value)[1]
+        spans = {k: src.span(v) for k, v in bound.items()}
+        start = min(spans["batch_dims"][0], spans["size"][0])
+        end = max(spans["batch_dims"][1], spans["size"][1])
+        for key, (a, b) in spans.items():
+            if key not in {"batch_dims", "size", "init_fn"} and a < end and b > start:
+                return []
+        positional = not isinstance(bound["rng"], ast.keyword) and not isinstance(bound["batch_dims"], ast.keyword)
+        edits = [(cls_end, cls_end, ctor), (start, end, shape if positional else f"input_shape={shape}")]
+        if "init_fn" in bound:
+            a, b = spans["init_fn"]
+            if not (start <= a and b <= end):
+                edits.append(remove_arg(src, node, bound["init_fn"]))
+        return edits
+
+    @staticmethod
+    def array_like(node: ast.AST) -> bool:
+        if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Tuple):
+            return any(isinstance(e, ast.Slice) for e in node.slice.elts)
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            return name in ARRAY_MAKERS
+        return False
+
+    def cell_features(self, node: ast.Call, cls: str) -> None:
+        if node.args or any(k.arg in {"features", None} for k in node.keywords):
+            return
+        src = self.src
+        call = shorten(src.text(node), 50)
+        parent = self.parents.get(node)
+        edits, note, hint = [], "", ""
+        if isinstance(parent, ast.Call) and parent.func is node and parent.args:
+            carry = parent.args[0]
+            expr = None
+            if cls in LSTM_LIKE and isinstance(carry, ast.Tuple) and len(carry.elts) == 2 and is_simple(carry.elts[0]):
+                expr = f"{src.text(carry.elts[0])}.shape[-1]"
+            elif is_simple(carry):
+                expr = f"{src.text(carry)}[0].shape[-1]" if cls in LSTM_LIKE else f"{src.text(carry)}.shape[-1]"
+            if expr and "\n" not in expr:
+                edits = [insert_kwarg(src, node, f"features={expr}", first=True)]
+                hint = f" Here it can be read off the carry, as the old cell did: `features={expr}`."
+                note = (
+                    f"Added features={expr}: flax <= 0.6 read the hidden size off the carry, so this keeps the "
+                    f"model the same; a features field on your module is the cleaner fix."
+                )
+        message = (
+            f"`{call}` has no `features`: flax <= 0.6 read the hidden size off the carry, flax >= 0.7 requires it "
+            f"(TypeError: missing 1 required positional argument: 'features'). Pass the hidden size: "
+            f"`nn.{cls}(features=<hidden size>)`." + hint
+        )
+        self.add("cell-without-features", node, message, edits, note)
+
+    def rnn_call(self, node: ast.Call) -> None:
+        src = self.src
+        if len(node.args) >= 2 and not any(isinstance(a, ast.Starred) for a in node.args[:2]):
+            second = node.args[1]
+            dotted = dotted_name(second)
+            sizey = int_literal(second) is not None or (
+                dotted is not None and bool(SIZE_NAME.search((dotted[1] or [dotted[0]])[-1]))
+            )
+            if sizey:
+                value = shorten(src.text(second), 30)
+                edits: list[Edit] = []
+                note = (f"Removed `{value}`: it was the flax 0.6 cell_size, which today would be read as time_major. "
+                        f"The hidden size is the cell's features.")
+                ctor = None
+                if len(node.args) == 2:
+                    edits = [(src.span(node.args[0])[1], src.span(second)[1], "")]
+                    ctor, inline = self.cell_constructor(node.args[0], node)
+                    if ctor is not None and not has_features(ctor):
+                        movable = int_literal(second) is not None or (
+                            inline and dotted is not None and "\n" not in src.text(second)
+                        ) or (dotted is not None and dotted[0] == "self")
+                        if movable:
+                            edits.append(insert_kwarg(src, ctor, f"features={src.text(second)}", first=True))
+                            note = (f"Moved `{value}` into the cell as features={value}: it was the flax 0.6 "
+                                    f"cell_size, which today would be read as time_major.")
+                        else:
+                            edits, ctor = [], None
+                    else:
+                        if ctor is None:
+                            built = shorten(src.text(node.args[0]), 30)
+                            note += f" Make sure `{built}` is built with features={value}."
+                        ctor = None
+                issue = self.add(
+                    "rnn-positional-size",
+                    second,
+                    f"`{shorten(src.text(node))}`: the second positional field of nn.RNN was cell_size in flax 0.6 "
+                    f"but is time_major since 0.7, so this silently sets time_major={value} (true) and scans over "
+                    f"axis 0, the batch axis of batch-major input. The size belongs to the cell (features={value}); "
+                    f"move it there, and pass time_major=True by keyword only if your input is time-major.",
+                    edits,
+                    note,
+                )
+                issue.cell = ctor
+        for kw in node.keywords:
+            if kw.arg == "cell_size":
+                value = shorten(src.text(kw.value), 30)
+                self.add(
+                    "rnn-cell-size",
+                    kw,
+                    f"`cell_size={value}` was removed from nn.RNN in flax 0.7 (TypeError: unexpected keyword argument "
+                    f"'cell_size'); the hidden size is the cell's features. Remove it and build the cell with "
+                    f"features={value}.",
+                    [remove_arg(src, node, kw)],
+                    f"Removed `cell_size={value}`: nn.RNN reads the size from the cell (make sure it has "
+                    f"features={value}).",
+                )
+
+    def cell_constructor(self, arg: ast.AST, at: ast.AST) -> tuple[ast.Call | None, bool]:
+        """The Linen cell constructor call ``arg`` is (inline: True), or the one assignment of the name ``arg``
+        to such a call earlier in the same function (or module) scope (inline: False); (None, False) if unknown.
+        """
+        if isinstance(arg, ast.Call):
+            return (arg, True) if linen_member(arg.func, self.table) in FEATURE_CELLS else (None, False)
+        if not isinstance(arg, ast.Name):
+            return None, False
+        scope = self.scope_of(at)
+        found = []
+        for sub in ast.walk(scope):
+            stores = isinstance(sub, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr))
+            if stores and self.scope_of(sub) is scope:
+                targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+                if any(arg.id in names_in(t) for t in targets):
+                    found.append(sub)
+        if len(found) != 1 or not isinstance(found[0], ast.Assign) or len(found[0].targets) != 1:
+            return None, False
+        assign = found[0]
+        value = assign.value
+        if (not isinstance(assign.targets[0], ast.Name) or not isinstance(value, ast.Call)
+                or linen_member(value.func, self.table) not in FEATURE_CELLS or assign.lineno >= at.lineno):  # type: ignore[attr-defined]
+            return None, False
+        return value, False
+
+    def scope_of(self, node: ast.AST) -> ast.AST:
+        scope = self.parents.get(node)
+        while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                                            ast.ClassDef, ast.Module)):
+            scope = self.parents.get(scope)
+        return scope if scope is not None else node
+
+    def old_convlstm_name(self, node: ast.AST) -> None:
+        src = self.src
+        start, end = src.span(node)
+        if isinstance(node, ast.alias):
+            end = start + len("ConvLSTM")
+        else:
+            start = end - len("ConvLSTM")
+        edits = [(start, end, "ConvLSTMCell")] if src.code[start:end] == "ConvLSTM" else []
+        self.add(
+            "convlstm-old-name",
+            node,
+            "`ConvLSTM` is the cell's name before flax 0.6.4; it is `ConvLSTMCell` now (AttributeError: module "
+            "'flax.linen' has no attribute 'ConvLSTM'). It also needs features and kernel_size, and its "
+            "initialize_carry takes the input shape.",
+            edits,
+            "Renamed ConvLSTM to ConvLSTMCell.",
+        )
+
+    def learnable_carry(self, node: ast.Call) -> None:
+        if len(node.args) < 3 or not isinstance(node.args[2], (ast.Tuple, ast.List)):
+            return
+        src = self.src
+        shape = node.args[2]
+        idents = set()
+        for sub in ast.walk(shape):
+            if isinstance(sub, ast.Name):
+                idents.add(sub.id.lower())
+            elif isinstance(sub, ast.Attribute):
+                idents.add(sub.attr.lower())
+        batchy = any("batch" in ident for ident in idents)
+        first = node.args[0]
+        pname = first.value if isinstance(first, ast.Constant) and isinstance(first.value, str) else ""
+        parent = self.parents.get(node)
+        target = ""
+        if isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0], ast.Name):
+            target = parent.targets[0].id
+        carry_like = bool(CARRY_NAME.search(pname) or (target and CARRY_NAME.search(target)))
+        carry_like = carry_like or bool(target and self.used_as_carry(node, target))
+        if not (batchy or (carry_like and len(shape.elts) >= 2 and not self.conv_context(node))):
+            return
+        feats = src.text(shape.elts[-1]) if shape.elts else "features"
+        var = target or "h0"
+        self.add(
+            "learnable-carry-batch",
+            node,
+            f"The learnable initial carry `{pname or var}` is created with shape {shorten(src.text(shape), 40)}, which "
+            f"has a batch dimension: a parameter must not depend on the batch (init and apply with another batch "
+            f"size fail, and every batch row learns its own start state). Create it as ({feats},) and broadcast it: "
+            f"`jnp.broadcast_to({var}, batch_dims + ({feats},))`, passed as the initial carry (for an LSTM one "
+            f"parameter per leaf, c and h).",
+        )
+
+    def used_as_carry(self, node: ast.AST, name: str) -> bool:
+        """Whether ``name`` goes into ``initial_carry=`` or is the carry of a cell call in the same function."""
+        scope = node
+        while scope in self.parents and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            scope = self.parents[scope]
+        for sub in ast.walk(scope):
+            if not isinstance(sub, ast.Call):
+                continue
+            if any(k.arg == "initial_carry" and name in names_in(k.value) for k in sub.keywords):
+                return True
+            func = sub.func
+            cellish = isinstance(func, ast.Call) and self.is_cell(func)
+            cellish = cellish or (isinstance(func, ast.Name) and "cell" in func.id.lower())
+            if cellish and sub.args and name in names_in(sub.args[0]):
+                return True
+        return False
+
+    def conv_context(self, node: ast.AST) -> bool:
+        scope = node
+        while scope in self.parents and not isinstance(scope, ast.ClassDef):
+            scope = self.parents[scope]
+        for sub in ast.walk(scope):
+            name = sub.id if isinstance(sub, ast.Name) else sub.attr if isinstance(sub, ast.Attribute) else ""
+            if "Conv" in name:
+                return True
+        return False
+
+    def moveaxis_loop(self, it: ast.AST) -> None:
+        if not isinstance(it, ast.Call) or len(it.args) < 3:
+            return
+        func = it.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        source, dest = int_literal(it.args[1]), int_literal(it.args[2])
+        if name != "moveaxis" or source != 0 or dest in (None, 0):
+            return
+        src = self.src
+        arr = shorten(src.text(it.args[0]), 30)
+        self.add(
+            "moveaxis-loop",
+            it,
+            f"Looping over `{shorten(src.text(it), 50)}` moves axis 0 to position {dest} and then steps over the new "
+            f"first axis, which is axis 1 of `{arr}`: the feature axis for (time, features) input, and for (batch, "
+            f"time, features) input every step comes out transposed as (features, batch). To step over time, loop "
+            f"over `{arr}` itself when it is time-major or over `jnp.moveaxis({arr}, 1, 0)` when it is batch-major; "
+            f"or let nn.RNN scan (it finds the time axis).",
+        )
+
+    # -- cells built inside loops
+
+    def loop_of(self, node: ast.AST) -> ast.AST | None:
+        child, parent = node, self.parents.get(node)
+        while parent is not None:
+            if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                return None
+            if isinstance(parent, (ast.For, ast.AsyncFor, ast.While)) and any(child is s for s in parent.body):
+                return parent
+            if isinstance(parent, (ast.ListComp, ast.SetComp, ast.GeneratorExp)) and child is parent.elt:
+                return parent
+            if isinstance(parent, ast.DictComp) and (child is parent.key or child is parent.value):
+                return parent
+            child, parent = parent, self.parents.get(parent)
+        return None
+
+    def cell_in_loop(self, app: ast.Call) -> None:
+        """Flag ``Cell(...)(carry, x)`` (or ``cell = Cell(...)`` then ``cell(carry, x)``) inside a time loop."""
+        loop = self.loop_of(app)
+        if loop is None or not app.args:
+            return
+        ctor = app.func if isinstance(app.func, ast.Call) and self.is_cell(app.func) else None
+        body: list[ast.AST] = list(loop.body) if isinstance(loop, (ast.For, ast.AsyncFor, ast.While)) else [loop]
+        if ctor is None and isinstance(app.func, ast.Name):
+            for stmt in body:
+                for sub in ast.walk(stmt):
+                    if (
+                        isinstance(sub, ast.Assign)
+                        and any(isinstance(t, ast.Name) and t.id == app.func.id for t in sub.targets)
+                        and isinstance(sub.value, ast.Call)
+                        and self.is_cell(sub.value)
+                        and self.loop_of(sub) is loop
+                    ):
+                        ctor = sub.value
+        if ctor is None:
+            return
+        if isinstance(loop, (ast.For, ast.AsyncFor)):
+            targets = names_in(loop.target)
+        elif isinstance(loop, ast.While):
+            targets = set()
+        else:
+            targets = set().union(*(names_in(g.target) for g in loop.generators))  # type: ignore[attr-defined]
+        stored = {
+            n.id for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+        }
+        stored -= targets if isinstance(loop, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)) else set()
+        carry = app.args[0]
+        if isinstance(carry, ast.Name):
+            carry_names = {carry.id}
+        elif isinstance(carry, ast.Tuple) and all(isinstance(e, ast.Name) for e in carry.elts):
+            carry_names = names_in(carry)
+        else:
+            carry_names = set()
+        threaded = bool(carry_names) and not (carry_names & targets) and bool(carry_names & stored)
+        stepwise = len(app.args) > 1 and bool(names_in(app.args[1]) & targets) and not (names_in(carry) & targets)
+        if not (threaded or stepwise):
+            return
+        if any(i.rule == "cell-in-loop" and i.node is ctor for i in self.issues):
+            return
+        cls = linen_member(ctor.func, self.table)
+        self.add(
+            "cell-in-loop",
+            ctor,
+            f"`{shorten(self.src.text(ctor), 40)}` is constructed inside the loop over time steps (line "
+            f"{self.doc_line(loop)}): in a compact module every construction is a new submodule ({cls}_0, {cls}_1, "
+            f"...) with its own weights, so each time step gets different parameters and the parameter count grows "
+            f"with the sequence length. Construct the cell once before the loop (`cell = nn.{cls}(features=...)`) "
+            f"and call `cell(carry, x)` in it, or let `nn.RNN(cell)` run the loop.",
+        )
+
+    def is_cell(self, call: ast.Call) -> bool:
+        return linen_member(call.func, self.table) in CELLS
+
+    def doc_line(self, node: ast.AST) -> int:
+        lineno = node.lineno  # type: ignore[attr-defined]
+        return self.block.lines[lineno - 1] if lineno <= len(self.block.lines) else self.block.first_line
+
+
+def analyse(source: str) -> tuple[list[CodeBlock], str, list[Problem], list[Issue]]:
+    blocks, mode, whole_err = extract_blocks(source)
+    problems: list[Problem] = []
+    if mode == "code" and whole_err is not None:
+        line = getattr(whole_err, "lineno", None)
+        if isinstance(whole_err, (RecursionError, MemoryError)):
+            message = "The code is nested too deeply for Python's parser; simplify it or paste a smaller part."
+        else:
+            message = syntax_message(whole_err)
+            failed = [b for b in blocks if not b.ok and b.error]
+            if failed and (line is None or failed[0].first_line < line):  # the parser may report a later symptom
+                line, message = failed[0].first_line, failed[0].error.split(": ", 1)[-1]
+            message = (f"Line {line}: " if line else "") + message + ". The code is not valid Python"
+            message += ", so only the parts that parse were checked." if any(b.ok for b in blocks) else "."
+        problems.append(Problem(line, message))
+    else:
+        for block in blocks:
+            if not block.ok:
+                one = block.first_line == block.last_line
+                span = f"Line {block.first_line} looks" if one else f"Lines {block.first_line}-{block.last_line} look"
+                problems.append(
+                    Problem(block.first_line, f"{span} like code but cannot be parsed ({block.error}); not checked.")
+                )
+    parsed = [b for b in blocks if b.ok]
+    if not blocks:
+        problems.append(Problem(None, "No Python code found in the text."))
+    trees = [parse_code(b.code) for b in parsed]
+    issues = SiteFinder(parsed, trees).run()
+    issues.sort(key=lambda i: (*i.position(), RULE_ORDER[i.rule]))
+    return blocks, mode, problems, issues

@@ -1,0 +1,398 @@
+"""Learnable-carry recipes: code as people wrote it next to fixed versions, each checked live."""
+
+from __future__ import annotations
+
+import inspect
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+from jax.nn import initializers
+
+from rnnlab.flaxapi.trees import Initializer, attempt, param_count, shapes
+
+SEED_LOOP_CODE = """\
+class RNN(nn.Module):
+    n_RNN_units: int
+    # 可选：允许传入初始状态的自定义初始化函数
+    carry_init_fn: callable = initializers.zeros
+
+    @nn.compact
+    def __call__(self, inputs):
+        # 将初始隐藏状态注册为可学习参数
+        initial_carry = self.param('initial_carry', self.carry_init_fn, (self.n_RNN_units,))
+        carry = initial_carry
+        outputs = []
+        # 遍历输入序列（适配(seq_len, data_dim)或(batch, seq_len, data_dim)格式）
+        for x in np.moveaxis(inputs, 0, -1):
+            carry, out = nn.GRUCell()(carry, x)
+            outputs.append(out)
+        return carry, np.stack(outputs, axis=0)
+
+model = RNN(n_RNN_units=n_RNN_units, carry_init_fn=initializers.normal(stddev=0.1))
+dummy_inputs = np.empty((10, data_dim))  # 示例序列长度为10
+params = model.init(random.PRNGKey(1), dummy_inputs)
+"""
+
+SEED_CARRY_NONE_CODE = """\
+@nn.compact
+def __call__(self, inputs, carry=None):
+    if carry is None:
+        # Learnable initial carry
+        carry = self.param('carry_init', lambda rng, shape: jnp.zeros(shape), (self.n_RNN_units,))
+    carry, outputs = nn.GRUCell()(carry, inputs)
+    return carry, outputs
+"""
+
+SEED_MERGE_CODE = """\
+class RNN(nn.Module):
+    n_RNN_units: int
+
+    @nn.compact
+    def __call__(self, carry, inputs):
+        carry, outputs = nn.GRUCell()(carry, inputs)
+        return carry, outputs
+
+# 1. 初始化GRU的权重参数
+dummy_carry = np.empty((n_RNN_units,))
+dummy_inputs = np.empty((data_dim,))
+gru_params = model.init(random.PRNGKey(1), dummy_carry, dummy_inputs)
+
+# 2. 手动初始化可学习的初始隐藏状态
+rng = random.PRNGKey(2)
+carry_init_fn = initializers.normal(stddev=0.1)
+initial_carry = carry_init_fn(rng, (n_RNN_units,))
+
+# 3. 合并参数字典，保持Flax参数结构格式
+params = {
+    'params': {
+        **gru_params['params'],
+        'initial_carry': initial_carry
+    }
+}
+
+# 使用时取出初始carry并运行模型
+initial_carry = params['params']['initial_carry']
+carry, outputs = model.apply(params, initial_carry, dummy_inputs)
+"""
+
+
+class LearnedCarryRNN(nn.Module):
+    """Recipe (a): the initial carry is a parameter, broadcast over the batch and handed to ``nn.RNN``."""
+
+    features: int
+    carry_init: Initializer = initializers.normal(0.1)
+
+    @nn.compact
+    def __call__(self, inputs):  # (*batch, time, in_features)
+        h0 = self.param("h0", self.carry_init, (self.features,))  # no batch axis: one carry for every sample
+        carry = jnp.broadcast_to(h0, inputs.shape[:-2] + (self.features,))
+        return nn.RNN(nn.GRUCell(self.features))(inputs, initial_carry=carry)
+
+
+class LearnedCarryLoop(nn.Module):
+    """Recipe (a) as the seed's Python loop, fixed: ONE cell made before the loop, stepping along time."""
+
+    features: int
+    carry_init: Initializer = initializers.normal(0.1)
+
+    @nn.compact
+    def __call__(self, inputs):  # (*batch, time, in_features)
+        h0 = self.param("h0", self.carry_init, (self.features,))
+        carry = jnp.broadcast_to(h0, inputs.shape[:-2] + (self.features,))
+        cell = nn.GRUCell(self.features)  # one cell, so every step shares the same weights
+        outputs = []
+        for t in range(inputs.shape[-2]):  # the time axis (np.moveaxis(inputs, 0, -1) walked the features)
+            carry, y = cell(carry, inputs[..., t, :])
+            outputs.append(y)
+        return jnp.stack(outputs, axis=-2)
+
+
+class CarryDefaultRNN(nn.Module):
+    """Recipe (b): ``carry=None`` falls back to the learned carry; pass the returned carry to continue."""
+
+    features: int
+    carry_init: Initializer = initializers.normal(0.1)
+
+    @nn.compact
+    def __call__(self, inputs, carry=None):  # inputs (*batch, time, in_features)
+        h0 = self.param("carry_init", self.carry_init, (self.features,))  # always created: init(x, carry) has it
+        if carry is None:
+            carry = jnp.broadcast_to(h0, inputs.shape[:-2] + (self.features,))
+        carry, outputs = nn.RNN(nn.GRUCell(self.features), return_carry=True)(inputs, initial_carry=carry)
+        return carry, outputs
+
+
+def merged_carry_model(features: int) -> nn.RNN:
+    """Recipe (c)'s model: ONE cell scanned over time; the carry lives in the params dict, not in the module."""
+    return nn.RNN(nn.GRUCell(features))
+
+
+def merged_carry_params(model: nn.Module, features: int, x: jax.Array, key: jax.Array,
+                        carry_init: Initializer = initializers.normal(0.1)) -> dict:  # noqa: B008
+    """Recipe (c): the cell's parameters from ``model.init`` with a hand-made initial carry merged in."""
+    key_params, key_carry = jax.random.split(key)
+    variables = model.init(key_params, x)
+    return {"params": {**variables["params"], "initial_carry": carry_init(key_carry, (features,))}}
+
+
+def merged_carry_loss(params: dict, model: nn.Module, x: jax.Array) -> jax.Array:
+    """Read the carry from ``params`` INSIDE the loss, so ``jax.grad(merged_carry_loss)`` reaches it."""
+    h0 = params["params"]["initial_carry"]
+    carry = jnp.broadcast_to(h0, x.shape[:-2] + h0.shape)
+    return jnp.mean(model.apply(params, x, initial_carry=carry) ** 2)  # Linen ignores the extra entry
+
+
+class SeedLoopGRU(nn.Module):
+    """The seed's loop answer with ``features`` added so it runs; its other defects are kept on purpose."""
+
+    n_RNN_units: int
+    carry_init_fn: Initializer = initializers.normal(0.1)
+
+    @nn.compact
+    def __call__(self, inputs):
+        initial_carry = self.param("initial_carry", self.carry_init_fn, (self.n_RNN_units,))
+        carry = initial_carry
+        outputs = []
+        for x in jnp.moveaxis(inputs, 0, -1):
+            carry, out = nn.GRUCell(self.n_RNN_units)(carry, x)
+            outputs.append(out)
+        return carry, jnp.stack(outputs, axis=0)
+
+
+class SeedCarryDefaultGRU(nn.Module):
+    """The seed's ``carry=None`` answer with ``features`` added so it runs."""
+
+    n_RNN_units: int
+
+    @nn.compact
+    def __call__(self, inputs, carry=None):
+        if carry is None:
+            carry = self.param("carry_init", lambda rng, shape: jnp.zeros(shape), (self.n_RNN_units,))
+        carry, outputs = nn.GRUCell(self.n_RNN_units)(carry, inputs)
+        return carry, outputs
+
+
+class SeedStepGRU(nn.Module):
+    """The seed's one-step module of the params-merging answer, with ``features`` added so it runs."""
+
+    n_RNN_units: int
+
+    @nn.compact
+    def __call__(self, carry, inputs):
+        carry, outputs = nn.GRUCell(self.n_RNN_units)(carry, inputs)
+        return carry, outputs
+
+
+@dataclass(frozen=True)
+class Check:
+    """One live check of a recipe: what was tested, whether it holds, and the numbers behind it."""
+
+    name: str
+    passed: bool
+    detail: str
+
+
+@dataclass(frozen=True)
+class Defect:
+    """A piece of the published code (a substring of it) and what is wrong with it on current Flax."""
+
+    code: str
+    problem: str
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A learnable-carry pattern: the published code with its defects, the fixed code, and checks run on both."""
+
+    key: str
+    title: str
+    summary: str
+    seed_ref: str
+    seed_code: str
+    defects: tuple[Defect, ...]
+    fixed_code: str
+    checks: tuple[Check, ...]
+    seed_runnable_code: str  # the seed code with features added so it runs on current Flax
+    seed_checks: tuple[Check, ...]
+
+
+F, D = 4, 3  # hidden features and input features of the recipe checks
+CARRY_NAMES = ("h0", "initial_carry", "carry_init")
+
+
+def _split_carry(params: dict) -> tuple[dict, dict]:
+    carry = {k: v for k, v in params.items() if k in CARRY_NAMES}
+    rest = {k: v for k, v in params.items() if k not in CARRY_NAMES}
+    return carry, rest
+
+
+def _grad_norm(grads: dict, name: str) -> float:
+    return float(jnp.linalg.norm(grads["params"][name]))
+
+
+def _seq(t: int, batch: tuple[int, ...] = (2,)) -> jax.Array:
+    return jax.random.normal(jax.random.key(t), batch + (t, D))
+
+
+def _standard_checks(init_fn: Callable[[jax.Array], dict], loss_fn: Callable[[dict, jax.Array], jax.Array],
+                     name: str) -> tuple[Check, ...]:
+    """The three checks: the carry parameter is in params, gets a non-zero gradient, params do not grow with T."""
+    params3 = init_fn(_seq(3))
+    in_params = name in params3["params"]
+    g = jax.grad(loss_fn)(params3, _seq(3))
+    norm = _grad_norm(g, name) if in_params else 0.0
+    n3 = param_count(_split_carry(params3["params"])[1])
+    n7 = param_count(_split_carry(init_fn(_seq(7))["params"])[1])
+    return (
+        Check(f"'{name}' is in params", in_params, f"params keys: {sorted(params3['params'])}"),
+        Check(f"'{name}' gets a non-zero gradient", norm > 0, f"|dL/d{name}| = {norm:.3g}"),
+        Check("cell parameters do not grow with sequence length", n3 == n7,
+              f"cell parameters: {n3} for T=3, {n7} for T=7"),
+    )
+
+
+def _source(*objs: Any) -> str:
+    return "\n\n".join(textwrap.dedent(inspect.getsource(o)).strip() for o in objs) + "\n"
+
+
+def _recipe_param() -> Recipe:
+    key = jax.random.key(0)
+    checks: list[Check] = []
+    for cls in (LearnedCarryRNN, LearnedCarryLoop):
+        model = cls(F)
+        for c in _standard_checks(lambda x, m=model: m.init(key, x),
+                                  lambda p, x, m=model: jnp.mean(m.apply(p, x) ** 2), "h0"):
+            checks.append(Check(f"{cls.__name__}: {c.name}", c.passed, c.detail))
+    x = _seq(7)
+    params = LearnedCarryRNN(F).init(key, x)
+    same_tree = shapes(params) == shapes(LearnedCarryLoop(F).init(key, x))
+    diff = float(jnp.max(jnp.abs(LearnedCarryRNN(F).apply(params, x) - LearnedCarryLoop(F).apply(params, x))))
+    checks.append(Check("nn.RNN and the one-cell loop are the same model", same_tree and diff < 1e-5,
+                        f"same parameter tree: {same_tree}; with nn.RNN's parameters the loop's outputs differ by "
+                        f"at most {diff:.2g}"))
+
+    seed = SeedLoopGRU(F)
+    seed_checks: list[Check] = []
+    counts = {}
+    for t in (3, 7):
+        params = seed.init(jax.random.PRNGKey(1), jax.random.normal(jax.random.key(t), (t, D)))["params"]
+        cells = [k for k in params if k.startswith("GRUCell_")]
+        counts[t] = (param_count(_split_carry(params)[1]), len(cells),
+                     tuple(params[cells[0]]["ir"]["kernel"].shape))
+    x3 = jax.random.normal(jax.random.key(3), (3, D))
+    p3 = seed.init(jax.random.PRNGKey(1), x3)
+    g = jax.grad(lambda p: jnp.mean(seed.apply(p, x3)[1] ** 2))(p3)
+    seed_checks += [
+        Check("'initial_carry' is in params", "initial_carry" in p3["params"], f"keys: {sorted(p3['params'])}"),
+        Check("'initial_carry' gets a non-zero gradient", _grad_norm(g, "initial_carry") > 0,
+              f"|dL/dinitial_carry| = {_grad_norm(g, 'initial_carry'):.3g}"),
+        Check("cell parameters do not grow with sequence length", counts[3][0] == counts[7][0],
+              f"cell parameters: {counts[3][0]} for T=3, {counts[7][0]} for T=7 (input kernel {counts[3][2]} vs "
+              f"{counts[7][2]}: each step's input is a column of length T)"),
+        Check("one cell shared by all steps", counts[3][1] == 1,
+              f"{counts[3][1]} separate GRUCells (GRUCell_0..GRUCell_{counts[3][1] - 1}) for input (T, {D}): one "
+              f"per loop step, and the loop ran {counts[3][1]} times = the {D} features, not the T time steps"),
+    ]
+    return Recipe(
+        "param", "A self.param inside the module",
+        "Register the initial carry with self.param (no batch axis), broadcast it over the batch, and run ONE cell "
+        "over time: with nn.RNN, or with a Python loop around a cell created once.",
+        "a Q&A answer on making GRUCell's carry learnable (first recipe)", SEED_LOOP_CODE,
+        (Defect("nn.GRUCell()", "no features: TypeError on flax >= 0.7"),
+         Defect("for x in np.moveaxis(inputs, 0, -1):", "moves time to the end, so the loop walks the feature axis"),
+         Defect("carry, out = nn.GRUCell()(carry, x)", "a new cell (new weights) on every loop step")),
+        _source(LearnedCarryRNN, LearnedCarryLoop), tuple(checks), _source(SeedLoopGRU), tuple(seed_checks))
+
+
+def _recipe_default() -> Recipe:
+    key = jax.random.key(0)
+    model = CarryDefaultRNN(F)
+    checks = list(_standard_checks(lambda x: model.init(key, x),
+                                   lambda p, x: jnp.mean(model.apply(p, x)[1] ** 2), "carry_init"))
+    x = _seq(3)
+    params = model.init(key, x)
+    carry, _ = model.apply(params, x)
+    g = jax.grad(lambda p: jnp.mean(model.apply(p, x, carry)[1] ** 2))(params)
+    with_carry = model.init(key, x, carry)
+    checks += [
+        Check("a passed carry is used instead (no gradient to the learned one)", _grad_norm(g, "carry_init") == 0.0,
+              f"|dL/dcarry_init| = {_grad_norm(g, 'carry_init'):.3g} when the previous chunk's carry is passed"),
+        Check("init with a carry still creates the parameter", "carry_init" in with_carry["params"],
+              f"keys: {sorted(with_carry['params'])}"),
+    ]
+
+    seed = SeedCarryDefaultGRU(F)
+    xs = jax.random.normal(jax.random.key(3), (2, D))
+    p_none = seed.init(jax.random.PRNGKey(1), xs, None)
+    g = jax.grad(lambda p: jnp.mean(seed.apply(p, xs)[1] ** 2))(p_none)
+    p_carry = seed.init(jax.random.PRNGKey(1), xs, jnp.zeros((F,)))
+    _, err = attempt(lambda: seed.apply(p_carry, xs))
+    seq_counts = {t: param_count(_split_carry(seed.init(jax.random.PRNGKey(1), _seq(t)[:, 0], None)["params"])[1])
+                  for t in (3, 7)}
+    seed_checks = (
+        Check("'carry_init' is in params after model.init(rng, inputs, None)", "carry_init" in p_none["params"],
+              f"keys: {sorted(p_none['params'])}"),
+        Check("'carry_init' gets a non-zero gradient", _grad_norm(g, "carry_init") > 0,
+              f"|dL/dcarry_init| = {_grad_norm(g, 'carry_init'):.3g}"),
+        Check("cell parameters do not grow with sequence length", seq_counts[3] == seq_counts[7],
+              f"one step per apply: {seq_counts[3]} parameters whatever T"),
+        Check("init with a carry creates the parameter", "carry_init" in p_carry["params"],
+              f"model.init(rng, inputs, carry) gives keys {sorted(p_carry['params'])}; apply(params, inputs) "
+              f"then fails: {err}"),
+    )
+    return Recipe(
+        "default", "A carry=None default that falls back to the learned carry",
+        "Create the parameter on every call and use it only when no carry is passed: the first chunk starts from "
+        "the learned carry, later chunks pass the carry returned by the previous one.",
+        "a Q&A answer on a trainable GRUCell carry", SEED_CARRY_NONE_CODE,
+        (Defect("nn.GRUCell()", "no features: TypeError on flax >= 0.7"),
+         Defect("if carry is None:\n        # Learnable initial carry\n        carry = self.param(",
+                "the parameter exists only if model.init was called with carry=None"),
+         Defect("jnp.zeros(shape)", "the question imported jax.numpy as np, so jnp is undefined there")),
+        _source(CarryDefaultRNN), tuple(checks), _source(SeedCarryDefaultGRU), seed_checks)
+
+
+def _recipe_merge() -> Recipe:
+    key = jax.random.key(0)
+    model = merged_carry_model(F)
+    checks = _standard_checks(lambda x: merged_carry_params(model, F, x, key),
+                              lambda p, x: merged_carry_loss(p, model, x), "initial_carry")
+
+    seed = SeedStepGRU(F)
+    xs = jax.random.normal(jax.random.key(3), (D,))
+    gru_params = seed.init(jax.random.PRNGKey(1), jnp.zeros((F,)), xs)
+    params = {"params": {**gru_params["params"],
+                         "initial_carry": initializers.normal(0.1)(jax.random.PRNGKey(2), (F,))}}
+    step_counts = {t: param_count(seed.init(jax.random.PRNGKey(1), jnp.zeros((F,)), _seq(t, ())[0])) for t in (3, 7)}
+    outside = params["params"]["initial_carry"]
+    g_out = jax.grad(lambda p: jnp.mean(seed.apply(p, outside, xs)[1] ** 2))(params)
+    g_in = jax.grad(lambda p: jnp.mean(seed.apply(p, p["params"]["initial_carry"], xs)[1] ** 2))(params)
+    seed_checks = (
+        Check("'initial_carry' is in params", "initial_carry" in params["params"],
+              f"keys: {sorted(params['params'])}"),
+        Check("'initial_carry' gets a non-zero gradient when read outside the loss (as the seed does)",
+              _grad_norm(g_out, "initial_carry") > 0,
+              f"|dL/dinitial_carry| = {_grad_norm(g_out, 'initial_carry'):.3g}; read inside the loss: "
+              f"{_grad_norm(g_in, 'initial_carry'):.3g}"),
+        Check("cell parameters do not grow with sequence length", len(set(step_counts.values())) == 1,
+              f"one step per apply: {step_counts[3]} parameters for T=3, {step_counts[7]} for T=7"),
+    )
+    return Recipe(
+        "merge", "Merging a hand-made carry into the params dict",
+        "Initialise the cell with model.init, make the carry with an initializer, and put it next to the cell's "
+        "parameters under 'params'; read it from params inside the loss so the gradient reaches it.",
+        "a Q&A answer on making GRUCell's carry learnable (second recipe)", SEED_MERGE_CODE,
+        (Defect("nn.GRUCell()", "no features: TypeError on flax >= 0.7"),
+         Defect("initial_carry = params['params']['initial_carry']",
+                "read outside the differentiated function, the carry gets no gradient")),
+        _source(merged_carry_model, merged_carry_params, merged_carry_loss), checks, _source(SeedStepGRU), seed_checks)
+
+
+def learnable_recipes() -> list[Recipe]:
+    """The three learnable-carry patterns people published, with live checks on the published and fixed code."""
+    return [_recipe_param(), _recipe_default(), _recipe_merge()]

@@ -1,0 +1,125 @@
+"""Shape explorer: what ``nn.RNN`` infers (batch, time and carry shapes) from an input shape, run live."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+from rnnlab.flaxapi.trees import kernel_shape, recording_cell, resolve_cell, shapes
+from rnnlab.text import error_text
+
+MAX_ELEMENTS = 1_000_000  # largest input (and output) the shape explorer will build
+
+
+@dataclass(frozen=True)
+class ShapeReport:
+    """What nn.RNN inferred for one input shape, read off a real run (or the error the run met)."""
+
+    input_shape: tuple[int, ...]
+    time_major: bool
+    cell: str
+    code: str
+    num_feature_axes: int | None = None
+    time_axis: int | None = None
+    time_steps: int | None = None
+    batch_dims: tuple[int, ...] | None = None
+    carry_input_shape: tuple[int, ...] | None = None  # what nn.RNN passed to cell.initialize_carry
+    step_input_shape: tuple[int, ...] | None = None  # what the cell saw at each step
+    carry_shapes: Any = None  # same structure as the carry, shapes as tuples
+    output_shape: tuple[int, ...] | None = None
+    error: str | None = None
+    notes: tuple[str, ...] = ()
+
+
+def shape_size_error(input_shape: tuple[int, ...], features: int) -> str | None:
+    """Why :func:`explore_shapes` refuses to build this input (or its output), or None."""
+    if not input_shape:
+        return "Input shape: give at least one axis, e.g. (batch, time, features) = 2, 5, 3."
+    if any(d < 1 for d in input_shape) or math.prod(input_shape) > MAX_ELEMENTS:
+        return f"Input shape: every axis needs at least 1 element and at most {MAX_ELEMENTS:,} in all."
+    out = math.prod(input_shape[:-1]) * features
+    if out > MAX_ELEMENTS:
+        return (f"The output would have {out:,} numbers (every axis but the last, times {features} features); "
+                f"the explorer builds at most {MAX_ELEMENTS:,}. Use a smaller shape or fewer features.")
+    return None
+
+
+def _time_axis(run: Callable[[jax.Array], jax.Array], x: jax.Array, candidates: list[int]) -> int:
+    """Among axes whose removal gives the step shape, the one along which the output is causal.
+
+    Perturbing index 0 along the time axis changes index 1 of the output, and perturbing index 1 leaves index 0
+    alone; a batch axis fails the first test, a spatial (convolved) axis the second.
+    """
+    y = run(x)
+    for axis in candidates:
+        if x.shape[axis] < 2:
+            continue
+        others = tuple(d for d in range(x.ndim) if d != axis)
+        bump = [jnp.expand_dims(jnp.arange(x.shape[axis]) == i, others).astype(x.dtype) for i in (0, 1)]
+        forward, backward = run(x + bump[0]), run(x + bump[1])
+        if (not jnp.array_equal(jnp.take(forward, 1, axis=axis), jnp.take(y, 1, axis=axis))
+                and jnp.array_equal(jnp.take(backward, 0, axis=axis), jnp.take(y, 0, axis=axis))):
+            return axis
+    return candidates[0]
+
+
+def explore_shapes(
+    input_shape: tuple[int, ...], time_major: bool, cell: str, features: int, kernel_size: int | tuple[int, ...] = 3
+) -> ShapeReport:
+    """Run ``nn.RNN(cell, time_major=...)`` on zeros of ``input_shape`` and report what it inferred.
+
+    The shape passed to ``initialize_carry``, the carry and the per-step input are recorded by a wrapper cell;
+    the time axis is the axis whose removal gives that shape (ties broken by a causality probe). Bad shapes
+    give a report with ``error`` set, never an exception.
+    """
+    spec = resolve_cell(cell)
+    shape = tuple(int(d) for d in input_shape)
+    kernel = kernel_shape(kernel_size, 2)
+    name = spec.cls.__name__
+    cell_code = f"nn.{name}(features={features}" + (
+        f", kernel_size={kernel!r})" if spec.spatial else ")")
+    code = (f"x = jnp.zeros({shape!r})\n"
+            f"rnn = nn.RNN({cell_code}, time_major={bool(time_major)}, return_carry=True)\n"
+            "variables = rnn.init(jax.random.key(0), x)\n"
+            "carry, y = rnn.apply(variables, x)\n")
+    base = {"input_shape": shape, "time_major": bool(time_major), "cell": spec.name, "code": code}
+    inner = spec.build(features, kernel_size=kernel)
+    nfa = inner.num_feature_axes
+    base["num_feature_axes"] = nfa
+    size_error = shape_size_error(shape, features)
+    if size_error:
+        return ShapeReport(**base, error=size_error)
+    seen: dict[str, Any] = {}
+    rnn = nn.RNN(recording_cell(seen)(inner), time_major=bool(time_major), return_carry=True)
+    x = jnp.zeros(shape)
+    try:
+        params = rnn.init(jax.random.key(0), x)
+        carry, y = rnn.apply(params, x)
+    except Exception as e:  # noqa: BLE001 - the error is the report
+        failed: tuple[str, ...] = ()
+        if "init_input_shape" in seen:
+            failed += (f"nn.RNN passed {seen['init_input_shape']} to initialize_carry before the cell failed",)
+        if len(shape) < nfa + 1:
+            failed += (f"the input has {len(shape)} axes; with num_feature_axes = {nfa} the cell needs at least "
+                       f"{nfa + 1}: (time, *features)",)
+        return ShapeReport(**base, carry_input_shape=seen.get("init_input_shape"), error=error_text(e), notes=failed)
+    step = seen["init_input_shape"]
+    candidates = [a for a in range(len(shape)) if shape[:a] + shape[a + 1:] == step]
+    notes: list[str] = []
+    if len(candidates) == 1:
+        axis = candidates[0]
+    else:
+        axis = _time_axis(lambda v: rnn.apply(params, v)[1], jax.random.normal(jax.random.key(2), shape), candidates)
+        notes.append(f"axes {candidates} all leave {step}; a causality probe picked axis {axis}")
+    batch_dims = step[: len(step) - nfa]
+    notes.append(f"num_feature_axes = {nfa}: the last {nfa} axis(es) of each step are features"
+                 + (" (spatial dims + channels)" if spec.spatial else "") + f", the rest {batch_dims} are batch")
+    return ShapeReport(**base, time_axis=axis, time_steps=shape[axis], batch_dims=batch_dims,
+                       carry_input_shape=step, step_input_shape=seen.get("step_input"),
+                       carry_shapes=shapes(carry), output_shape=tuple(y.shape), notes=tuple(notes))

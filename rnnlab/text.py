@@ -1,0 +1,53 @@
+"""Small text helpers shared by every module that reads or shows user-facing text.
+
+Parsing numbers typed by a person (URL values, sweep fields, environment variables), shortening text for a
+message, and turning an exception into one readable line.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def parse_int(text: str) -> int:
+    """'12' or '-3' -> int; ValueError for anything else (no '1.0', '1_0' or '²'; Python refuses 5000 digits)."""
+    raw = str(text).strip()
+    digits = raw[1:] if raw[:1] in "+-" else raw
+    if not digits or not digits.isascii() or not digits.isdigit():
+        raise ValueError(raw)
+    return int(raw)
+
+
+def parse_float(text: str) -> float:
+    """'0.01' or '1e-3' -> float; ValueError for text that is not a finite number."""
+    value = float(str(text).strip())
+    if not math.isfinite(value):
+        raise ValueError(text)
+    return value
+
+
+def whole(part: str, max_digits: int = 9) -> int | None:
+    """'12' -> 12; None for anything but 1-``max_digits`` ASCII digits (no signs, '1_0', '²')."""
+    part = str(part)
+    return int(part) if part.isascii() and part.isdigit() and len(part) <= max_digits else None
+
+
+def shorten(text: object, limit: int = 40) -> str:
+    """``text`` on one line, cut to ``limit`` characters (with '...') so a message about it stays readable."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def error_text(e: BaseException, limit: int = 500) -> str:
+    """'TypeError: first line of the message' (the type alone when there is no message), at most ``limit``."""
+    lines = str(e).strip().splitlines()
+    return (f"{type(e).__name__}: {lines[0]}" if lines else type(e).__name__)[:limit]
+
+
+def format_bytes(n: float) -> str:
+    """1234567 -> '1.2 MB'."""
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if n < 1000 or unit == "TB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    raise AssertionError

@@ -1,0 +1,45 @@
+"""Moving between pages keeps the experiment: every pair of pages, with and without a shared link."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from tests.app.conftest import open_page
+
+PAGES = ("home", "explore", "gradients", "compare", "api")
+LINK = {"cell": "lstm", "seq_len": "50", "lr": "0.003", "batch": "32"}
+
+
+def shown(at) -> dict:
+    """The experiment as the page holds it, and as its sidebar controls show it (pages that have them)."""
+    config = at.session_state["shared"].config
+    held = {"cell": config.cell, "seq_len": config.seq_len, "lr": config.lr, "batch": config.batch}
+    controls = {w.label: w.value for w in at.sidebar.number_input}
+    if controls:
+        held["controls"] = (controls["Sequence length T"], controls["Learning rate"], controls["Batch size"])
+    return held
+
+
+@pytest.mark.parametrize("first, second", list(itertools.permutations(PAGES, 2)))
+@pytest.mark.parametrize("link", [True, False], ids=["shared link", "no link"])
+def test_switching_pages_and_back_keeps_every_setting(first, second, link):
+    at = open_page(first, **(LINK if link else {}))
+    expected = shown(at)
+    expected.pop("controls", None)
+    want = {"cell": "lstm", "seq_len": 50, "lr": 0.003, "batch": 32} if link else expected
+    assert expected == want
+    for page in (second, first, second):
+        at.switch_page(f"pages/{page}.py")
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        now = shown(at)
+        controls = now.pop("controls", None)
+        assert now == want, (page, now)
+        if controls is not None:
+            assert controls == (want["seq_len"], want["lr"], want["batch"]), (page, controls)
+        if page != "api":  # the API page shows old code's real errors as part of its lesson
+            assert not [e.value for e in at.error], (page, [e.value for e in at.error])
+        if link:  # the address a student would copy carries the experiment on every page
+            assert at.query_params.get("seq_len") in ("50", ["50"]), (page, dict(at.query_params))

@@ -1,0 +1,74 @@
+"""The sidebar's experiment controls, generated from the settings table (``rnnlab.config.SETTINGS``)."""
+
+from __future__ import annotations
+
+from dataclasses import fields, replace
+
+import streamlit as st
+
+from rnnlab.cells import CARRY_INITS
+from rnnlab.config import SETTING, SETTINGS, Config
+from rnnlab.urlstate import Shared
+
+
+def _choice_help(setting) -> str:
+    """The setting's help, followed by each choice's description when the registry has them."""
+    entries = setting.choices.items()
+    described = [(getattr(v, "label", k), v if isinstance(v, str) else getattr(v, "description", None))
+                 for k, v in entries]
+    if all(d for _, d in described) and setting.name != "carry_mode":
+        return setting.help + ". " + " ".join(f"{label}: {d}" for label, d in described)
+    return setting.help
+
+
+def _widget(name: str, value, config: Config):
+    """The control of setting ``name``, showing the session's value (or ``value`` the first time)."""
+    setting = SETTING[name]
+    key = f"w_{name}"
+    # Re-assigned on every run: a widget of another page with the same key would otherwise drop it, and the
+    # control would start from its default (the minimum) after a page switch.
+    st.session_state[key] = st.session_state.get(key, value)
+    label, help_text = setting.label, setting.help
+    if setting.kind == "choice":
+        options = list(setting.choices)
+        if name == "carry_mode":
+            return st.radio(label, options, key=key, horizontal=True, help=help_text)
+        return st.selectbox(label, options, key=key, help=_choice_help(setting),
+                            format_func=lambda n, reg=setting.choices: getattr(reg[n], "label", n))
+    lo, hi = setting.low, setting.high
+    if setting.kind == "int":
+        return int(st.number_input(label, min_value=int(lo), max_value=int(hi), step=1, key=key, help=help_text))
+    disabled = False
+    if name == "carry_scale":
+        spec = CARRY_INITS[config.carry_init]
+        label = f"carry_init {spec.param}" if spec.param else label
+        disabled = spec.param is None
+    return float(st.number_input(label, min_value=lo, max_value=hi, key=key, format="%g", step=setting.step,
+                                 help=help_text, disabled=disabled))
+
+
+def config_controls(shared: Shared) -> Config:
+    """The experiment's controls in the sidebar (hidden ones keep their URL value); returns the new config."""
+    current = shared.config
+    values = {}
+    advanced = [s.name for s in SETTINGS if s.advanced and s.name not in shared.hidden]
+    with st.sidebar:
+        st.subheader("Experiment")
+        for f in fields(Config):
+            if f.name in shared.hidden or SETTING[f.name].advanced:
+                continue
+            partial = replace(current, **values)
+            if f.name == "carry_scale" and CARRY_INITS[partial.carry_init].param is None:
+                continue
+            values[f.name] = _widget(f.name, getattr(current, f.name), partial)
+        if advanced:
+            with st.expander("Advanced"):
+                for name in advanced:
+                    values[name] = _widget(name, getattr(current, name), replace(current, **values))
+    return replace(current, **values)
+
+
+def explain(text: str) -> None:
+    """A closed "What am I looking at?" box under a chart, with ``text`` (the app's own words) inside."""
+    with st.expander("What am I looking at?"):
+        st.markdown(text)

@@ -1,0 +1,119 @@
+"""The session's experiment, kept in step with the URL both ways, and the tab's reload token."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from urllib.parse import urlencode
+
+import streamlit as st
+from streamlit.runtime import Runtime
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from rnnlab.server import session_store
+from rnnlab.urlstate import CONFIG_KEYS, Shared, parse_query, to_query
+from ui.navigation import use_app_navigation
+
+TOKEN = session_store.TOKEN_PARAM  # the tab's token in the URL: never part of a link to share
+RELOAD_GRACE_S = 2.0  # how long a reload waits for the old page's connection to close
+
+
+def shared_state() -> Shared:
+    """The session's experiment; re-read from the URL when the URL changed from outside (a link, a preset).
+
+    On a session's first run this also gives the tab its token (``sid`` in the URL) and, after a browser
+    reload, takes back the run saved under it (see :func:`attach_session`).
+    """
+    use_app_navigation()
+    ss = st.session_state
+    url = st.query_params.to_dict()
+    token = url.pop(TOKEN, None)
+    if "sid" not in ss:
+        attach_session(token)
+    if "shared" not in ss or (url and url != ss.get("url_written")):
+        shared = parse_query(url)
+        ss.shared = shared
+        ss.url_notes = list(shared.notes)
+        ss.autorun_pending = shared.autorun
+        for key in CONFIG_KEYS + ("compare_zero", "sweep_cells", "sweep_lengths"):
+            ss.pop(f"w_{key}", None)  # the controls show the link's values
+            ss.pop(f"kept_w_{key}", None)
+    if token != ss.sid:
+        st.query_params[TOKEN] = ss.sid
+    return ss.shared
+
+
+def session_id() -> str:
+    """This Streamlit session's id."""
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else "no session"
+
+
+def connected(session: str) -> bool:
+    """Whether Streamlit ``session`` still has its browser connection (False outside a real server)."""
+    try:
+        return Runtime.exists() and Runtime.instance().is_active_session(session) is True
+    except Exception:  # a server shutting down: nobody is connected
+        return False
+
+
+def attach_session(token: str | None) -> None:
+    """Once per session: the run kept under the URL's ``token`` when its session has gone (a reload), else a
+    new token. A copy of the address opened while the owner is connected gets a new token and no run."""
+    ss, me = st.session_state, session_id()
+    kept = session_store.STORE.claim(token, me, connected, grace_s=RELOAD_GRACE_S)
+    if kept is not None:
+        ss.run = kept.fork()  # its own copy: the old session's thread may still be finishing a chunk
+        ss.sid, ss.restored_step = token, ss.run.step
+        session_store.STORE.save(token, me, ss.run)
+    else:
+        ss.sid = session_store.new_token()
+
+
+def keep_run(run) -> None:
+    """Keep the session's run on the server under the tab's token (or forget it), for a browser reload."""
+    ss, me, store = st.session_state, session_id(), session_store.STORE
+    if "sid" not in ss:
+        return
+    if run is None:
+        store.discard(ss.sid, me)
+    elif not store.save(ss.sid, me, run):  # a copy of the address took the token while this tab was away
+        ss.sid = session_store.new_token()
+        store.save(ss.sid, me, run)
+        st.query_params[TOKEN] = ss.sid
+
+
+def write_url(shared: Shared) -> None:
+    """Put the experiment in the URL (without the one-shot ``run=1``), with the tab's token."""
+    ss = st.session_state
+    query = to_query(replace(shared, autorun=False))
+    full = {**query, TOKEN: ss.sid} if "sid" in ss else query
+    if st.query_params.to_dict() != full:
+        st.query_params.from_dict(full)
+    ss.url_written = query
+
+
+def share_link(shared: Shared) -> str:
+    """A link to this page's experiment for someone else: the settings, without the tab's token or autorun."""
+    query = urlencode(to_query(replace(shared, autorun=False)))
+    try:
+        base = (st.context.url or "").split("?")[0].split("#")[0]
+    except Exception:  # no browser context: a link relative to the page
+        base = ""
+    return f"{base}?{query}" if query else (base or "?")
+
+
+def show_url_notes() -> None:
+    """What the URL asked for that could not be used."""
+    notes = st.session_state.get("url_notes")
+    if notes:
+        st.warning("Some settings in the link could not be used; defaults were kept:\n\n"
+                   + "\n".join(f"- {n}" for n in notes), icon=":material/link_off:")
+
+
+def kept(key: str, default) -> None:
+    """Give the widget ``key`` (created right after this) its last value, even after a visit to a page
+    without it: Streamlit forgets the state of a widget that a run did not draw."""
+    ss, shadow = st.session_state, f"kept_{key}"
+    if key in ss:
+        ss[shadow] = ss[key]
+    ss[key] = ss.get(shadow, default)
