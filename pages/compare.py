@@ -154,9 +154,11 @@ explain("Left: the loss on each run's fixed evaluation batch after the last step
 st.subheader("3. Final figures")
 number = {c: st.column_config.NumberColumn(format="%.4g") for c in ("final_loss", "eval_loss", "eval_metric")}
 st.dataframe(summary, hide_index=True, key="cmp_table",
-             column_config={**number, "h0_grad_norm": st.column_config.NumberColumn(format="%.3e")})
+             column_config={**number, "h0_grad_norm": st.column_config.NumberColumn(format="%.3e"),
+                            "of_baseline": st.column_config.NumberColumn(format="percent")})
 st.caption("final_loss: the last training batch's loss; eval_loss and eval_metric: the fixed evaluation batch "
-           "after the last step; below_baseline: eval_loss under the memoryless baseline "
-           f"({result.baseline:.4g}).")
+           f"after the last step; of_baseline: eval_loss as a share of the memoryless baseline ({result.baseline:.4g}"
+           f"); verdict: at most {sweep.SOLVED_FRACTION:.0%} of it is 'learned the task', below "
+           f"{sweep.MEMORY_FRACTION:.0%} 'uses some memory, not solved' (below the baseline, but far from solved).")
 st.download_button("Final figures (CSV)", result.to_csv(), "sweep.csv", "text/csv", icon=":material/table:",
                    on_click="ignore")

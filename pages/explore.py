@@ -195,13 +195,16 @@ def draw_charts(run: Run, n: int) -> None:
                        annotation_text=f"diverged at step {history.diverged_at}", annotation_position="top left")
     with charts_slot.container():
         st.subheader("1. Loss")
-        left, right = st.columns(2)
-        left.plotly_chart(loss, key=f"loss_{n}")
-        right.plotly_chart(plots.metric_figure(steps, evals, task.metric_name), key=f"metric_{n}")
+        if task.metric_is_loss:  # the metric is the loss itself: one chart
+            st.plotly_chart(loss, key=f"loss_{n}")
+        else:
+            left, right = st.columns(2)
+            left.plotly_chart(loss, key=f"loss_{n}")
+            right.plotly_chart(plots.metric_figure(steps, evals, task.metric_name), key=f"metric_{n}")
         explain(f"The training loss of each batch (a fresh batch every step) and the loss on a fixed evaluation "
-                f"batch after each chunk, on a log scale. The dashed line is the memoryless baseline, the "
-                f"loss of the best prediction that ignores the sequence ({task.baseline_text}): a cell below it "
-                f"has learned to use what it remembers.")
+                f"batch after each chunk, on a log scale. The dashed line is the memoryless baseline: the loss "
+                f"of the best prediction that sees, at each step, only the position and the current input, and "
+                f"nothing earlier ({task.baseline_text}). A cell below it uses what it remembers.")
 
         st.subheader("2. The initial carry")
         mode = run.config.carry_mode
@@ -230,14 +233,27 @@ def draw_charts(run: Run, n: int) -> None:
         zero = ss.zero_runs.get(zero_key(run))
         if zero is not None:
             table = analysis.pd.concat([table, analysis.per_step_loss_table(zero.history, "fixed zero carry")])
-        step_baseline = baseline if task.baseline_per_step else None  # copy, sine: the baseline is a mean
-        st.plotly_chart(plots.per_step_loss_figure(table, step_baseline), key=f"per_step_{n}")
-        explain("The loss on the evaluation batch at every time step of the sequence, after the latest chunk. "
-                "A learned start shows its value at the first steps: a zero carry has to spend steps finding "
-                "where the sequence is, a learned carry can already encode what every sequence shares "
-                "(R2RT, \"Non-Zero Initial States for Recurrent Neural Networks\", 2016). Tasks that score "
-                "only the last step (adding, temporal order) still show how the prediction improves as the "
-                "sequence is read.")
+        step_baselines = task.step_baselines(run.config.seq_len)
+        st.plotly_chart(plots.per_step_loss_figure(table, step_baselines), key=f"per_step_{n}")
+        if zero is not None:
+            gap = analysis.first_steps_gap(history, zero.history)
+            st.markdown(f"**Over the first {gap['steps']} time steps** the loss is {gap['run']:.3g} with this run's "
+                        f"initial carry and {gap['zero']:.3g} with a fixed zero carry: "
+                        + (f"the zero carry's is {gap['ratio']:.3g} times as large." if gap["ratio"] >= 1 else
+                           f"the zero carry's is {1 / gap['ratio']:.3g} times smaller here."))
+            first = table[table["t"] < max(8, 2 * gap["steps"])]
+            st.plotly_chart(plots.per_step_loss_figure(first, step_baselines[: int(first["t"].max()) + 1],
+                                                       title="The first time steps, zoomed in"),
+                            key=f"per_step_first_{n}")
+        scored = task.scored_steps(run.config.seq_len)
+        only_last = "" if scored.all() else (
+            f" {task.label} scores only the last step, so the memoryless baseline is drawn there only: the earlier "
+            "steps show how the final answer forms as the sequence is read, and are not compared with it.")
+        explain("The loss on the evaluation batch at every time step of the sequence, after the latest chunk, "
+                "with the memoryless baseline of each step (dashed). A learned start shows its value at the "
+                "first steps: a zero carry has to spend steps finding where the sequence is, a learned carry can "
+                "already encode what every sequence shares (R2RT, \"Non-Zero Initial States for Recurrent Neural "
+                "Networks\", 2016)." + only_last)
 
 
 def zero_key(run: Run) -> tuple:

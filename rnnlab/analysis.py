@@ -60,6 +60,16 @@ def per_step_loss_table(history: History, label: str) -> pd.DataFrame:
     return pd.DataFrame({"t": np.arange(len(losses)), "loss": losses.astype(float), "run": label})
 
 
+FIRST_STEPS = 3  # how many opening time steps the zero-carry comparison sums up
+
+
+def first_steps_gap(history: History, zero: History, k: int = FIRST_STEPS) -> dict[str, float]:
+    """The mean loss over the first ``k`` time steps of a run and of its zero-carry twin (last evaluations),
+    and how many times larger the zero carry's is: where a learned start shows."""
+    mine, theirs = float(np.mean(history.per_step_loss[-1][:k])), float(np.mean(zero.per_step_loss[-1][:k]))
+    return {"steps": k, "run": mine, "zero": theirs, "ratio": theirs / mine if mine > 0 else float("inf")}
+
+
 def thin(df: pd.DataFrame, max_points: int = 2000, keep_last: bool = True) -> pd.DataFrame:
     """Every k-th row so at most ``max_points`` remain (the last row always kept): charts stay light."""
     if len(df) <= max_points:

@@ -105,15 +105,22 @@ def carry_pca_figure(pca: pd.DataFrame) -> go.Figure:
     return _layout(fig, f"Path of the initial carry (PCA, {explained:.0%} of its variance)", "PC 1", "PC 2")
 
 
-def per_step_loss_figure(table: pd.DataFrame, baseline: float | None = None) -> go.Figure:
-    """Loss at every time step of the sequence, one line per run (e.g. learned carry vs zero carry)."""
+def per_step_loss_figure(table: pd.DataFrame, step_baselines=None,
+                         title: str = "Loss at each time step of the sequence") -> go.Figure:
+    """Loss at every time step of the sequence, one line per run (e.g. learned carry vs zero carry), with the
+    memoryless baseline of each step where the task scores it (``step_baselines``, NaN elsewhere)."""
     fig = go.Figure()
     for run, group in table.groupby("run", sort=False):
         fig.add_trace(go.Scatter(x=group["t"], y=group["loss"], mode="lines", name=str(run)))
-    if baseline is not None and len(table):
-        fig.add_trace(go.Scatter(x=[0, int(table["t"].max())], y=[baseline, baseline], mode="lines",
-                                 name=f"memoryless baseline {baseline:.4g}", line=dict(color="gray", dash="dash")))
-    return _layout(fig, "Loss at each time step of the sequence", "time step t", "loss (log scale)", log_y=True)
+    if step_baselines is not None and len(table):
+        base = pd.Series(step_baselines, dtype=float)
+        scored = base.notna()
+        one = int(scored.sum()) == 1
+        fig.add_trace(go.Scatter(
+            x=base.index[scored] if one else base.index, y=base[scored] if one else base.where(base > 0),
+            mode="markers" if one else "lines", name="memoryless baseline" + (" (scored step)" if one else ""),
+            line=dict(color="gray", dash="dash"), marker=dict(color="gray", symbol="line-ew-open", size=16)))
+    return _layout(fig, title, "time step t", "loss (log scale)", log_y=True)
 
 
 def grad_through_time_figure(grads: pd.DataFrame) -> go.Figure:

@@ -34,8 +34,9 @@ PRESETS: list[Preset] = [
            "Without gates the gradient vanishes through 100 tanh steps: the simple cell stays at the "
            "baseline, predicting the mean.", "explore", Config(cell="simple")),
     Preset("sine_zero_vs_learned", "Zero versus learned initial carry (sine)",
-           "The phase is nearly the same in every sequence, so a learned carry can encode it: its loss is "
-           "lower at the first steps, where a zero carry must still find the phase.",
+           "The phase is nearly the same in every sequence, so a learned carry can encode it: over the first "
+           "steps its loss is several times lower than a zero carry's (the number is under the chart). After "
+           "one period of input the cell continues the curve alone, far below the memoryless line.",
            "explore", Config(task="sine", cell="lstm", seq_len=40, features=32, steps=200, lr=5e-3),
            compare_zero=True),
     Preset("lstm_h0_50_vs_500", "An LSTM's gradient to the initial carry: T = 50 vs T = 500",

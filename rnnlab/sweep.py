@@ -220,6 +220,22 @@ def compiled_count() -> int:
         return len(_COMPILED)
 
 
+SOLVED_FRACTION = 0.1  # at most this fraction of the memoryless baseline: the task is learned
+MEMORY_FRACTION = 0.9  # below this fraction: the run uses some memory, but has not learned the task
+
+
+def memory_verdict(eval_loss: float, baseline: float) -> str:
+    """In words, what a final loss says against the memoryless baseline (thresholds: 10% and 90% of it)."""
+    if not math.isfinite(eval_loss):
+        return "diverged"
+    ratio = eval_loss / baseline
+    if ratio <= SOLVED_FRACTION:
+        return "learned the task"
+    if ratio < MEMORY_FRACTION:
+        return "uses some memory, not solved"
+    return "no better than memoryless" if ratio <= 1 / MEMORY_FRACTION else "worse than memoryless"
+
+
 # ---- results ---------------------------------------------------------------------------------------------
 @dataclass
 class SweepResult:
@@ -275,7 +291,8 @@ class SweepResult:
 
     def summary_df(self) -> pd.DataFrame:
         """One row per configuration: the varying fields, seed, steps trained, the last training-batch loss,
-        the final evaluation loss and metric, ||dL/dh_0||, below the memoryless baseline, diverged."""
+        the final evaluation loss and metric, ||dL/dh_0||, the evaluation loss as a fraction of the memoryless
+        baseline with its verdict (:func:`memory_verdict`), diverged."""
         rows = []
         for i, history in enumerate(self.histories):
             last = history.steps[-1] if history.steps else {}
@@ -283,7 +300,8 @@ class SweepResult:
             rows.append({**self._columns(i), "steps": history.last_step,
                          "final_loss": last.get("loss", math.nan), "eval_loss": final["eval_loss"],
                          "eval_metric": final["eval_metric"], "h0_grad_norm": self.h0_grad_norms[i],
-                         "below_baseline": bool(final["eval_loss"] < self.baseline),
+                         "of_baseline": final["eval_loss"] / self.baseline,
+                         "verdict": memory_verdict(final["eval_loss"], self.baseline),
                          "diverged": self.diverged[i]})
         return pd.DataFrame(rows)
 

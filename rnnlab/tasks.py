@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import lru_cache
 
 import jax
 import jax.numpy as jnp
@@ -33,17 +34,26 @@ class TaskSpec:
     metric: Callable[[jax.Array, jax.Array], jax.Array]  # -> scalar
     metric_name: str
     higher_is_better: bool
-    baseline: Callable[[int], float]
+    step_baselines: Callable[[int], np.ndarray]  # T -> (steps,): memoryless loss per step, NaN where not scored
     baseline_text: str
     min_T: int = 2
     spatial: bool = False  # inputs (batch, steps, side, side, channels)
     extra_steps: int = 0  # the input holds T + extra_steps steps
-    baseline_per_step: bool = True  # the baseline is also the memoryless loss at every single step
     description: str = ""
+    metric_is_loss: bool = False  # the readable metric is the loss itself (MSE tasks): no chart of its own
 
     def steps(self, T: int) -> int:
         """Number of scanned time steps for sequence length T."""
         return T + self.extra_steps
+
+    def baseline(self, T: int) -> float:
+        """The memoryless baseline: the loss of the best prediction that sees, at each step, only the position
+        and the current input (no memory of earlier inputs). Below it, a model uses what it remembers."""
+        return float(np.nanmean(self.step_baselines(T)))
+
+    def scored_steps(self, T: int) -> np.ndarray:
+        """Which time steps the task's loss scores (adding and temporal order: only the last)."""
+        return np.isfinite(self.step_baselines(T))
 
 
 def _mse_steps(preds: jax.Array, targets: jax.Array) -> jax.Array:
@@ -78,6 +88,15 @@ def _adding_loss(preds, target):
     return jnp.mean((preds[:, -1, 0] - target[:, 0]) ** 2)
 
 
+def adding_step_baselines(T: int) -> np.ndarray:
+    """Only the last step is scored. Without memory the best guess there is 1 (the mean of U + U, MSE 1/6),
+    unless the last value is itself marked (probability 1 / (T - T // 2)): then value + 0.5 (MSE 1/12)."""
+    marked_last = 1 / (T - T // 2)
+    out = np.full(T, np.nan)
+    out[-1] = (1 - marked_last) / 6 + marked_last / 12
+    return out
+
+
 # --- copy memory --------------------------------------------------------------------------------------
 
 COPY_SYMBOLS, COPY_DATA, COPY_LEN = 10, 8, 10
@@ -92,6 +111,13 @@ def copy_generate(key: jax.Array, batch: int, T: int) -> Batch:
         [data, blank, jnp.full((batch, 1), COPY_DELIM), jnp.full((batch, COPY_LEN), COPY_BLANK)], axis=1)
     targets = jnp.concatenate([jnp.full((batch, T + COPY_LEN), COPY_BLANK), data], axis=1)
     return jax.nn.one_hot(inputs, COPY_SYMBOLS), targets
+
+
+def copy_step_baselines(T: int) -> np.ndarray:
+    """Blanks until the output (known from the position: CE 0), then uniform over the 8 data symbols (ln 8)."""
+    out = np.zeros(T + 2 * COPY_LEN)
+    out[-COPY_LEN:] = math.log(COPY_DATA)
+    return out
 
 
 def _copy_accuracy(preds, labels):
@@ -127,6 +153,13 @@ def order_generate(key: jax.Array, batch: int, T: int) -> Batch:
     return jax.nn.one_hot(seq, len(ORDER_SYMBOLS)), label[:, None]
 
 
+def order_step_baselines(T: int) -> np.ndarray:
+    """Only the last step (B, which says nothing) is scored: chance over the 4 classes, ln 4."""
+    out = np.full(T, np.nan)
+    out[-1] = math.log(4)
+    return out
+
+
 def _order_steps(preds, label):
     labels = jnp.broadcast_to(label, preds.shape[:2])
     return _ce_steps(preds, labels)
@@ -137,24 +170,56 @@ def _order_steps(preds, label):
 SINE_OMEGA = 2 * math.pi / 16  # one period every 16 steps
 SINE_PHI0 = 1.0
 SINE_SPREAD = 0.3  # phi ~ U[phi0 - spread, phi0 + spread]
+SINE_PROMPT = 16  # steps of the curve shown as input (one period) before the model continues alone
+
+
+def sine_prompt(T: int) -> int:
+    """How many steps show the curve as input: one period, at most half the sequence, at least 1."""
+    return min(SINE_PROMPT, max(1, T // 2))
 
 
 def sine_generate(key: jax.Array, batch: int, T: int) -> Batch:
-    """y_t = sin(w t + phi) with phi near phi0; the input at t is y_{t-1} (0 at t = 0)."""
+    """y_t = sin(w t + phi) with phi near phi0. The input at t is y_{t-1} for the prompt's steps (0 at t = 0),
+    then 0: after the prompt the model continues the curve from what it remembers."""
     phi = SINE_PHI0 + jax.random.uniform(key, (batch, 1), minval=-SINE_SPREAD, maxval=SINE_SPREAD)
     y = jnp.sin(SINE_OMEGA * jnp.arange(T) + phi)
-    x = jnp.concatenate([jnp.zeros((batch, 1)), y[:, :-1]], axis=1)
+    previous = jnp.concatenate([jnp.zeros((batch, 1)), y[:, :-1]], axis=1)
+    x = jnp.where(jnp.arange(T) < sine_prompt(T), previous, 0.0)
     return x[..., None], y[..., None]
 
 
-def sine_baseline(T: int) -> float:
-    """MSE of the best constant prediction for every step: the variance of y over steps and phases."""
-    a = SINE_OMEGA * np.arange(T) + SINE_PHI0
-    d = SINE_SPREAD
-    mean_t = np.sin(a) * math.sin(d) / d  # E[y_t]
-    sq_t = 0.5 - 0.5 * np.cos(2 * a) * math.sin(2 * d) / (2 * d)  # E[y_t^2]
-    c = mean_t.mean()
-    return float(sq_t.mean() - c * c)
+@lru_cache(maxsize=1)
+def _sine_variances(grid: int = 20_001) -> tuple[np.ndarray, np.ndarray]:
+    """Per step phase r = t mod 16: the variance of y_t left when the previous value is seen (E[Var(y_t | y_{t-1})])
+    and when nothing is seen (Var(y_t)), with phi uniform: exact up to the midpoint grid over phi.
+
+    Seeing y_{t-1} = sin(theta) leaves theta one of at most two angles in the phase interval (theta and
+    pi - theta); each is weighted by the density of y_{t-1} there, 1 / |cos theta|.
+    """
+    phi = SINE_PHI0 - SINE_SPREAD + (np.arange(grid) + 0.5) * (2 * SINE_SPREAD / grid)
+    seen, unseen = np.zeros(16), np.zeros(16)
+    for r in range(16):
+        y = np.sin(SINE_OMEGA * r + phi)
+        unseen[r] = np.mean((y - y.mean()) ** 2)
+        theta = SINE_OMEGA * (r - 1) + phi
+        lo, hi = theta[0] - 0.5 * (theta[1] - theta[0]), theta[-1] + 0.5 * (theta[1] - theta[0])
+        best = y.copy()
+        w = 1 / np.abs(np.cos(theta))
+        for k in range(-2, 3):
+            other = math.pi - theta + 2 * math.pi * k
+            inside = (other >= lo) & (other <= hi) & (np.abs(other - theta) > 1e-9)
+            w_other = 1 / np.abs(np.cos(other))
+            best = np.where(inside, (w * y + w_other * np.sin(other + SINE_OMEGA)) / (w + w_other), best)
+        seen[r] = np.mean((y - best) ** 2)
+    return seen, unseen
+
+
+def sine_step_baselines(T: int) -> np.ndarray:
+    """Every step is scored. Without memory, a prompt step t >= 1 sees y_{t-1}, which leaves almost no doubt;
+    t = 0 and every step after the prompt see 0, so the best guess is the mean of y_t over phi."""
+    seen, unseen = _sine_variances()
+    t = np.arange(T)
+    return np.where((t >= 1) & (t < sine_prompt(T)), seen[t % 16], unseen[t % 16])
 
 
 # --- moving dot (spatial) -----------------------------------------------------------------------------
@@ -184,16 +249,17 @@ TASKS: dict[str, TaskSpec] = {
         TaskSpec(
             "adding", "Adding problem", 2, 1, adding_generate, _adding_steps, _adding_loss,
             lambda p, t: _adding_loss(p, t), "MSE", False,
-            baseline=lambda T: 1 / 6, baseline_text="always predict 1: MSE = Var(U+U) = 1/6",
-            min_T=4,
+            step_baselines=adding_step_baselines,
+            baseline_text="guess 1 (the last value + 0.5 when it is marked): about 1/6",
+            min_T=4, metric_is_loss=True,
             description="Add the two marked numbers of a long sequence; the answer is read at the last step.",
         ),
         TaskSpec(
             "copy", "Copy memory", COPY_SYMBOLS, COPY_SYMBOLS, copy_generate, _ce_steps,
             lambda p, t: jnp.mean(_ce_steps(p, t)), _copy_accuracy, "accuracy (10 recalled symbols)", True,
-            baseline=lambda T: 10 * math.log(8) / (T + 20),
+            step_baselines=copy_step_baselines,
             baseline_text="blanks, then uniform over 8 symbols: 10 ln 8 / (T + 20)",
-            min_T=1, extra_steps=20, baseline_per_step=False,
+            min_T=1, extra_steps=20,
             description="Read 10 symbols, wait T steps, then write them back after the delimiter.",
         ),
         TaskSpec(
@@ -201,22 +267,24 @@ TASKS: dict[str, TaskSpec] = {
             lambda p, t: jnp.mean(
                 optax.softmax_cross_entropy_with_integer_labels(p[:, -1], t[:, 0])),
             lambda p, t: jnp.mean(jnp.argmax(p[:, -1], -1) == t[:, 0]), "accuracy", True,
-            baseline=lambda T: math.log(4), baseline_text="chance over 4 classes: ln 4",
+            step_baselines=order_step_baselines, baseline_text="chance over 4 classes: ln 4",
             min_T=10,
             description="Classify the order of two X/Y symbols hidden among distractors (XX, XY, YX, YY).",
         ),
         TaskSpec(
             "sine", "Sine continuation", 1, 1, sine_generate, _mse_steps,
             lambda p, t: jnp.mean((p - t) ** 2), lambda p, t: jnp.mean((p - t) ** 2), "MSE", False,
-            baseline=sine_baseline, baseline_text="best constant for every step: the variance of y",
-            min_T=2, baseline_per_step=False,
-            description="Predict sin(w t + phi) at every step from the previous value; phi is near a "
-                        "fixed phase, so a learned initial carry can know the start.",
+            step_baselines=sine_step_baselines,
+            baseline_text="the best guess from the position and the current input alone",
+            min_T=2, metric_is_loss=True,
+            description="See one period of sin(w t + phi) (each step's input is the previous value), then "
+                        "continue the curve alone (input 0); phi is near a fixed phase, so a learned initial "
+                        "carry can know the start.",
         ),
         TaskSpec(
             "moving_dot", "Moving dot (spatial)", 1, DOT_SIDE * DOT_SIDE, dot_generate, _ce_steps,
             lambda p, t: jnp.mean(_ce_steps(p, t)), _dot_accuracy, "accuracy", True,
-            baseline=lambda T: math.log(8),
+            step_baselines=lambda T: np.full(T, math.log(8)),
             baseline_text="sees only the current frame: uniform over the 8 moves, ln 8",
             min_T=2, spatial=True,
             description="A dot moves on a 6x6 torus at a constant velocity; predict its next position.",

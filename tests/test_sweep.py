@@ -69,13 +69,17 @@ def test_tables_hold_the_histories(configs, result):
     assert result.labels[:2] == ["fixed carry, lr 0.01"] * 2 and result.labels[-1] == "learnable carry, lr 0.05"
     summary = result.summary_df()
     assert list(summary.columns) == ["label", "carry_mode", "lr", "seed", "steps", "final_loss", "eval_loss",
-                                     "eval_metric", "h0_grad_norm", "below_baseline", "diverged"]
+                                     "eval_metric", "h0_grad_norm", "of_baseline", "verdict", "diverged"]
     assert len(summary) == 8 and (summary["steps"] == 15).all() and not summary["diverged"].any()
     for i, history in enumerate(result.histories):
         assert summary["final_loss"][i] == history.steps[-1]["loss"]
         assert summary["eval_loss"][i] == history.chunks[-1]["eval_loss"]
-        assert summary["below_baseline"][i] == (history.chunks[-1]["eval_loss"] < 1 / 6)
-    assert result.baseline == pytest.approx(1 / 6)
+        ratio = history.chunks[-1]["eval_loss"] / result.baseline
+        assert summary["of_baseline"][i] == pytest.approx(ratio)
+        assert summary["verdict"][i] == ("learned the task" if ratio <= 0.1 else "uses some memory, not solved"
+                                         if ratio < 0.9 else "no better than memoryless" if ratio <= 1 / 0.9
+                                         else "worse than memoryless")
+    assert result.baseline == pytest.approx(1 / 6 - 1 / (12 * 6))  # T = 12: the last value is marked 1 time in 6
     curves = result.curves_df()
     assert len(curves) == 8 * 15
     assert list(curves.columns) == ["label", "carry_mode", "lr", "seed", "step", "loss", "metric"]

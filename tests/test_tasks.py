@@ -32,10 +32,26 @@ def test_adding_layout_and_baseline():
     assert (marks.sum(1) == 2).all()
     assert (marks[:, :25].sum(1) == 1).all() and (marks[:, 25:].sum(1) == 1).all()
     np.testing.assert_allclose(np.asarray(y[:, 0]), (np.asarray(x[..., 0]) * marks).sum(1), rtol=1e-6)
-    always_one = jnp.ones((20000, 50, 1))
-    measured = float(TASKS["adding"].loss(always_one, y))
-    assert abs(measured - TASKS["adding"].baseline(50)) < 0.005  # sampling error of the mean ~0.001
-    assert TASKS["adding"].baseline(50) == pytest.approx(1 / 6)
+
+
+@pytest.mark.parametrize("T", [4, 10, 50])
+def test_adding_baseline_is_the_best_memoryless_prediction_monte_carlo(T):
+    """Monte Carlo: the best prediction from the last input alone (value, mark), estimated as the mean target
+    in fine bins of the value for each mark, scores the baseline on held-out sequences; so does its closed
+    form (1, or value + 0.5 when the last value is marked)."""
+    n = 400_000
+    x, y = tasks.adding_generate(jax.random.PRNGKey(T), n, T)
+    value, mark, target = (np.asarray(a, np.float64) for a in (x[:, -1, 0], x[:, -1, 1], y[:, 0]))
+    train, test = slice(0, n // 2), slice(n // 2, n)
+    cell = np.minimum((value * 50).astype(int), 49) + 50 * mark.astype(int)
+    sums = np.bincount(cell[train], target[train], minlength=100)
+    counts = np.bincount(cell[train], minlength=100)
+    learned = np.where(counts > 0, sums / np.maximum(counts, 1), 1.0)[cell[test]]
+    closed = np.where(mark[test] == 1, value[test] + 0.5, 1.0)
+    baseline = TASKS["adding"].baseline(T)
+    assert np.mean((target[test] - closed) ** 2) == pytest.approx(baseline, rel=0.02)
+    assert np.mean((target[test] - learned) ** 2) == pytest.approx(baseline, rel=0.02)
+    assert baseline < 1 / 6 and TASKS["adding"].scored_steps(T).tolist() == [False] * (T - 1) + [True]
 
 
 def test_copy_layout_and_baseline():
@@ -77,14 +93,29 @@ def test_temporal_order_layout_and_baseline():
     assert TASKS["temporal_order"].baseline(T) == pytest.approx(math.log(4))
 
 
-@pytest.mark.parametrize("T", [2, 10, 50])
-def test_sine_baseline_is_the_best_constant(T):
-    x, y = tasks.sine_generate(KEY, 20000, T)
-    y = np.asarray(y[..., 0], np.float64)
-    assert (np.asarray(x[:, 0, 0]) == 0).all()
-    np.testing.assert_allclose(np.asarray(x[:, 1:, 0]), y[:, :-1], rtol=1e-6)
-    measured = np.mean((y - y.mean()) ** 2)
-    assert abs(measured - TASKS["sine"].baseline(T)) < 2e-3
+@pytest.mark.parametrize("T", [2, 10, 40, 100])
+def test_sine_baseline_is_the_best_memoryless_prediction_monte_carlo(T):
+    """Monte Carlo: at every step, the best prediction from the position and the current input alone (the
+    mean target in fine bins of the input, fitted on half the sequences) scores the step's baseline on the
+    other half; the baseline is their mean over the steps, as the loss is."""
+    n = 200_000
+    x, y = tasks.sine_generate(jax.random.PRNGKey(T), n, T)
+    x, y = np.asarray(x[..., 0], np.float64), np.asarray(y[..., 0], np.float64)
+    prompt = tasks.sine_prompt(T)
+    assert (x[:, 0] == 0).all() and (x[:, prompt:] == 0).all()
+    np.testing.assert_allclose(x[:, 1:prompt], y[:, :prompt - 1], rtol=1e-6)
+    train, test = slice(0, n // 2), slice(n // 2, n)
+    measured = []
+    for t in range(T):
+        cell = np.clip(((x[:, t] + 1) * 1000).astype(int), 0, 1999)
+        sums = np.bincount(cell[train], y[train, t], minlength=2000)
+        counts = np.bincount(cell[train], minlength=2000)
+        guess = np.where(counts > 0, sums / np.maximum(counts, 1), y[train, t].mean())[cell[test]]
+        measured.append(np.mean((y[test, t] - guess) ** 2))
+    steps = TASKS["sine"].step_baselines(T)
+    np.testing.assert_allclose(measured, steps, atol=3e-4)
+    assert TASKS["sine"].baseline(T) == pytest.approx(np.mean(steps))
+    assert abs(np.mean(measured) - TASKS["sine"].baseline(T)) < 2e-4
 
 
 def test_moving_dot_moves_and_baseline():
@@ -121,14 +152,18 @@ def test_generators_are_deterministic_per_key():
         assert not (np.asarray(a[0]) == np.asarray(c[0])).all()
 
 
-def test_per_step_baseline_flag_is_truthful():
-    """Where a task says its baseline holds at every step, the memoryless predictor scores it at each step."""
+def test_per_step_baselines_are_the_memoryless_loss_where_the_task_scores():
+    """Where a task scores a step, its step baseline is what the memoryless predictor scores there."""
     adding = TASKS["adding"]
     _, y = adding.generate(KEY, 20000, 10)
     per_step = np.asarray(adding.per_step_loss(jnp.ones((20000, 10, 1)), y))
-    assert np.abs(per_step - 1 / 6).max() < 0.006
+    assert np.abs(per_step[-1] - 1 / 6).max() < 0.006  # always 1 (no look at the last value): 1/6
     order = TASKS["temporal_order"]
     _, y = order.generate(KEY, 100, 20)
-    np.testing.assert_allclose(order.per_step_loss(jnp.zeros((100, 20, 4)), y), math.log(4), rtol=1e-6)
-    assert adding.baseline_per_step and order.baseline_per_step and TASKS["moving_dot"].baseline_per_step
-    assert not TASKS["copy"].baseline_per_step and not TASKS["sine"].baseline_per_step
+    np.testing.assert_allclose(order.per_step_loss(jnp.zeros((100, 20, 4)), y)[-1], math.log(4), rtol=1e-6)
+    assert order.scored_steps(20).tolist() == [False] * 19 + [True]
+    assert TASKS["moving_dot"].scored_steps(5).all() and TASKS["copy"].scored_steps(5).all()
+    assert TASKS["sine"].scored_steps(5).all()
+    for task in TASKS.values():
+        for T in (task.min_T, 37):
+            assert task.step_baselines(T).shape == (task.steps(T),)

@@ -8,6 +8,7 @@ import pytest
 
 from rnnlab.config import Config
 from rnnlab.sweep import FIELDS, expand, run_sweep
+from rnnlab.tasks import TASKS
 from tests.app.conftest import button, figures, open_page, trace, values
 
 TITLES = ("Training loss: mean and spread over seeds", "Final evaluation loss per configuration",
@@ -35,7 +36,8 @@ def test_default_sweep_trains_and_its_numbers_equal_run_sweep(small):
     assert list(table["seed"]) == [0, 1, 2] * 2 and (table["steps"] == 50).all()
     for column in ("final_loss", "eval_loss", "eval_metric", "h0_grad_norm"):
         np.testing.assert_allclose(table[column], want[column], rtol=1e-6)
-    assert list(table["below_baseline"]) == list(want["below_baseline"])
+    assert list(table["verdict"]) == list(want["verdict"])
+    np.testing.assert_allclose(table["of_baseline"], want["eval_loss"] / result.baseline, rtol=1e-6)
 
     figs = figures(at)
     assert set(TITLES) <= set(figs)
@@ -46,12 +48,13 @@ def test_default_sweep_trains_and_its_numbers_equal_run_sweep(small):
         rows = spread[spread["label"] == label]
         np.testing.assert_array_equal(values(mean, "x"), rows["step"])
         np.testing.assert_allclose(values(mean, "y"), rows["mean"], rtol=1e-6)
-    assert values(trace(curves, "memoryless baseline"), "y")[0] == pytest.approx(1 / 6)
+    baseline = TASKS["adding"].baseline(base.seq_len)
+    assert values(trace(curves, f"memoryless baseline {baseline:.4g}"), "y")[0] == pytest.approx(baseline)
     bars = figs[TITLES[1]]
     means = want.groupby("label", sort=False)["eval_loss"].mean()
     np.testing.assert_allclose(values(trace(bars, "mean over seeds"), "y"), means, rtol=1e-6)
     np.testing.assert_allclose(values(trace(bars, "each seed"), "y"), want["eval_loss"], rtol=1e-6)
-    assert values(trace(bars, "memoryless baseline"), "y")[0] == pytest.approx(1 / 6)
+    assert values(trace(bars, f"memoryless baseline {baseline:.4g}"), "y")[0] == pytest.approx(baseline)
     h0 = figs[TITLES[2]]
     np.testing.assert_allclose(values(trace(h0, "each seed"), "y"), want["h0_grad_norm"], rtol=1e-6)
     underflow = any("Exactly 0 in float32" in c.value for c in at.caption)

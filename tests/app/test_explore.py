@@ -63,15 +63,17 @@ def test_default_preset_beats_the_baseline_and_charts_show_the_history():
     np.testing.assert_allclose(values(trace(loss, "training loss"), "y"), steps["loss"], rtol=1e-6)
     evals = values(trace(loss, "evaluation loss"), "y")
     np.testing.assert_allclose(evals, run.history.chunks_df()["eval_loss"], rtol=1e-6)
-    assert values(trace(loss, "memoryless baseline"), "y")[0] == pytest.approx(1 / 6)
-    assert evals[-1] < 0.1 / 6
+    baseline = TASKS["adding"].baseline(100)  # 1/6, less 1/12 for the one sequence in 50 marked at its end
+    assert values(trace(loss, f"memoryless baseline {baseline:.4g}"), "y")[0] == pytest.approx(baseline)
+    assert baseline == pytest.approx(1 / 6 - 1 / 600) and evals[-1] < 0.1 * baseline
     heat = figs["Initial carry, hidden state h: units against training step"]
     z = values(heat["data"][0], "z")
     assert z.shape == (64, len(run.history.chunks))
     np.testing.assert_allclose(z[:, -1], run.history.carry_snapshots("h")[-1], rtol=1e-6)
     per_step = figures(at)["Loss at each time step of the sequence"]
     np.testing.assert_allclose(values(per_step["data"][0], "y"), run.history.per_step_loss[-1], rtol=1e-6)
-    assert values(trace(per_step, "memoryless baseline"), "y")[0] == pytest.approx(1 / 6)
+    scored = trace(per_step, "memoryless baseline (scored step)")  # adding scores only the last step
+    assert values(scored, "x").tolist() == [99] and values(scored, "y")[0] == pytest.approx(baseline)
     assert set(at.query_params) == {"sid"}  # defaults need no query parameters; sid is the tab's token
     assert valid_token(at.query_params["sid"])
     assert [b.label for b in at.get("download_button")] == ["History (CSV)", "Parameters (msgpack)",
@@ -154,8 +156,10 @@ def test_fixed_carry_says_it_does_not_learn_and_zero_overlay(small):
     zero = next(iter(at.session_state.zero_runs.values()))
     assert zero.step == at.session_state.run.step and zero.config.carry_init == "zeros"
     np.testing.assert_allclose(values(per_step["data"][1], "y"), zero.history.per_step_loss[-1], rtol=1e-6)
-    assert len(per_step["data"]) == 2  # the sine's baseline is a mean over steps, not a per-step line
-    assert not TASKS["sine"].baseline_per_step
+    baseline = per_step["data"][2]  # the memoryless loss of each step, as the task computes it
+    assert baseline["name"] == "memoryless baseline" and len(per_step["data"]) == 3
+    steps = TASKS["sine"].step_baselines(at.session_state.run.config.seq_len)
+    np.testing.assert_allclose(values(baseline, "y"), np.where(steps > 0, steps, np.nan), rtol=1e-6)
 
 
 def test_divergence_is_reported_marked_and_history_kept(small, downloads):
