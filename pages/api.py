@@ -93,7 +93,7 @@ if comparison is not None:
     for col, column in zip(st.columns(3), comparison.columns):
         with col:
             st.subheader(column.title)
-            st.code(column.code, language="python")
+            st.code(column.code, language="python", wrap_lines=True)
             if column.error:
                 st.warning(column.error, icon=":material/error:")
             else:
@@ -113,10 +113,10 @@ for breakage in upgrade_breakages():
     with st.expander(("⚠️ " if breakage.silent else "") + breakage.title, expanded=breakage.silent):
         left, right = st.columns(2)
         left.markdown("**Old code**")
-        left.code(breakage.old_code, language="python")
+        left.code(breakage.old_code, language="python", wrap_lines=True)
         (left.warning if breakage.silent else left.error)(breakage.error)
         right.markdown("**Fix**")
-        right.code(breakage.fix_code, language="python")
+        right.code(breakage.fix_code, language="python", wrap_lines=True)
         right.success(breakage.fix_result)
         if breakage.explanation:
             st.markdown(breakage.explanation)
@@ -147,7 +147,7 @@ if report is None and st.session_state.get("shape_last_report") is not None:
     st.caption(f"Showing the last shape that worked: {report.input_shape}, {CELLS[report.cell].cls.__name__}, "
                f"time_major={report.time_major}.")
 if report is not None:
-    st.code(report.code, language="python")
+    st.code(report.code, language="python", wrap_lines=True)
     if report.error:
         st.error(report.error, icon=":material/block:")
     else:
@@ -173,13 +173,13 @@ for recipe in learnable_recipes():
         st.markdown(recipe.summary)
         left, right = st.columns(2)
         left.markdown(f"**The code as it was published** ({recipe.seed_ref})")
-        left.code(recipe.seed_code, language="python")
+        left.code(recipe.seed_code, language="python", wrap_lines=True)
         for defect in recipe.defects:
             left.markdown(f"- `{defect.code}`: {defect.problem}")
         for check in recipe.seed_checks:
             left.markdown(f"{'✅' if check.passed else '❌'} {check.name}: {check.detail}")
         right.markdown("**Fixed for current Flax**")
-        right.code(recipe.fixed_code, language="python")
+        right.code(recipe.fixed_code, language="python", wrap_lines=True)
         for check in recipe.checks:
             right.markdown(f"{'✅' if check.passed else '❌'} {check.name}: {check.detail}")
 
@@ -211,7 +211,7 @@ if result.findings:
         with st.container(border=True):
             st.markdown(f"**Line {f.line}: {migrate.RULES[f.rule]}** "
                         f"({'rewritten below' if f.fixable else 'needs a person'})")
-            st.code(f.code, language="python")
+            st.code(f.code, language="python", wrap_lines=True)
             st.markdown(f.message)
 elif result.checked:
     st.success("No old-API or RNN pitfalls found.", icon=":material/check_circle:")

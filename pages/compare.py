@@ -10,6 +10,7 @@ from rnnlab import plots, sweep
 from rnnlab.cells import CARRY_INITS, CELLS
 from rnnlab.model import CARRY_MODES
 from rnnlab.sweep import FIELDS, SweepError
+from ui.charts import chart
 from ui.controls import config_controls, explain
 from ui.queue import training_slot
 from ui.session import kept, shared_state, show_url_notes, write_url
@@ -31,12 +32,9 @@ shared.config = base
 write_url(shared)
 
 st.markdown(
-    "Train a grid of configurations **at once** and compare them. Runs that differ only in numbers the "
-    "compiled training step takes as arguments (learning rate, seed) are stacked along a new leading axis "
-    "with `jax.vmap` and trained by **one** compiled program, as one batched computation; that axis is split "
-    "across every device JAX sees (`jax.sharding`), so a machine with several GPUs trains a bigger grid in the "
-    "same time. A different cell, carry mode or `carry_init` changes the program itself, so each is compiled "
-    "separately (and trained alongside the others, chunk by chunk).")
+    "Train several configurations side by side and compare them on the same axes: a GRU against a simple RNN, "
+    "a learned initial carry against a fixed one, a few learning rates, and each with several seeds, so that "
+    "you can see which differences are larger than the luck of the draw.")
 
 st.subheader("What varies")
 st.caption("An empty choice keeps the sidebar's value. Everything else (task, T, batch, features, steps, "
@@ -75,6 +73,16 @@ if configs:
                 "(a sweep's runs share the number of steps).")
 for message in errors:
     st.error(message, icon=":material/block:")
+
+
+with st.expander("How the runs are trained at once"):
+    st.markdown(
+        "Runs that differ only in numbers the compiled training step takes as arguments (learning rate, seed) "
+        "are stacked along a new leading axis with `jax.vmap` and trained by **one** compiled program, as one "
+        "batched computation; that axis is split across every device JAX sees (`jax.sharding`), so a machine "
+        "with several GPUs trains a bigger grid in the same time. A different cell, carry mode or `carry_init` "
+        "changes the program itself, so each is compiled separately (and trained alongside the others, chunk "
+        "by chunk).")
 
 
 def start() -> None:
@@ -128,16 +136,16 @@ every = max(1, math.ceil(result.steps / MAX_CURVE_POINTS))
 if every > 1:
     last = spread.groupby("label")["step"].transform("max")
     spread = spread[(spread["step"] % every == 0) | (spread["step"] == last)]
-st.plotly_chart(plots.sweep_curves_figure(spread, result.baseline), key="cmp_curves")
+chart(st, plots.sweep_curves_figure(spread, result.baseline), key="cmp_curves")
 explain("The training loss of each configuration: the line is the mean over its seeds, the band the lowest and "
         "highest seed at each step. The dashed line is the task's memoryless baseline: a run below it has learned "
         "to use what it remembers.")
 
 st.subheader("2. Final loss and the gradient reaching the initial carry")
 left, right = st.columns(2)
-left.plotly_chart(plots.sweep_bar_figure(summary, "eval_loss", "Final evaluation loss per configuration",
+chart(left, plots.sweep_bar_figure(summary, "eval_loss", "Final evaluation loss per configuration",
                                          "evaluation loss (log scale)", result.baseline), key="cmp_final")
-right.plotly_chart(plots.sweep_bar_figure(summary, "h0_grad_norm",
+chart(right, plots.sweep_bar_figure(summary, "h0_grad_norm",
                                           "Gradient reaching the initial carry per configuration",
                                           "||dL/dh_0|| (log scale)"), key="cmp_h0")
 zero = summary[summary["h0_grad_norm"] == 0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+import numpy as np
 import streamlit as st
 
 from rnnlab import analysis, export, plots
@@ -12,6 +13,7 @@ from rnnlab.config import STATIC_FIELDS, Config
 from rnnlab.server import scheduler as scheduling
 from rnnlab.text import error_text
 from rnnlab.train import ConfigError, Run
+from ui.charts import chart
 from ui.controls import config_controls, explain
 from ui.queue import training_slot
 from ui.session import keep_run, share_link, shared_state, show_url_notes, write_url
@@ -196,11 +198,11 @@ def draw_charts(run: Run, n: int) -> None:
     with charts_slot.container():
         st.subheader("1. Loss")
         if task.metric_is_loss:  # the metric is the loss itself: one chart
-            st.plotly_chart(loss, key=f"loss_{n}")
+            chart(st, loss, key=f"loss_{n}")
         else:
             left, right = st.columns(2)
-            left.plotly_chart(loss, key=f"loss_{n}")
-            right.plotly_chart(plots.metric_figure(steps, evals, task.metric_name), key=f"metric_{n}")
+            chart(left, loss, key=f"loss_{n}")
+            chart(right, plots.metric_figure(steps, evals, task.metric_name), key=f"metric_{n}")
         explain(f"The training loss of each batch (a fresh batch every step) and the loss on a fixed evaluation "
                 f"batch after each chunk, on a log scale. The dashed line is the memoryless baseline: the loss "
                 f"of the best prediction that sees, at each step, only the position and the current input, and "
@@ -217,10 +219,14 @@ def draw_charts(run: Run, n: int) -> None:
                     icon=":material/lock:")
         for leaf in history.leaves:
             units = analysis.thin_evaluations(analysis.carry_units_df(history, leaf))
-            st.plotly_chart(plots.carry_heatmap(units, leaf), key=f"heat_{leaf}_{n}")
+            chart(st, plots.carry_heatmap(units, leaf), key=f"heat_{leaf}_{n}")
         left, right = st.columns(2)
-        left.plotly_chart(plots.carry_distance_figure(analysis.carry_distance_df(history)), key=f"dist_{n}")
-        right.plotly_chart(plots.carry_pca_figure(analysis.carry_pca_df(history)), key=f"pca_{n}")
+        chart(left, plots.carry_distance_figure(analysis.carry_distance_df(history)), key=f"dist_{n}")
+        chart(right, plots.carry_pca_figure(analysis.carry_pca_df(history)), key=f"pca_{n}")
+        if history.steps:
+            st.markdown(f"**By step {history.last_step}:** {analysis.describe_movement(history)}. The heatmap's "
+                        "colours run from -1 to 1 (a tanh unit's range) or wider, the same for every run, so a "
+                        "tiny movement stays pale.")
         explain("A learnable initial carry is a parameter per carry leaf (`c0`, `h0`), broadcast over the batch "
                 "and trained with the weights; its gradient is the sum over the batch of dL/dh_0. The heatmap "
                 "shows each unit after every chunk, the middle chart its distance from where it started, and "
@@ -234,7 +240,12 @@ def draw_charts(run: Run, n: int) -> None:
         if zero is not None:
             table = analysis.pd.concat([table, analysis.per_step_loss_table(zero.history, "fixed zero carry")])
         step_baselines = task.step_baselines(run.config.seq_len)
-        st.plotly_chart(plots.per_step_loss_figure(table, step_baselines), key=f"per_step_{n}")
+        chart(st, plots.per_step_loss_figure(table, step_baselines), key=f"per_step_{n}")
+        if len(table) and not np.isfinite(table["loss"].to_numpy(float)).any():
+            st.caption("Nothing to draw: every per-step loss of the last evaluation is infinite or not a number, "
+                       "because the run diverged (see the message above).")
+        elif len(table) and (table["loss"].to_numpy(float) > 1e30).all():
+            st.caption("The per-step losses of the last evaluation are enormous because the run diverged.")
         if zero is not None:
             gap = analysis.first_steps_gap(history, zero.history)
             st.markdown(f"**Over the first {gap['steps']} time steps** the loss is {gap['run']:.3g} with this run's "
@@ -242,7 +253,7 @@ def draw_charts(run: Run, n: int) -> None:
                         + (f"the zero carry's is {gap['ratio']:.3g} times as large." if gap["ratio"] >= 1 else
                            f"the zero carry's is {1 / gap['ratio']:.3g} times smaller here."))
             first = table[table["t"] < max(8, 2 * gap["steps"])]
-            st.plotly_chart(plots.per_step_loss_figure(first, step_baselines[: int(first["t"].max()) + 1],
+            chart(st, plots.per_step_loss_figure(first, step_baselines[: int(first["t"].max()) + 1],
                                                        title="The first time steps, zoomed in"),
                             key=f"per_step_first_{n}")
         scored = task.scored_steps(run.config.seq_len)

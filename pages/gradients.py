@@ -11,6 +11,7 @@ from rnnlab.cells import CELLS
 from rnnlab.text import error_text
 from rnnlab.train import ConfigError, Run
 from rnnlab.urlstate import parse_cells, parse_lengths
+from ui.charts import chart
 from ui.queue import training_slot
 from ui.session import kept, shared_state, show_url_notes, write_url
 
@@ -54,7 +55,7 @@ if ss.get("grad_time_key") != key:
     with st.spinner("Probing the gradient at every time step…"):
         ss.grad_time, ss.grad_time_key = probes.run_grad_through_time(run), key
 grads = ss.grad_time
-st.plotly_chart(plots.grad_through_time_figure(grads), key="grad_time")
+chart(st, plots.grad_through_time_figure(grads), key="grad_time")
 last_t = grads["t"].max()
 final_c = (grads["leaf"] == "c") & (grads["t"] == last_t)
 underflow = int(((grads["grad_norm"] == 0) & ~final_c).sum())
@@ -74,11 +75,20 @@ with st.expander("What am I looking at?"):
 
 st.subheader("2. The gradient that reaches the initial carry, against sequence length")
 vector_cells = [n for n, c in CELLS.items() if not c.spatial]
-left, right = st.columns(2)
+left, middle, right = st.columns([2, 2, 3])
 kept("w_sweep_cells", list(shared.sweep_cells))
 kept("w_sweep_lengths", ", ".join(map(str, shared.sweep_lengths)))
+kept("w_sweep_weights", shared.sweep_weights)
 chosen = left.multiselect("Cells", vector_cells, format_func=lambda n: CELLS[n].label, key="w_sweep_cells")
-lengths_text = right.text_input("Sequence lengths T (comma-separated)", key="w_sweep_lengths")
+lengths_text = middle.text_input("Sequence lengths T (comma-separated)", key="w_sweep_lengths")
+training = probes.SWEEP_TRAINING
+weights = right.radio(
+    "Weights", probes.SWEEP_WEIGHTS, key="w_sweep_weights", horizontal=True,
+    format_func={"trained": f"trained briefly ({training['steps']} steps at T = {training['seq_len']})",
+                 "untrained": "untrained (as initialised)"}.get,
+    help="Trained: each cell first learns the task for a moment (the same training for everyone, done once "
+         "per server), which is when gates learn to keep the gradient. Untrained: Flax's initial weights.")
+shared.sweep_weights = weights
 st.button("Run sweep", icon=":material/play_arrow:", on_click=lambda: ss.update(sweep_requested=True))
 
 sweep_error = None
@@ -95,10 +105,18 @@ if ss.pop("sweep_requested", False) or ss.pop("autorun_pending", False):
                     if problems:
                         raise ConfigError([f"{CELLS[c].label} at T = {T}: " + " ".join(problems)])
             need = max(replace(base, cell=c, seq_len=T).memory_bytes() for c in cells for T in lengths)
-            with training_slot(need, st.empty(), "gradient sweep"), \
-                    st.spinner(f"Probing {len(cells)} cell(s) at {len(lengths)} length(s)…"):
-                sweep = probes.decay_sweep(base, list(cells), list(lengths))
-            ss.sweep_result = (sweep, probes.fit_decay(sweep), base.task)
+            params = None
+            with training_slot(need, st.empty(), "gradient sweep"):
+                if weights == "trained":
+                    params, bar = {}, st.progress(0.0)
+                    for i, c in enumerate(cells):
+                        bar.progress(i / len(cells), text=f"Training the {CELLS[c].label} briefly ({i + 1} of "
+                                                          f"{len(cells)}; done once per server)…")
+                        params[c] = probes.trained_params(probes.sweep_training_config(base, c))
+                    bar.empty()
+                with st.spinner(f"Probing {len(cells)} cell(s) at {len(lengths)} length(s)…"):
+                    sweep = probes.decay_sweep(base, list(cells), list(lengths), params=params)
+            ss.sweep_result = (sweep, probes.fit_decay(sweep), base.task, weights)
             shared.sweep_cells, shared.sweep_lengths = cells, lengths  # the URL holds the sweep on screen
         except ConfigError as e:
             sweep_error = " ".join(e.messages)
@@ -113,14 +131,20 @@ if sweep_error:
                    f"{', '.join(CELLS[c].label for c in dict.fromkeys(last['cell']))} at T = "
                    f"{', '.join(str(t) for t in sorted(set(last['T'])))}.")
 if ss.sweep_result is not None:
-    sweep, fits, task_name = ss.sweep_result
+    sweep, fits, task_name, swept_weights = ss.sweep_result
     labels = {name: spec.label for name, spec in CELLS.items()}
-    st.plotly_chart(plots.decay_figure(sweep, fits, labels), key="decay")
+    chart(st, plots.decay_figure(sweep, fits, labels), key="decay")
     for row in fits.itertuples():
         st.markdown(f"- **{CELLS[row.cell].label}**: {probes.describe_fit(row.rate_per_step, row.halving_steps)}.")
     table = sweep.pivot(index="T", columns="cell", values="h0_grad_norm")[list(fits["cell"])].rename(columns=labels)
     st.dataframe(table.map(probes.format_gradient))
-    st.caption(f"Untrained weights (seed {config.seed}) on the {task_name} task.")
+    if swept_weights == "trained":
+        st.caption(f"Each cell trained for {training['steps']} steps on the {task_name} task at T = "
+                   f"{training['seq_len']} (seed {config.seed}), then probed at every T. Compare with the "
+                   "untrained weights: there, every cell forgets about equally fast.")
+    else:
+        st.caption(f"Untrained weights (seed {config.seed}) on the {task_name} task: every cell forgets about "
+                   "equally fast before training. Choose the trained weights to see the gates at work.")
 else:
     st.caption("Pick cells and lengths and press **Run sweep**.")
 with st.expander("Why does it decay, and why do gated cells keep it longer?"):
@@ -136,7 +160,8 @@ Gated cells add a path that is a sum, not a squashing: an LSTM's $c_t = f_t c_{t
 Jacobian $\mathrm{diag}(f_t)$ along $c$, and a GRU mixes $h_{t-1}$ in with weight $1 - z_t$. When the gates learn
 to stay near 1, the gradient survives many steps. With Flax's default initialisation (LSTM forget bias 0, so
 the gate starts half open) an *untrained* LSTM or GRU forgets about as fast as a simple cell, as the sweep
-shows; training is what opens the path, which part 1 shows by comparing start and end of training.
+with untrained weights shows; training is what opens the path, as the sweep with trained weights shows (and
+part 1, by comparing start and end of training).
 The gradient reaching a learned initial carry is the last term of this product, so on long sequences it gets
 almost no signal unless the loss also covers early steps.""")
 
@@ -145,7 +170,7 @@ ckey = (id(run), run.step)
 if ss.get("conn_key") != ckey:
     with st.spinner("Computing connectivity…"):
         ss.conn, ss.conn_key = probes.run_connectivity(run), ckey
-st.plotly_chart(plots.connectivity_figure(ss.conn), key="connectivity")
+chart(st, plots.connectivity_figure(ss.conn), key="connectivity")
 with st.expander("What am I looking at?"):
     st.markdown(
         "The norm of the Jacobian of the model's output at the last step with respect to the input at each "

@@ -10,19 +10,17 @@ write_url(shared_state())  # the experiment stays in the URL on this page too, s
 st.title("rnnlab: how recurrent cells remember")
 show_url_notes()
 st.markdown(
-    "Train a recurrent cell from Flax (LSTM, GRU, MGU, simple RNN, ConvLSTM) on a synthetic task and watch "
-    "two things that are hard to see anywhere else:\n"
-    "- **the initial carry**: fixed, redrawn for every batch, or *learned*, and how a learned one moves "
-    "during training;\n"
-    "- **the gradient on its way back through time**: how ||dL/dh_t|| shrinks from the last step to the "
-    "initial carry, and how that depends on the cell and the sequence length.\n\n"
-    "Everything runs as jitted JAX on the device below; every number on screen comes from the `rnnlab` "
-    "package and is checked by its tests.")
-
-info = describe_devices()
-st.info(f"JAX backend: **{info['backend']}**, {info['count']} device(s): {info['kinds']} ({info['versions']})",
-        icon=":material/memory:")
-
+    "A **recurrent cell** reads a sequence one step at a time. What it passes from one step to the next is "
+    "its **carry** (its memory: the hidden state *h*, and for an LSTM also a cell state *c*). Before the first "
+    "step there is nothing to pass on, so the carry has to start from something: the **initial carry** *h₀*, "
+    "zeros by default.\n\n"
+    "Here you train cells from the Flax library (LSTM, GRU, MGU, simple RNN, ConvLSTM) on small made-up tasks "
+    "that need memory, and watch two things that are hard to see anywhere else:\n"
+    "- **the initial carry**: fixed, redrawn for every batch, or *learned* like a weight, and how a learned one "
+    "moves during training;\n"
+    "- **the training signal on its way back through time**: the gradient, how much the loss would change if "
+    "the carry at step t changed (written ||dL/dh_t||). It shrinks as it travels back from the last step to "
+    "the initial carry, faster for some cells than for others, and a carry that gets no gradient cannot learn.")
 st.subheader("Start with a preset")
 st.caption("Each one opens a page with its settings and starts it; the URL then holds the experiment, so you "
            "can share it.")
@@ -31,3 +29,8 @@ for preset in PRESETS:
         st.page_link(f"pages/{preset.page}.py", label=f"**{preset.title}**", icon=":material/play_circle:",
                      query_params=preset.query())
         st.caption(preset.lesson)
+
+
+info = describe_devices()
+st.caption(f"Runs on this server's {info['backend']} ({info['count']} device(s): {info['kinds']}; "
+           f"{info['versions']}): every step is compiled once by JAX and then runs as fast machine code.")

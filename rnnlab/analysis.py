@@ -27,6 +27,29 @@ def carry_distance_df(history: History) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["step", "leaf", "distance"])
 
 
+def carry_movement(history: History) -> dict[str, dict[str, float]]:
+    """Per carry leaf: how far the initial carry moved from step 0 to the last evaluation (Euclidean distance),
+    the largest change of one unit, and the size of the start (float64: a diverged run may be huge)."""
+    out = {}
+    for leaf in history.leaves:
+        snaps = history.carry_snapshots(leaf).astype(np.float64)
+        if not len(snaps):
+            continue
+        change = snaps[-1] - snaps[0]
+        out[leaf] = {"distance": float(np.linalg.norm(change)), "largest_unit": float(np.max(np.abs(change))),
+                     "start_size": float(np.linalg.norm(snaps[0]))}
+    return out
+
+
+def describe_movement(history: History) -> str:
+    """'h moved 6.2e-06 in all (no unit by more than 1.9e-06) ...' for the page, one clause per leaf."""
+    names = {"c": "the cell state c", "h": "the hidden state h"}
+    parts = [f"{names.get(leaf, leaf)} moved {m['distance']:.2g} in all (no unit by more than "
+             f"{m['largest_unit']:.2g}; its size at the start was {m['start_size']:.2g})"
+             for leaf, m in carry_movement(history).items()]
+    return "; ".join(parts)
+
+
 def carry_pca_df(history: History) -> pd.DataFrame:
     """step, leaf, pc1, pc2, explained: the carry's path projected on the snapshots' two principal axes.
 

@@ -18,9 +18,10 @@ NUMBER_AXIS = dict(exponentformat="power", separatethousands=True)
 
 
 def _layout(fig: go.Figure, title: str, x: str, y: str, log_y: bool = False) -> go.Figure:
+    # the legend goes under the axis: above the plot it covered the title when its entries were long
     fig.update_layout(title=title, xaxis_title=x, yaxis_title=y, margin=dict(l=10, r=10, t=50, b=10),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0),
-                      height=360, colorway=COLORS)
+                      legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0.0),
+                      height=380, colorway=COLORS)
     fig.update_xaxes(**NUMBER_AXIS)
     fig.update_yaxes(**NUMBER_AXIS)
     if log_y:
@@ -73,11 +74,19 @@ def metric_figure(steps: pd.DataFrame, evals: pd.DataFrame, metric_name: str) ->
     return _layout(fig, f"Metric: {metric_name}", "training step", metric_name)
 
 
+def heatmap_bound(values: pd.Series) -> float:
+    """The colour scale of a carry heatmap runs from -bound to bound: 1 (a tanh unit's range) unless a value is
+    larger. A fixed scale keeps a tiny movement pale instead of stretching it over the whole colour range."""
+    largest = float(values.abs().max()) if len(values) else 0.0
+    return max(1.0, math.ceil(largest)) if math.isfinite(largest) else 1.0
+
+
 def carry_heatmap(units: pd.DataFrame, leaf: str) -> go.Figure:
     """The initial carry's units (rows) against training step (columns)."""
     table = units.pivot(index="unit", columns="step", values="value")
+    bound = heatmap_bound(units["value"])
     fig = go.Figure(go.Heatmap(z=table.to_numpy(), x=[str(s) for s in table.columns], y=list(table.index),
-                               colorscale="RdBu", zmid=0, colorbar=dict(title="value")))
+                               colorscale="RdBu", zmin=-bound, zmax=bound, colorbar=dict(title="value")))
     fig.update_xaxes(type="category")
     return _layout(fig, f"Initial carry, {LEAF_NAMES.get(leaf, leaf)}: units against training step",
                    "training step", "unit")

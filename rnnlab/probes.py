@@ -10,6 +10,8 @@
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import replace
 
 import jax
@@ -20,6 +22,8 @@ import pandas as pd
 from rnnlab.config import Config
 from rnnlab.norms import scaled_norm, tree_norm
 from rnnlab.program import EVAL_BATCH, EVAL_CARRY, Program, get_program, hyper_args, stream
+from rnnlab.tasks import TASKS
+from rnnlab.train import Run
 
 DEFAULT_SWEEP_CELLS = ("gru", "lstm", "simple")  # the decay sweep's default: two gated cells and the plain one
 DEFAULT_SWEEP_LENGTHS = (10, 20, 40, 80)
@@ -118,6 +122,36 @@ def make_h0_grad(program: Program):
 def h0_grad_norm(program: Program, params, root, scale) -> float:
     """||dL/dh_0|| (all carry leaves together) on the run's evaluation batch."""
     return float(program.jitted("h0_grad", make_h0_grad)(params, root, scale))
+
+
+SWEEP_TRAINING = {"seq_len": 40, "steps": 300}  # how the decay sweep's "trained" weights are made
+SWEEP_WEIGHTS = ("trained", "untrained")
+MAX_TRAINED = 32  # trained parameter sets kept in memory (a few KB each), shared by every session
+_trained: OrderedDict[Config, dict] = OrderedDict()
+_trained_lock = threading.Lock()
+
+
+def sweep_training_config(base: Config, cell: str) -> Config:
+    """How ``cell`` is trained for the decay sweep: ``base``'s task and settings, briefly, at a short length."""
+    seq_len = max(SWEEP_TRAINING["seq_len"], TASKS[base.task].min_T)
+    return replace(base, cell=cell, seq_len=seq_len, steps=SWEEP_TRAINING["steps"])
+
+
+def trained_params(config: Config, callback=None) -> dict:
+    """The parameters of ``config`` trained to its end (a Run), kept for every later caller: runs are
+    deterministic, so the same configuration is trained once per process. ``callback`` as for ``Run.train``."""
+    with _trained_lock:
+        if config in _trained:
+            _trained.move_to_end(config)
+            return _trained[config]
+    run = Run(config)
+    run.train(callback)
+    params = jax.device_get(run.params)
+    with _trained_lock:
+        _trained[config] = params
+        while len(_trained) > MAX_TRAINED:
+            _trained.popitem(last=False)
+    return params
 
 
 def decay_sweep(base: Config, cells: list[str], lengths: list[int], params: dict | None = None) -> pd.DataFrame:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields, replace
 
 from rnnlab.cells import CELLS
 from rnnlab.config import CONTROL_RANGES, Config
-from rnnlab.probes import DEFAULT_SWEEP_CELLS, DEFAULT_SWEEP_LENGTHS
+from rnnlab.probes import DEFAULT_SWEEP_CELLS, DEFAULT_SWEEP_LENGTHS, SWEEP_WEIGHTS
 from rnnlab.text import shorten, whole
 
 CONFIG_KEYS = tuple(f.name for f in fields(Config))
@@ -33,6 +33,7 @@ class Shared:
     hidden: frozenset[str] = frozenset()
     sweep_cells: tuple[str, ...] = DEFAULT_SWEEP_CELLS
     sweep_lengths: tuple[int, ...] = DEFAULT_SWEEP_LENGTHS
+    sweep_weights: str = SWEEP_WEIGHTS[0]  # the decay sweep probes briefly trained or untrained cells
     compare_zero: bool = False
     autorun: bool = False
     notes: list[str] = field(default_factory=list)
@@ -85,7 +86,7 @@ def parse_query(params: Mapping[str, str | list[str]], base: Config | None = Non
     shared = Shared(config=base)
     raw: dict[str, str] = {}
     unknown: list[str] = []
-    known = set(CONFIG_KEYS) | {"hide", "sweep_cells", "sweep_lengths", "compare_zero", "run"}
+    known = set(CONFIG_KEYS) | {"hide", "sweep_cells", "sweep_lengths", "sweep_weights", "compare_zero", "run"}
     for key, value in params.items():
         key, value = str(key), _first(value)
         if key not in known and not key.endswith("_hide"):
@@ -122,6 +123,12 @@ def parse_query(params: Mapping[str, str | list[str]], base: Config | None = Non
             shared.notes.append(error + " Kept the default lengths.")
         else:
             shared.sweep_lengths = lengths
+    if "sweep_weights" in raw:
+        weights = raw.pop("sweep_weights").strip().lower()
+        if weights in SWEEP_WEIGHTS:
+            shared.sweep_weights = weights
+        else:
+            shared.notes.append(f"Ignored sweep_weights={shorten(weights)!r}: use {' or '.join(SWEEP_WEIGHTS)}.")
     for flag in ("compare_zero", "run"):
         if flag in raw:
             value = raw.pop(flag).strip().lower()
@@ -184,6 +191,8 @@ def to_query(shared: Shared) -> dict[str, str]:
         query["sweep_cells"] = ",".join(shared.sweep_cells)
     if shared.sweep_lengths != DEFAULT_SWEEP_LENGTHS:
         query["sweep_lengths"] = ",".join(map(str, shared.sweep_lengths))
+    if shared.sweep_weights != SWEEP_WEIGHTS[0]:
+        query["sweep_weights"] = shared.sweep_weights
     if shared.compare_zero:
         query["compare_zero"] = "1"
     if shared.autorun:

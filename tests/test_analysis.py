@@ -97,3 +97,17 @@ def test_exact_zeros_are_drawn_as_labelled_markers_not_dropped():
     grads = pd.DataFrame({"step": 0, "t": [0, 1, 2], "leaf": "h", "grad_norm": [0.0, 1e-30, 1e-3]})
     marked = [t for t in plots.grad_through_time_figure(grads).data if t.name == plots.ZERO_LABEL]
     assert len(marked) == 1 and list(marked[0].x) == [0]
+
+
+def test_carry_movement_in_numbers_and_a_fixed_colour_scale():
+    history = History(("h",))
+    for step, carry in ((0, np.zeros(3)), (10, np.array([1e-6, -2e-6, 0.0]))):
+        history.add_evaluation(step, {"loss": 1.0, "metric": 0.0, "per_step_loss": np.zeros(2),
+                                      "carry0": (carry.astype(np.float32),)})
+    moved = analysis.carry_movement(history)["h"]
+    assert moved["distance"] == pytest.approx(np.sqrt(5) * 1e-6, rel=1e-5)
+    assert moved["largest_unit"] == pytest.approx(2e-6, rel=1e-5) and moved["start_size"] == 0
+    assert "moved 2.2e-06 in all (no unit by more than 2e-06" in analysis.describe_movement(history)
+    heat = plots.carry_heatmap(analysis.carry_units_df(history, "h"), "h")
+    assert (heat.data[0].zmin, heat.data[0].zmax) == (-1, 1)  # not stretched to +-2e-6
+    assert plots.heatmap_bound(pd.Series([0.5, -3.2])) == 4

@@ -306,3 +306,15 @@ def test_tiny_gradients_keep_their_size_and_exact_zeros_are_the_gradients_own():
         assert (want[:20] > 0).all() and want[:20].max() < 1e-15  # tiny, not zero: the case the plain norm lost
         np.testing.assert_allclose(got[leaf], want, rtol=1e-5, atol=0)
         assert ((got[leaf] == 0) == (want == 0)).all()
+
+
+def test_sweep_weights_are_trained_once_and_equal_a_run():
+    config = probes.sweep_training_config(replace(BASE, steps=7), "gru")
+    assert (config.seq_len, config.steps, config.cell) == (40, 300, "gru")
+    small = replace(config, seq_len=8, steps=6)
+    first = probes.trained_params(small)
+    assert probes.trained_params(small) is first  # kept: the same configuration is not trained again
+    alone = Run(small)
+    alone.train()
+    for a, b in zip(jax.tree_util.tree_leaves(first), jax.tree_util.tree_leaves(alone.params)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

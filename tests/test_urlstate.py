@@ -87,6 +87,7 @@ BAD_URL_VALUES = [  # (query, words in a note, field that must keep its default)
     ({"sweep_cells": "foo"}, "Unknown or unusable cell(s) 'foo'", None),
     ({"hide": "nope"}, "Cannot hide unknown control(s): nope", None),
     ({"run": "perhaps"}, "use 1 or 0", None),
+    ({"sweep_weights": "pretrained"}, "Ignored sweep_weights='pretrained': use trained or untrained", None),
 ]
 
 

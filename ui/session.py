@@ -34,7 +34,7 @@ def shared_state() -> Shared:
         ss.shared = shared
         ss.url_notes = list(shared.notes)
         ss.autorun_pending = shared.autorun
-        for key in CONFIG_KEYS + ("compare_zero", "sweep_cells", "sweep_lengths"):
+        for key in CONFIG_KEYS + ("compare_zero", "sweep_cells", "sweep_lengths", "sweep_weights"):
             ss.pop(f"w_{key}", None)  # the controls show the link's values
             ss.pop(f"kept_w_{key}", None)
     if token != ss.sid:
