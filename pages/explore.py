@@ -6,9 +6,10 @@ import time
 from dataclasses import replace
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
-from rnnlab import analysis, export, plots
+from rnnlab import analysis, export, plots, probes
 from rnnlab.config import STATIC_FIELDS, Config
 from rnnlab.server import scheduler as scheduling
 from rnnlab.text import error_text
@@ -223,6 +224,8 @@ def draw_charts(run: Run, n: int) -> None:
         left, right = st.columns(2)
         chart(left, plots.carry_distance_figure(analysis.carry_distance_df(history)), key=f"dist_{n}")
         chart(right, plots.carry_pca_figure(analysis.carry_pca_df(history)), key=f"pca_{n}")
+        if mode != "learnable" and history.steps and not ss.training:
+            draw_robustness(run)
         if history.steps:
             st.markdown(f"**By step {history.last_step}:** {analysis.describe_movement(history)}. The heatmap's "
                         "colours run from -1 to 1 (a tanh unit's range) or wider, the same for every run, so a "
@@ -265,6 +268,31 @@ def draw_charts(run: Run, n: int) -> None:
                 "first steps: a zero carry has to spend steps finding where the sequence is, a learned carry can "
                 "already encode what every sequence shares (R2RT, \"Non-Zero Initial States for Recurrent Neural "
                 "Networks\", 2016)." + only_last)
+
+
+def robustness(run: Run):
+    """The run's losses from other starts (cached per run and step: nine small evaluations)."""
+    key = ("robust", id(run), run.step)
+    if ss.get("robust_key") != key:
+        ss.robust, ss.robust_key = probes.start_robustness(run), key
+    return ss.robust
+
+
+def draw_robustness(run: Run) -> None:
+    """How the model does when started from other initial carries, beside its zero-carry twin when there is one."""
+    losses = {f"this run ({run.config.carry_mode} carry)": robustness(run).set_index("start")["loss"]}
+    zero = ss.zero_runs.get(zero_key(run))
+    if zero is not None:
+        losses["trained from a zero carry"] = probes.start_robustness(zero).set_index("start")["loss"]
+    table = pd.DataFrame(losses)
+    st.markdown("**Started from other initial carries** (the evaluation batch's loss; fresh carries: the mean "
+                f"of {probes.ROBUSTNESS_DRAWS} draws):")
+    st.dataframe(table, column_config={c: st.column_config.NumberColumn(format="%.3g") for c in table.columns})
+    if zero is not None:
+        mine, theirs = table.iloc[1, 0], table.iloc[1, 1]
+        ratio = f"{theirs / mine:.3g} times as large" if theirs >= mine else f"{mine / theirs:.3g} times smaller"
+        st.markdown(f"From {table.index[1]}, this run's loss is {mine:.3g} and the zero-trained twin's "
+                    f"{theirs:.3g}: {ratio}.")
 
 
 def zero_key(run: Run) -> tuple:

@@ -55,11 +55,11 @@ PRESETS: list[Preset] = [
            "Predicting blanks and guessing the 8 symbols already reaches 10 ln 8 / (T + 20); only a cell that "
            "remembers the symbols goes below that line, as this GRU does within a few hundred steps.", "explore",
            Config(task="copy", seq_len=20, features=128, steps=600, lr=5e-3)),
-    Preset("noisy_carry_order", "A noisy initial carry on the temporal-order task",
-           "Redrawing the initial carry for every batch (the noisy-state trick) makes the cell robust to "
-           "where it starts; watch the accuracy climb from 25 %.", "explore",
-           Config(task="temporal_order", seq_len=50, carry_mode="noisy", carry_init="normal", carry_scale=0.5,
-                  steps=300)),
+    Preset("noisy_carry_adding", "A noisy initial carry makes the model robust to where it starts",
+           "Redrawing the initial carry for every batch (the noisy-state trick) trains the cell to work from any "
+           "start. Started from fresh N(0, 0.5) carries, its loss is about ten times lower than that of the same "
+           "cell trained from a zero carry (the table under the carry charts gives the numbers).", "explore",
+           Config(seq_len=10, carry_mode="noisy", carry_init="normal", carry_scale=0.5), compare_zero=True),
 ]
 
 PRESETS_BY_KEY = {p.key: p for p in PRESETS}

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from rnnlab.config import Config
+from rnnlab.model import SeqModel
 from rnnlab.norms import scaled_norm, tree_norm
 from rnnlab.program import EVAL_BATCH, EVAL_CARRY, Program, get_program, hyper_args, stream
 from rnnlab.tasks import TASKS
@@ -222,3 +223,43 @@ def run_connectivity(run) -> pd.DataFrame:
     """:func:`connectivity` of a :class:`~rnnlab.train.Run`'s current parameters: columns t, connectivity."""
     values = connectivity(run.program, run.params, run.root, run.scale)
     return pd.DataFrame({"t": range(len(values)), "connectivity": values})
+
+
+ROBUSTNESS_DRAWS = 4  # fresh initial carries per scale when a run is started from elsewhere
+ROBUSTNESS_WIDER = 4.0  # the wider draws: this many times the run's scale
+
+
+def _make_start_eval(program: Program):
+    model = SeqModel(cell=program.static.cell, task=program.static.task, features=program.static.features,
+                     carry_mode="fixed", carry_init="normal", kernel_size=program.static.kernel_size)
+
+    def fn(params, x, y, key, scale):
+        preds = model.apply(params, x, key, scale)
+        return program.task.loss(preds, y), program.task.metric(preds, y)
+
+    return fn
+
+
+def start_sigma(config: Config) -> float:
+    """The standard deviation of the fresh starts: the run's own for a normal ``carry_init``, else 0.5."""
+    return float(config.carry_scale) if config.carry_init == "normal" and config.carry_scale > 0 else 0.5
+
+
+def start_robustness(run, draws: int = ROBUSTNESS_DRAWS) -> pd.DataFrame:
+    """How a run with a drawn (not learned) initial carry does when started from other carries: its evaluation
+    loss and metric from a zero carry, from ``draws`` fresh N(0, sigma) carries (mean) and from fresh carries
+    ``ROBUSTNESS_WIDER`` times as wide. Columns: start, loss, metric."""
+    if run.config.carry_mode == "learnable":
+        raise ValueError("a learned initial carry is a parameter: start the model elsewhere on a drawn carry")
+    program, sigma = run.program, start_sigma(run.config)
+    x, y, _ = probe_batch(program, run.root)
+    evaluate = program.jitted("start_eval", _make_start_eval)
+    rows = []
+    for label, scale, count in (("zero carry", 0.0, 1), (f"fresh N(0, {sigma:g}) carries", sigma, draws),
+                                (f"fresh N(0, {ROBUSTNESS_WIDER * sigma:g}) carries", ROBUSTNESS_WIDER * sigma,
+                                 draws)):
+        keys = [jax.random.fold_in(jax.random.PRNGKey(7_919), d) for d in range(count)]
+        values = [evaluate(run.params, x, y, key, np.float32(scale)) for key in keys]
+        rows.append({"start": label, "loss": float(np.mean([v[0] for v in values])),
+                     "metric": float(np.mean([v[1] for v in values]))})
+    return pd.DataFrame(rows, columns=["start", "loss", "metric"])

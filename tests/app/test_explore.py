@@ -14,7 +14,7 @@ from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 
 from rnnlab import (
     export,
-    probes,  # noqa: F401  (imported so a broken probes module fails here too)
+    probes,
 )
 from rnnlab.config import Config
 from rnnlab.server import scheduler as scheduling
@@ -356,3 +356,17 @@ def test_a_good_parameter_file_starts_a_run_from_it(small, downloads):
     button(at, "Train").click().run()
     assert at.session_state.run is run and run.done and run.step == 50
     assert any("started from the parameters in trained.msgpack" in c.value for c in at.caption)
+
+
+def test_noisy_preset_shows_robustness_against_its_zero_trained_twin_as_numbers():
+    from rnnlab.presets import PRESETS_BY_KEY
+
+    at = open_page("explore", **PRESETS_BY_KEY["noisy_carry_adding"].query())
+    no_exception(at)
+    run = at.session_state.run
+    zero = next(iter(at.session_state.zero_runs.values()))
+    mine = probes.start_robustness(run).set_index("start")["loss"]
+    theirs = probes.start_robustness(zero).set_index("start")["loss"]
+    claim = next(m.value for m in at.markdown if m.value.startswith("From fresh N(0, 0.5) carries"))
+    assert f"this run's loss is {mine.iloc[1]:.3g} and the zero-trained twin's {theirs.iloc[1]:.3g}" in claim
+    assert f"{theirs.iloc[1] / mine.iloc[1]:.3g} times as large" in claim and theirs.iloc[1] > 5 * mine.iloc[1]
