@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from rnnlab import analysis, export, plots, probes
+from rnnlab import analysis, estimate, export, plots, probes
 from rnnlab.config import STATIC_FIELDS, Config
 from rnnlab.server import scheduler as scheduling
 from rnnlab.text import error_text
@@ -105,8 +105,25 @@ def slot(for_config: Config, what: str = "training"):
     return training_slot(for_config.memory_bytes(), status_slot, label=what, scheduler=scheduling.SLOTS)
 
 
+def cost(what: str) -> estimate.Estimate:
+    """How long Train (the remaining steps, or all of a new run) or Step (one chunk) will take."""
+    run = ss.run
+    if what == "step":
+        return estimate.estimate(config, steps=config.chunk)
+    left = config.steps - run.step if same_run(run, config) and not run.history.stop_reason else config.steps
+    return estimate.estimate(config, steps=max(left, 0) or config.steps)
+
+
 # Buttons only record what was asked; it is done here, with this run's settings.
 action = ss.pop("action", None)
+if ss.pop("autorun_pending", False) and not errors:
+    action = "autorun"
+if action in ("train", "step", "autorun") and not errors and not ss.pop("confirmed", False):
+    guess = cost("step" if action == "step" else "train")
+    if guess.total_s > estimate.CONFIRM_S:  # long work starts only when asked twice
+        ss.confirm, action = (action, guess.describe()), None
+if action is not None:
+    ss.confirm = None  # another button: the question is gone
 if action in ("train", "step", "reset"):
     ss.load_message = None
 if action == "train" and not errors:
@@ -119,7 +136,7 @@ elif action == "reset":
     reset()
 elif action == "load":
     load_parameters()
-if ss.pop("autorun_pending", False) and not errors:
+if action == "autorun":
     train()
     st.rerun()  # train in a second script run: in a session's first run the browser keeps widgets inactive
 
@@ -144,6 +161,18 @@ for col, (label, name, icon, help_text, disabled) in zip(st.columns(4), BUTTONS)
                kwargs={"action": name}, disabled=disabled, icon=f":material/{icon}:", help=help_text,
                use_container_width=True)
 
+if not errors:
+    st.caption(f"Train: {cost('train').describe()}. Step: {cost('step').describe()}.")
+pending = ss.get("confirm")
+if pending and not errors:
+    what, described = pending
+    st.warning(f"This will take {described}, longer than a minute. Start it anyway? (Stop ends it after the "
+               "chunk in progress.)", icon=":material/schedule:")
+    go, cancel = st.columns(2)
+    go.button("Start anyway", key="confirm_go", icon=":material/play_arrow:",
+              on_click=ss.update, kwargs={"action": "train" if what == "autorun" else what, "confirmed": True,
+                                          "confirm": None})
+    cancel.button("Cancel", key="confirm_cancel", on_click=ss.update, kwargs={"confirm": None})
 for message in errors:
     st.error(message, icon=":material/block:")
 if ss.explore_error:
@@ -321,7 +350,12 @@ if run is not None:
         st.rerun()  # redraw the buttons (Stop off) and the downloads for the finished run
     elif ss.pop("step_once", False):
         with slot(run.config):
-            progress = run.run_chunk()
+            if not run.program.is_compiled():
+                status_slot.info("Compiling the training step for this configuration (once per configuration)…",
+                                 icon=":material/hourglass_top:")
+            with st.spinner(f"Training one chunk of {run.config.chunk} steps: {cost('step').describe()}…"):
+                progress = run.run_chunk()
+            status_slot.empty()
         keep_run(run)
         draw_progress(run, progress.steps_per_second)
         draw_charts(run, 1)

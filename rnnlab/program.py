@@ -7,6 +7,7 @@ clip, seed, carry scale and the number of active steps are arguments, so changin
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from functools import cached_property
 
@@ -171,7 +172,11 @@ class Program:
                 "carry0": self.initial_carry(params, carry_key, scale)}
 
 
-_PROGRAMS: dict[Static, Program] = {}
+# Compiled programs kept for reuse, least recently used first out. Each compiled XLA:CPU program holds about 20
+# memory mappings and a process may have 65,530, so an unbounded cache crashes a long-running server after a
+# few thousand configurations. A program still used by a run stays alive with that run.
+MAX_PROGRAMS = 64
+_PROGRAMS: OrderedDict[Static, Program] = OrderedDict()
 _LOCK = threading.Lock()
 
 
@@ -182,6 +187,9 @@ def get_program(config: Config) -> Program:
         program = _PROGRAMS.get(static)
         if program is None:
             program = _PROGRAMS[static] = Program(static)
+        _PROGRAMS.move_to_end(static)
+        while len(_PROGRAMS) > MAX_PROGRAMS:
+            _PROGRAMS.popitem(last=False)
     return program
 
 

@@ -17,6 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
+from rnnlab import estimate
 from rnnlab.config import Config
 from rnnlab.norms import combine_norms
 from rnnlab.program import Program, get_program, hyper_args
@@ -195,6 +196,7 @@ class Run:
         first = self.step
         n_active = min(self.config.chunk, self.config.steps - first)
         lr, clip, scale = hyper_args(self.config)
+        compiled = self.program.is_compiled()
         self.state, records, evaluation = self.program.train_chunk(self.state, lr, clip, scale,
                                                                    np.int32(n_active))
         records, evaluation = jax.device_get((records, evaluation))
@@ -205,6 +207,10 @@ class Run:
         if applied:
             self._keep_snapshot()
         seconds = time.perf_counter() - start
+        if compiled:
+            estimate.record_chunk(self.config, self.config.chunk, seconds)  # the compiled chunk runs all its steps
+        else:
+            estimate.record_compiled(self.config)
         loss = self.history.steps[-1]["loss"] if self.history.steps else float("nan")
         return Progress(self.step, self.config.steps, loss, applied / seconds if seconds else 0.0, seconds)
 

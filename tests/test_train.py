@@ -225,3 +225,17 @@ def test_a_run_that_learns_is_not_called_diverged():
     run = Run(Config(seq_len=30, batch=32, features=16, steps=100, chunk=10))
     history = run.train()
     assert history.stop_reason is None and history.diverged_at is None and run.step == 100
+
+
+def test_the_compiled_program_cache_is_bounded_and_a_used_program_lives_on():
+    from rnnlab import program as programs
+
+    config = Config(seq_len=5, batch=2, features=3, steps=2, chunk=2)
+    first = get_program(config)
+    kept_by_a_run = Run(config)
+    for n in range(programs.MAX_PROGRAMS + 5):
+        get_program(Config(seq_len=6 + n, batch=2, features=3))
+    assert len(programs._PROGRAMS) <= programs.MAX_PROGRAMS  # noqa: SLF001 - the bound itself is the subject
+    assert kept_by_a_run.program is first
+    kept_by_a_run.train()  # an evicted program still works for the run that holds it
+    assert kept_by_a_run.step == 2

@@ -370,3 +370,19 @@ def test_noisy_preset_shows_robustness_against_its_zero_trained_twin_as_numbers(
     claim = next(m.value for m in at.markdown if m.value.startswith("From fresh N(0, 0.5) carries"))
     assert f"this run's loss is {mine.iloc[1]:.3g} and the zero-trained twin's {theirs.iloc[1]:.3g}" in claim
     assert f"{theirs.iloc[1] / mine.iloc[1]:.3g} times as large" in claim and theirs.iloc[1] > 5 * mine.iloc[1]
+
+
+def test_work_estimated_over_a_minute_asks_before_it_starts():
+    from rnnlab import estimate
+
+    query = {"seq_len": "2000", "steps": "5000", "run": "1"}
+    guess = estimate.estimate(Config.from_dict(query)[0])
+    assert guess.total_s > estimate.CONFIRM_S
+    at = open_page("explore", **query)
+    no_exception(at)
+    assert at.session_state.run is None  # the link asked to start; nothing started yet
+    warning = next(w.value for w in at.warning if "longer than a minute" in w.value)
+    assert warning.startswith(f"This will take {guess.describe()}")
+    assert any(c.value.startswith("Train: about ") for c in at.caption)
+    button(at, "Cancel").click().run()
+    assert not any("longer than a minute" in w.value for w in at.warning) and at.session_state.run is None

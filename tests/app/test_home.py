@@ -9,8 +9,11 @@ from tests.app.conftest import open_page
 
 def test_home_shows_backend_and_presets():
     at = open_page("home")
-    info = " ".join(i.value for i in at.info)
-    assert f"JAX backend: **{jax.default_backend().upper()}**" in info
+    caption = " ".join(c.value for c in at.caption)
+    assert f"Runs on this server's {jax.default_backend().upper()} (" in caption
+    intro = " ".join(m.value for m in at.markdown)
+    for term in ("**carry**", "**initial carry**", "||dL/dh_t||"):  # each explained where it first appears
+        assert term in intro
     links = at.get("page_link")
     assert len(links) == len(PRESETS) >= 5
     for link, preset in zip(links, PRESETS):

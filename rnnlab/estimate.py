@@ -1,0 +1,115 @@
+"""How long a configuration will take before it starts: a compile estimate and a time per training step.
+
+The step time comes from the arithmetic of a step (forward and backward through every time step), divided
+by a speed in FLOP/s, plus a fixed cost per scanned time step. The speed starts from a cautious guess for a
+small CPU and is replaced by what this process measured: every finished chunk reports its time
+(:func:`record_chunk`) per compiled configuration, and the speed of the measured configurations is used for
+the ones not yet run.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+
+from rnnlab.cells import CELLS
+from rnnlab.config import Config
+from rnnlab.tasks import TASKS
+
+GATES = {"gru": 3, "lstm": 4, "optimized_lstm": 4, "mgu": 2, "simple": 1, "conv_lstm": 4}
+DEFAULT_FLOPS = 3e10  # FLOP/s of a recurrent training step's matmuls on a 2-core CPU (measured here: 3-6.5e10)
+PER_TIME_STEP_S = 1.3e-5  # plus this per scanned time step of every training step (the scan's own work)
+MIN_LEARNING_FLOPS = 1e8  # smaller steps are all overhead: their speed says nothing about larger ones
+SPATIAL_SPEED = 0.25  # a ConvLSTM step runs at about a quarter of that speed (measured here: 7e9)
+COMPILE_S = {"conv_lstm": 40.0}  # first compile of a training chunk, seconds (measured here; others below)
+DEFAULT_COMPILE_S = 6.0
+CONFIRM_S = 60.0  # longer than this: the page asks before it starts
+
+_lock = threading.Lock()
+_step_seconds: dict[tuple, float] = {}  # static key -> measured seconds per step
+_flops_rate: list[float] = []  # measured FLOP/s of finished chunks (recent first)
+_compiled: set[tuple] = set()
+
+
+def step_flops(config: Config) -> float:
+    """Arithmetic of one optimiser step: forward and backward (x3) of every gate's matmuls at every time step."""
+    task, spec = TASKS[config.task], CELLS[config.cell]
+    steps, h, gates = task.steps(config.seq_len), config.features, GATES.get(config.cell, 4)
+    if spec.spatial:
+        positions, kernel = 36, config.kernel_size**2
+        per_step = 2 * positions * gates * h * kernel * (h + task.in_features)
+    else:
+        per_step = 2 * gates * h * (h + task.in_features) + 2 * h * task.out_features
+    return 3.0 * config.batch * steps * per_step
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """Seconds to compile (0 when compiled already) and per training step; the total for ``steps`` steps."""
+
+    compile_s: float
+    step_s: float
+    steps: int
+    measured: bool  # the step time was measured on this configuration (not derived from its size)
+
+    @property
+    def total_s(self) -> float:
+        return self.compile_s + self.step_s * self.steps
+
+    def describe(self) -> str:
+        """'about 12 s (compiling about 6 s, then 300 steps at about 20 ms each)'."""
+        parts = []
+        if self.compile_s:
+            parts.append(f"compiling about {format_seconds(self.compile_s)}")
+        parts.append(f"{self.steps:,} steps at about {format_seconds(self.step_s)} each"
+                     + ("" if self.measured else ", from its size"))
+        return f"about {format_seconds(self.total_s)} ({', then '.join(parts)})"
+
+
+def estimate(config: Config, steps: int | None = None) -> Estimate:
+    """How long ``steps`` (default: all of ``config.steps``) training steps of ``config`` will take here."""
+    key = config.static_key()
+    steps = config.steps if steps is None else steps
+    with _lock:
+        measured = _step_seconds.get(key)
+        rate = sorted(_flops_rate)[len(_flops_rate) // 2] if _flops_rate else DEFAULT_FLOPS
+        compiled = key in _compiled
+    speed = rate * (SPATIAL_SPEED if CELLS[config.cell].spatial else 1.0)
+    overhead = PER_TIME_STEP_S * TASKS[config.task].steps(config.seq_len)
+    step_s = measured if measured is not None else overhead + step_flops(config) / speed
+    compile_s = 0.0 if compiled else COMPILE_S.get(config.cell, DEFAULT_COMPILE_S)
+    return Estimate(compile_s, step_s, steps, measured is not None)
+
+
+def record_chunk(config: Config, steps: int, seconds: float) -> None:
+    """A finished chunk of ``steps`` steps that took ``seconds`` (compiled already): refines the estimates."""
+    if steps <= 0 or seconds <= 0 or not math.isfinite(seconds):
+        return
+    key, per_step = config.static_key(), seconds / steps
+    with _lock:
+        old = _step_seconds.get(key)
+        _step_seconds[key] = per_step if old is None else 0.7 * old + 0.3 * per_step
+        flops = step_flops(config)
+        if flops >= MIN_LEARNING_FLOPS:
+            compute_s = max(per_step - PER_TIME_STEP_S * TASKS[config.task].steps(config.seq_len), 0.2 * per_step)
+            _flops_rate.insert(0, flops / compute_s / (SPATIAL_SPEED if CELLS[config.cell].spatial else 1.0))
+            del _flops_rate[50:]
+        _compiled.add(key)
+
+
+def record_compiled(config: Config) -> None:
+    """``config``'s program is compiled in this process: later estimates leave the compile out."""
+    with _lock:
+        _compiled.add(config.static_key())
+
+
+def format_seconds(seconds: float) -> str:
+    """0.0123 -> '12 ms', 42 -> '42 s', 150 -> '2.5 min', 7200 -> '2 h'."""
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms" if seconds >= 0.01 else f"{seconds * 1000:.2g} ms"
+    if seconds < 90:
+        return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.2g} min"
+    return f"{seconds / 3600:.2g} h"

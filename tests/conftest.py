@@ -1,0 +1,13 @@
+"""Settings for the whole test session."""
+
+import jax
+import pytest
+
+
+@pytest.fixture(autouse=True, scope="module")
+def release_compiled_programs():
+    """After each test module, drop every compiled program. Each XLA:CPU program holds about 20 memory mappings
+    and a process may have 65,530 (vm.max_map_count): the whole suite in one process compiles more programs than
+    that and crashed inside XLA (a segmentation fault at about 80% of the run)."""
+    yield
+    jax.clear_caches()

@@ -1,0 +1,39 @@
+"""Estimates before a run starts: from the sizes at first, then from what this process measured."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from rnnlab import estimate
+from rnnlab.config import Config
+from rnnlab.train import Run
+
+
+def test_estimate_grows_with_the_work_and_reads_in_words():
+    small, long = Config(seq_len=50), Config(seq_len=500)
+    a, b = estimate.estimate(small), estimate.estimate(long)
+    assert b.step_s == pytest.approx(10 * a.step_s, rel=1e-6) and a.compile_s > 0
+    assert a.total_s == pytest.approx(a.compile_s + 300 * a.step_s)
+    assert a.describe().startswith("about ") and "300 steps at about" in a.describe()
+    assert estimate.format_seconds(0.0123) == "12 ms" and estimate.format_seconds(150) == "2.5 min"
+
+
+def test_measured_chunks_replace_the_size_guess():
+    """A chunk's measured time becomes the configuration's step time; others of its kind use the measured speed."""
+    config = Config(seq_len=33, batch=8, features=24, chunk=10, seed=5)
+    estimate.record_compiled(config)
+    estimate.record_chunk(config, 10, 1.0)
+    guess = estimate.estimate(replace(config, seed=6), steps=40)  # the seed does not change the program
+    assert guess.measured and guess.compile_s == 0 and guess.step_s == pytest.approx(0.1)
+    estimate.record_chunk(config, 10, 2.0)
+    assert estimate.estimate(config).step_s == pytest.approx(0.7 * 0.1 + 0.3 * 0.2)
+
+
+def test_a_run_reports_its_chunks():
+    config = Config(seq_len=12, batch=4, features=8, steps=20, chunk=10, seed=21, cell="mgu")
+    run = Run(config)
+    run.train()
+    guess = estimate.estimate(config)
+    assert guess.measured and guess.compile_s == 0 and guess.step_s > 0
