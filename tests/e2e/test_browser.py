@@ -120,6 +120,16 @@ def check_page(page, console: Console, where: str) -> None:
     console.check(where)
 
 
+def confirm_if_asked(page, timeout_ms: int = 5000) -> None:
+    """Work estimated over a minute asks "Start anyway" before it starts: these tests want the long run."""
+    confirm = page.get_by_test_id("stMainBlockContainer").get_by_role("button", name="Start anyway")
+    try:
+        confirm.wait_for(timeout=timeout_ms)
+    except Exception:  # noqa: BLE001 - it started at once
+        return
+    confirm.click(timeout=FIRST_CHART_TIMEOUT_MS)
+
+
 def heading(page, text: str):
     return page.locator("h1").filter(has_text=re.compile(rf"^\s*{re.escape(text)}\s*$")).first
 
@@ -234,6 +244,7 @@ def test_stop_keeps_the_run_and_train_resumes_it(page, artifacts: Path) -> None:
     page.add_init_script(HELPERS)
     main = page.get_by_test_id("stMainBlockContainer")
     page.goto("/explore?steps=20000&run=1")
+    confirm_if_asked(page, RENDER_TIMEOUT_MS)
     page.wait_for_function(f"() => window.__rnnlab.points({json.dumps(LOSS_TITLE)}, 'training loss') >= 50",
                            timeout=FIRST_CHART_TIMEOUT_MS, polling=100)
     main.get_by_role("button", name="Stop").click(timeout=FIRST_CHART_TIMEOUT_MS)
@@ -245,6 +256,7 @@ def test_stop_keeps_the_run_and_train_resumes_it(page, artifacts: Path) -> None:
     points = page.evaluate(f"() => window.__rnnlab.points({json.dumps(LOSS_TITLE)}, 'training loss')")
     assert points == stopped  # every finished step is still on the chart
     main.get_by_role("button", name="Train").click(timeout=FIRST_CHART_TIMEOUT_MS)
+    confirm_if_asked(page)
     page.wait_for_function(f"() => window.__rnnlab.points({json.dumps(LOSS_TITLE)}, 'training loss') > {stopped}",
                            timeout=FIRST_CHART_TIMEOUT_MS, polling=100)
     main.get_by_role("button", name="Stop").click(timeout=FIRST_CHART_TIMEOUT_MS)

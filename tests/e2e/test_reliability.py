@@ -25,6 +25,7 @@ from tests.e2e.test_browser import (
     TRAIN_TIMEOUT_MS,
     Console,
     check_page,
+    confirm_if_asked,
     screenshot,
     shown_step,
     wait_idle,
@@ -216,6 +217,7 @@ def test_over_the_limit_a_tab_waits_in_the_queue_and_starts_by_itself(browser, o
     long_run = "/explore?" + urlencode({"steps": "100000"})  # the default preset's configuration, long
     try:
         a.goto(long_run + "&run=1")
+        confirm_if_asked(a, RENDER_TIMEOUT_MS)
         wait_for_progress(a, 0)  # A holds the only slot
         b.goto(long_run)
         wait_idle(b)
