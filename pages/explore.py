@@ -300,11 +300,14 @@ def draw_charts(run: Run, n: int) -> None:
 
 
 def robustness(run: Run):
-    """The run's losses from other starts (cached per run and step: nine small evaluations)."""
-    key = ("robust", id(run), run.step)
-    if ss.get("robust_key") != key:
-        ss.robust, ss.robust_key = probes.start_robustness(run), key
-    return ss.robust
+    """A run's losses from other starts, cached per run and step (nine small evaluations; the run and its
+    zero-carry twin are kept, so a redraw computes nothing again)."""
+    key = (id(run), run.step)
+    cache = {k: v for k, v in ss.get("robust", {}).items() if k[0] in (id(ss.run), *map(id, ss.zero_runs.values()))}
+    if key not in cache:
+        cache[key] = probes.start_robustness(run)
+    ss.robust = cache
+    return cache[key]
 
 
 def draw_robustness(run: Run) -> None:
@@ -312,7 +315,7 @@ def draw_robustness(run: Run) -> None:
     losses = {f"this run ({run.config.carry_mode} carry)": robustness(run).set_index("start")["loss"]}
     zero = ss.zero_runs.get(zero_key(run))
     if zero is not None:
-        losses["trained from a zero carry"] = probes.start_robustness(zero).set_index("start")["loss"]
+        losses["trained from a zero carry"] = robustness(zero).set_index("start")["loss"]
     table = pd.DataFrame(losses)
     st.markdown("**Started from other initial carries** (the evaluation batch's loss; fresh carries: the mean "
                 f"of {probes.ROBUSTNESS_DRAWS} draws):")
