@@ -14,6 +14,8 @@ from collections.abc import Sequence
 import jax
 import jax.numpy as jnp
 
+ZERO_NORM = "0: below float32"  # how an exact 0 is shown: every element of the float32 gradient underflowed
+
 
 def scaled_norm(x: jax.Array, axis: int | Sequence[int] | None = None) -> jax.Array:
     """``||x||_2`` over ``axis`` (all axes by default), computed as ``m * ||x / m||`` with ``m = max |x|``."""

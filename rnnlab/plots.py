@@ -7,6 +7,8 @@ import math
 import pandas as pd
 import plotly.graph_objects as go
 
+from rnnlab.norms import ZERO_NORM
+
 LEAF_NAMES = {"c": "cell state c", "h": "hidden state h"}
 LEAF_DASH = {"c": "dot", "h": "solid"}
 
@@ -29,7 +31,7 @@ def _layout(fig: go.Figure, title: str, x: str, y: str, log_y: bool = False) -> 
     return fig
 
 
-ZERO_LABEL = "0: below float32"  # every element of the float32 gradient was 0: it underflowed
+ZERO_LABEL = ZERO_NORM
 ZERO_HOVER = ("exactly 0 in float32: every element of this gradient underflowed on its way back "
               "(it is smaller than 1.4e-45), drawn at the bottom of the log axis")
 

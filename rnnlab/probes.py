@@ -21,14 +21,14 @@ import pandas as pd
 
 from rnnlab.config import Config
 from rnnlab.model import SeqModel
-from rnnlab.norms import scaled_norm, tree_norm
+from rnnlab.norms import ZERO_NORM, scaled_norm, tree_norm
 from rnnlab.program import EVAL_BATCH, EVAL_CARRY, Program, get_program, hyper_args, stream
 from rnnlab.tasks import TASKS
 from rnnlab.train import Run
 
 DEFAULT_SWEEP_CELLS = ("gru", "lstm", "simple")  # the decay sweep's default: two gated cells and the plain one
 DEFAULT_SWEEP_LENGTHS = (10, 20, 40, 80)
-ZERO_GRADIENT = "0: below float32"  # how an exactly-zero gradient norm is shown: every element underflowed
+ZERO_GRADIENT = ZERO_NORM
 
 
 def format_gradient(value: float) -> str:
