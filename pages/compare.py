@@ -6,10 +6,11 @@ import math
 
 import streamlit as st
 
-from rnnlab import plots, sweep
+from rnnlab import estimate, plots, sweep
 from rnnlab.cells import CARRY_INITS, CELLS
 from rnnlab.model import CARRY_MODES
 from rnnlab.sweep import FIELDS, SweepError
+from rnnlab.train import PART_SECONDS
 from ui.charts import chart
 from ui.controls import config_controls, explain
 from ui.queue import training_slot
@@ -86,27 +87,57 @@ with st.expander("How the runs are trained at once"):
 
 
 def start() -> None:
-    ss.cmp_action = "run"
+    ss.cmp_action, ss.cmp_confirm = "run", None
 
 
+def confirmed() -> None:
+    ss.cmp_action, ss.cmp_confirm, ss.cmp_confirmed = "run", None, True
+
+
+guess = sweep.estimate_sweep(configs) if configs and not errors else None
 st.button("Run sweep", type="primary", icon=":material/play_arrow:", on_click=start, disabled=bool(errors),
           help="Train every configuration above; the charts appear when all have finished.")
+if guess is not None:
+    st.caption(f"Run sweep: {guess.describe()}.")
+if ss.get("cmp_confirm") and guess is not None:
+    st.warning(f"This sweep will take {guess.describe()}, longer than a minute. Start it anyway? (Stop ends it "
+               "within about a second and keeps what it trained.)", icon=":material/schedule:")
+    go, cancel = st.columns(2)
+    go.button("Start anyway", key="cmp_confirm_go", icon=":material/play_arrow:", on_click=confirmed)
+    cancel.button("Cancel", key="cmp_confirm_cancel", on_click=ss.update, kwargs={"cmp_confirm": None})
 progress_slot = st.empty()
 queue_slot = st.empty()
+stop_slot = st.empty()
 
-if ss.pop("cmp_action", None) == "run" and configs and not errors:
+action = ss.pop("cmp_action", None)
+if action == "run" and guess is not None and guess.total_s > estimate.CONFIRM_S and not ss.pop("cmp_confirmed", False):
+    ss.cmp_confirm, action = True, None
+    st.rerun()
+if action == "run" and configs and not errors:
     bar = progress_slot.progress(0.0, text="Starting…")
+    stop_slot.button("Stop", icon=":material/stop:", key="cmp_stop",
+                     help="Stop the sweep within about a second; the steps trained so far are shown.")
+    interrupted: list[BaseException] = []
 
-    def report(fraction: float, text: str) -> None:
-        bar.progress(min(1.0, max(0.0, fraction)), text=text)
+    def report(fraction: float, text: str) -> bool:
+        try:  # a click (Stop, or any control) interrupts the script here
+            bar.progress(min(1.0, max(0.0, fraction)), text=text)
+        except BaseException as e:  # noqa: BLE001  (Streamlit's rerun request: keep what was trained first)
+            interrupted.append(e)
+            return False
+        return True
 
     try:
         with training_slot(sweep.total_memory_bytes(configs), queue_slot, label="compare sweep"):
-            ss.cmp_result = sweep.run_sweep(configs, report)
+            result = sweep.run_sweep(configs, report, max_seconds=PART_SECONDS)
+        ss.cmp_result = result if any(h.steps for h in result.histories) else ss.cmp_result
         ss.cmp_error = None
     except SweepError as e:
         ss.cmp_error = " ".join(e.messages)
     progress_slot.empty()
+    stop_slot.empty()
+    if interrupted:
+        raise interrupted[0]
 
 if ss.cmp_error:
     st.error(ss.cmp_error, icon=":material/block:")
@@ -121,6 +152,10 @@ if result is None:
 
 st.success(f"Trained {len(result.configs)} runs in {result.programs} compiled program(s) on {result.devices} "
            f"device(s) in {result.seconds:.1f} s.", icon=":material/check_circle:")
+if result.stopped:
+    st.warning(f"Stopped at step {min(h.last_step for h in result.histories)} of {result.steps}: the charts and the "
+               "table show the steps trained until then. Press **Run sweep** to train it again from the start.",
+               icon=":material/stop_circle:")
 if result.configs != configs:
     st.info("These results are from the previous sweep; the selection has changed since. Press **Run sweep** to "
             "train the new one.", icon=":material/history:")

@@ -13,7 +13,7 @@ from rnnlab import analysis, estimate, export, plots, probes
 from rnnlab.config import STATIC_FIELDS, Config
 from rnnlab.server import scheduler as scheduling
 from rnnlab.text import error_text
-from rnnlab.train import ConfigError, Run
+from rnnlab.train import PART_SECONDS, ConfigError, Run, at_boundary
 from ui.charts import chart
 from ui.controls import config_controls, explain
 from ui.queue import training_slot
@@ -152,7 +152,8 @@ if stale:
 
 BUTTONS = [  # label, action, icon, help, disabled
     ("Train", "train", "play_arrow", "Train to the number of steps (continues a stopped run).", bool(errors)),
-    ("Stop", "stop", "stop", "Stop after the current chunk; everything finished stays.", not ss.training),
+    ("Stop", "stop", "stop", "Stop within about a second; every step trained so far stays.",
+     not (ss.training or ss.get("step_once"))),
     ("Step", "step", "skip_next", f"Train one chunk ({config.chunk} steps).", bool(errors)),
     ("Reset", "reset", "restart_alt", "Forget the run.", False),
 ]
@@ -185,7 +186,7 @@ if restored is not None and run is not None:
         then = "It had finished: raise the training steps and press Train to continue it."
     else:
         then = "Press Train to continue it."
-    st.info(f"Your run is back after the page was reloaded, at step {restored} (its last finished chunk). {then}",
+    st.info(f"Your run is back after the page was reloaded, at step {restored} (the last step it finished). {then}",
             icon=":material/restore:")
 with st.expander("Load parameters (.msgpack)", expanded=ss.load_message is not None):
     # No type= filter: Streamlit would answer another extension with an exception box; the content decides.
@@ -342,7 +343,7 @@ if run is not None:
                                  icon=":material/hourglass_top:")
             drawn = time.monotonic()
             while not run.done and ss.training:
-                progress = run.run_chunk()
+                progress = run.run_chunk(PART_SECONDS)
                 keep_run(run)
                 n += 1
                 draw_progress(run, progress.steps_per_second)
@@ -357,7 +358,10 @@ if run is not None:
                 status_slot.info("Compiling the training step for this configuration (once per configuration)…",
                                  icon=":material/hourglass_top:")
             with st.spinner(f"Training one chunk of {run.config.chunk} steps: {cost('step').describe()}…"):
-                progress = run.run_chunk()
+                progress = run.run_chunk(PART_SECONDS)
+                while not run.done and not at_boundary(run.step, run.config.chunk, run.config.steps):
+                    draw_progress(run, progress.steps_per_second)  # also where a Stop click takes effect
+                    progress = run.run_chunk(PART_SECONDS)
             status_slot.empty()
         keep_run(run)
         draw_progress(run, progress.steps_per_second)
@@ -369,9 +373,14 @@ if run is not None:
         elif zero_key(run) not in ss.zero_runs:
             zero_config = replace(run.config, carry_mode="fixed", carry_init="zeros", steps=run.step)
             with slot(zero_config, "zero-carry comparison"), \
-                    st.spinner(f"Training the zero-carry comparison ({run.step} steps)…"):
+                    st.spinner(f"Training the zero-carry comparison ({run.step} steps, "
+                               f"{estimate.estimate(zero_config).describe()})…"):
                 zero = Run(zero_config)
-                zero.train()
+                zero_bar = st.progress(0.0, text="zero-carry comparison: step 0")
+                zero.train(lambda p: zero_bar.progress(min(1.0, p.step / p.total),
+                                                       text=f"zero-carry comparison: step {p.step} / {p.total}"),
+                           PART_SECONDS)
+                zero_bar.empty()
             ss.zero_runs = {zero_key(run): zero}
             draw_charts(run, 99)
 

@@ -9,7 +9,7 @@ import streamlit as st
 from rnnlab import plots, probes
 from rnnlab.cells import CELLS
 from rnnlab.text import error_text
-from rnnlab.train import ConfigError, Run
+from rnnlab.train import PART_SECONDS, ConfigError, Run
 from rnnlab.urlstate import parse_cells, parse_lengths
 from ui.charts import chart
 from ui.queue import training_slot
@@ -90,6 +90,11 @@ weights = right.radio(
          "per server), which is when gates learn to keep the gradient. Untrained: Flax's initial weights.")
 shared.sweep_weights = weights
 st.button("Run sweep", icon=":material/play_arrow:", on_click=lambda: ss.update(sweep_requested=True))
+planned_cells, _ = parse_cells(",".join(chosen))
+planned_lengths, _ = parse_lengths(lengths_text)
+if planned_cells and planned_lengths and not run.program.task.spatial:
+    st.caption(f"Run sweep: {probes.estimate_decay_sweep(config, planned_cells, planned_lengths, weights)}. "
+               "Any click stops it between two probes.")
 
 sweep_error = None
 if ss.pop("sweep_requested", False) or ss.pop("autorun_pending", False):
@@ -110,12 +115,18 @@ if ss.pop("sweep_requested", False) or ss.pop("autorun_pending", False):
                 if weights == "trained":
                     params, bar = {}, st.progress(0.0)
                     for i, c in enumerate(cells):
-                        bar.progress(i / len(cells), text=f"Training the {CELLS[c].label} briefly ({i + 1} of "
-                                                          f"{len(cells)}; done once per server)…")
-                        params[c] = probes.trained_params(probes.sweep_training_config(base, c))
+                        label = f"Training the {CELLS[c].label} briefly ({i + 1} of {len(cells)}; once per server)"
+                        bar.progress(i / len(cells), text=f"{label}…")
+                        params[c] = probes.trained_params(
+                            probes.sweep_training_config(base, c),
+                            lambda p, i=i, label=label: bar.progress(
+                                (i + p.step / p.total) / len(cells), text=f"{label}: step {p.step} / {p.total}"),
+                            PART_SECONDS)
                     bar.empty()
-                with st.spinner(f"Probing {len(cells)} cell(s) at {len(lengths)} length(s)…"):
-                    sweep = probes.decay_sweep(base, list(cells), list(lengths), params=params)
+                bar = st.progress(0.0)
+                sweep = probes.decay_sweep(base, list(cells), list(lengths), params=params,
+                                           callback=lambda done, total, text: bar.progress(done / total, text=text))
+                bar.empty()
             ss.sweep_result = (sweep, probes.fit_decay(sweep), base.task, weights)
             shared.sweep_cells, shared.sweep_lengths = cells, lengths  # the URL holds the sweep on screen
         except ConfigError as e:

@@ -70,7 +70,9 @@ SETTINGS: tuple[Setting, ...] = (
             low=0.0, high=1e6, step=0.5),
     Setting("steps", 300, "Training steps", "number of optimiser steps", "int", low=1, high=100_000),
     Setting("seed", 0, "Seed", "random seed for weights, carries and batches", "int", low=0, high=2**31 - 1),
-    Setting("chunk", 25, "Steps per chunk", "optimiser steps per compiled call (charts update after each)", "int",
+    Setting("chunk", 25, "Steps per chunk", "optimiser steps between two evaluations (the evaluation loss, carry "
+            "and per-step charts update after each); a long chunk is trained in parts, so Stop acts within about "
+            "a second", "int",
             low=1, high=1000, recompiles=True, advanced=True),
     Setting("kernel_size", 3, "Kernel size", "ConvLSTM kernel size (square)", "int", low=1, high=7,
             recompiles=True, advanced=True),

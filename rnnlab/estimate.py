@@ -82,6 +82,27 @@ def estimate(config: Config, steps: int | None = None) -> Estimate:
     return Estimate(compile_s, step_s, steps, measured is not None)
 
 
+def describe_work(compile_s: float, work_s: float) -> str:
+    """'about 40 s (compiling about 35 s, then about 5 s of computing)' for work that is not training steps."""
+    total = format_seconds(compile_s + work_s)
+    if not compile_s:
+        return f"about {total}"
+    return (f"about {total} (compiling about {format_seconds(compile_s)}, "
+            f"then about {format_seconds(work_s)} of computing)")
+
+
+def together(parts: list[tuple[Config, int, bool]], steps: int) -> Estimate:
+    """``steps`` steps of several programs trained in turn, each ``(config, runs, compiled)``: ``runs`` runs of
+    ``config`` vmapped into one program (their arithmetic adds up; the scan's per-time-step work is shared)."""
+    compile_s = step_s = 0.0
+    for config, runs, compiled in parts:
+        one = estimate(config, steps)
+        overhead = PER_TIME_STEP_S * TASKS[config.task].steps(config.seq_len)
+        step_s += overhead + max(one.step_s - overhead, 0.0) * runs
+        compile_s += 0.0 if compiled else COMPILE_S.get(config.cell, DEFAULT_COMPILE_S)
+    return Estimate(compile_s, step_s, steps, False)
+
+
 def record_chunk(config: Config, steps: int, seconds: float) -> None:
     """A finished chunk of ``steps`` steps that took ``seconds`` (compiled already): refines the estimates."""
     if steps <= 0 or seconds <= 0 or not math.isfinite(seconds):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import replace
 
 import jax
@@ -19,6 +20,8 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
+from rnnlab import estimate
+from rnnlab.cells import CELLS
 from rnnlab.config import Config
 from rnnlab.model import SeqModel
 from rnnlab.norms import ZERO_NORM, scaled_norm, tree_norm
@@ -138,15 +141,16 @@ def sweep_training_config(base: Config, cell: str) -> Config:
     return replace(base, cell=cell, seq_len=seq_len, steps=SWEEP_TRAINING["steps"])
 
 
-def trained_params(config: Config, callback=None) -> dict:
+def trained_params(config: Config, callback=None, max_seconds: float | None = None) -> dict:
     """The parameters of ``config`` trained to its end (a Run), kept for every later caller: runs are
-    deterministic, so the same configuration is trained once per process. ``callback`` as for ``Run.train``."""
+    deterministic, so the same configuration is trained once per process. ``callback`` and ``max_seconds``
+    as for ``Run.train``."""
     with _trained_lock:
         if config in _trained:
             _trained.move_to_end(config)
             return _trained[config]
     run = Run(config)
-    run.train(callback)
+    run.train(callback, max_seconds)
     params = jax.device_get(run.params)
     with _trained_lock:
         _trained[config] = params
@@ -155,17 +159,46 @@ def trained_params(config: Config, callback=None) -> dict:
     return params
 
 
-def decay_sweep(base: Config, cells: list[str], lengths: list[int], params: dict | None = None) -> pd.DataFrame:
+PROBE_COMPILE_S = 3.0  # compiling one probe of one (cell, T) here (measured: 2-3.5 s)
+
+
+def is_trained(config: Config) -> bool:
+    """Whether :func:`trained_params` of ``config`` is kept already (no training needed)."""
+    with _trained_lock:
+        return config in _trained
+
+
+def estimate_decay_sweep(base: Config, cells: list[str], lengths: list[int], weights: str) -> str:
+    """In words, how long the decay sweep (training the cells first for ``weights == 'trained'``) will take."""
+    compile_s = work_s = 0.0
+    for cell in cells:
+        if weights == "trained" and not is_trained(training := sweep_training_config(base, cell)):
+            guess = estimate.estimate(training)
+            compile_s, work_s = compile_s + guess.compile_s, work_s + guess.step_s * guess.steps
+        for T in lengths:
+            config = replace(base, cell=cell, seq_len=int(T))
+            compile_s += 0.0 if get_program(config).is_compiled("h0_grad") else PROBE_COMPILE_S
+            work_s += estimate.estimate(config, 1).step_s
+    return estimate.describe_work(compile_s, work_s)
+
+
+def decay_sweep(base: Config, cells: list[str], lengths: list[int], params: dict | None = None,
+                callback: Callable[[int, int, str], object] | None = None) -> pd.DataFrame:
     """||dL/dh_0|| for every cell and sequence length T: columns cell, T, h0_grad_norm.
 
     Each cell is initialised once with ``base.seed`` (its weights do not depend on T) unless ``params``
     gives ``{cell: params}`` (e.g. trained weights), then probed at every T on a fresh batch of length T.
+    ``callback(done, total, text)`` is called before each probe.
     """
     rows = []
     lr, clip, scale = hyper_args(base)
+    total = len(cells) * len(lengths)
     for cell in cells:
         cell_params = (params or {}).get(cell)
         for T in lengths:
+            if callback is not None:
+                callback(len(rows), total,
+                         f"Probing the {CELLS[cell].label} at T = {T} ({len(rows) + 1} of {total})…")
             program = get_program(replace(base, cell=cell, seq_len=int(T)))
             root = jax.random.PRNGKey(base.seed)
             if cell_params is None:

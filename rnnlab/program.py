@@ -71,9 +71,13 @@ class Program:
                 self._extra[name] = jax.jit(make(self))
             return self._extra[name]
 
-    def is_compiled(self) -> bool:
-        """Whether the training chunk has been compiled in this process (the first Train then waits for it)."""
-        return compile_count(self.train_chunk) > 0
+    def is_compiled(self, name: str | None = None) -> bool:
+        """Whether the training chunk (or the further function ``name``) has been compiled in this process."""
+        if name is None:
+            return compile_count(self.train_chunk) > 0
+        with self._extra_lock:
+            fn = self._extra.get(name)
+        return fn is not None and compile_count(fn) > 0
 
     # ---- pieces ----------------------------------------------------------------------------------
     def batch_for(self, root: jax.Array, purpose: int, index=None):
@@ -125,7 +129,8 @@ class Program:
                 "diverged": jnp.zeros((), bool), "root": root}
 
     def train_steps(self, state, lr, clip, scale, n_active):
-        """``chunk`` optimiser steps in one compiled call; steps at index >= n_active do nothing.
+        """``n_active`` (at most ``chunk``) optimiser steps in one compiled call: a loop of that many steps, so a
+        caller bounds the time of a call by the steps it asks for. Records past ``n_active`` are zeros.
 
         Returns the new state, per-step records (loss, metric, grad_norm, h0 grad norm per leaf, applied,
         bad) and the end-of-chunk evaluation (carry snapshot, per-timestep loss).
@@ -138,14 +143,14 @@ class Program:
         eps0 = self.zero_carry()
         grad_fn = jax.value_and_grad(self.loss_fn, argnums=(0, 1), has_aux=True)
 
-        def body(carry, i):
+        def step(carry):
             params, opt_state, step, diverged = carry
             x, y = self.batch_for(root, BATCH, step)
             (loss, preds), (g_params, g_eps0) = grad_fn(params, eps0, x, y, self.carry_key(root, step), scale)
             updates, new_opt = self.tx.update(g_params, opt_state, params)
             new_params = optax.apply_updates(params, updates)
             grad_norm = tree_norm(g_params)
-            live = (i < n_active) & ~diverged
+            live = ~diverged
             finite = jnp.isfinite(loss) & jnp.isfinite(grad_norm) & tree_all_finite(new_params)
             apply = live & finite
             pick = lambda new, old: jax.tree_util.tree_map(lambda a, b: jnp.where(apply, a, b), new, old)  # noqa: E731
@@ -157,9 +162,17 @@ class Program:
                      diverged | (live & ~finite))
             return carry, record
 
+        def body(i, loop):
+            carry, records = loop
+            carry, record = step(carry)
+            return carry, jax.tree_util.tree_map(lambda buf, v: buf.at[i].set(v), records, record)
+
         init = (state["params"], opt_state, state["step"], state["diverged"])
-        (params, opt_state, step, diverged), records = jax.lax.scan(body, init, jnp.arange(self.static.chunk))
-        state.update(params=params, opt_state=opt_state, step=step, diverged=diverged)
+        empty = jax.tree_util.tree_map(lambda s: jnp.zeros((self.static.chunk, *s.shape), s.dtype),
+                                       jax.eval_shape(step, init)[1])
+        (params, opt_state, count, diverged), records = jax.lax.fori_loop(
+            0, jnp.minimum(n_active, self.static.chunk), body, (init, empty))
+        state.update(params=params, opt_state=opt_state, step=count, diverged=diverged)
         return state, records, self.evaluation(params, root, scale)
 
     def evaluation(self, params, root, scale):

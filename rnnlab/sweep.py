@@ -29,8 +29,9 @@ import numpy as np
 import pandas as pd
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from rnnlab import estimate
 from rnnlab.cells import CARRY_INITS, CELLS
-from rnnlab.config import Config, Static
+from rnnlab.config import Config, Static, static_part
 from rnnlab.device import memory_budget_bytes
 from rnnlab.model import CARRY_MODES
 from rnnlab.probes import make_h0_grad
@@ -38,7 +39,7 @@ from rnnlab.program import Program, get_program
 from rnnlab.server.compilation import compile_count
 from rnnlab.tasks import TASKS
 from rnnlab.text import format_bytes, parse_float, parse_int
-from rnnlab.train import ConfigError, History, check_chunk
+from rnnlab.train import ConfigError, History, at_boundary, check_chunk, part_steps
 
 MAX_RUNS = 48
 AXIS = "runs"
@@ -214,6 +215,19 @@ def vmapped(program: Program, size: int, devices: list) -> Vmapped:
     return found
 
 
+def estimate_sweep(configs: list[Config], devices: list | None = None) -> estimate.Estimate:
+    """How long :func:`run_sweep` of ``configs`` will take here (compiles included)."""
+    devices = list(devices or jax.devices())
+    parts = []
+    for indices in group_configs(configs):
+        size = len(indices) + (-len(indices) % len(devices))
+        key = (static_part(configs[indices[0]]), size, tuple(d.id for d in devices))
+        with _COMPILED_LOCK:
+            fns = _COMPILED.get(key)
+        parts.append((configs[indices[0]], len(indices), fns is not None and compile_count(fns.train_chunk) > 0))
+    return estimate.together(parts, configs[0].steps)
+
+
 def compiled_count() -> int:
     """Number of vmapped program sets built so far in this process."""
     with _COMPILED_LOCK:
@@ -336,14 +350,17 @@ class _Group:
     state: dict | None = None
     step: int = 0
     h0: np.ndarray | None = None  # ||dL/dh_0|| per run after the latest chunk
+    step_s: float = 0.0  # measured seconds per step of the whole group (0 until measured: the first call compiles)
 
 
 def run_sweep(configs: list[Config], callback: Callable[[float, str], bool | None] | None = None,
-              devices: list | None = None) -> SweepResult:
+              devices: list | None = None, max_seconds: float | None = None) -> SweepResult:
     """Train ``configs`` together: one vmapped, sharded program per static key, chunk by chunk to ``steps``.
 
-    ``callback(fraction, text)`` is called before each program's first compile and after every chunk; when
-    it returns False the sweep stops there and returns what it has. ``devices`` defaults to jax.devices();
+    ``callback(fraction, text)`` is called before each program's first compile and after every compiled call;
+    when it returns False the sweep stops there and returns what it has. ``max_seconds`` bounds a compiled
+    call (from the measured time per step; see :meth:`rnnlab.train.Run.run_chunk`), so that the callback
+    comes that often; evaluations are recorded at chunk ends either way. ``devices`` defaults to jax.devices();
     each group is padded to a multiple of their number by repeating its last configuration (the padding is
     dropped from the results). Raises :class:`SweepError` for an invalid or inconsistent list.
     """
@@ -375,11 +392,11 @@ def run_sweep(configs: list[Config], callback: Callable[[float, str], bool | Non
 
     histories = [History(get_program(c).spec.leaves) for c in configs]
     stop_reasons: list[str | None] = [None] * len(configs)
-    chunks_per_group = [-(-steps // g.program.static.chunk) for g in groups]
-    total, done, stopped = sum(chunks_per_group), 0, False
+    stopped = False
 
     def report(text: str) -> bool:
-        return callback is None or callback(done / total, text) is not False
+        done = sum(min(g.step, steps) for g in groups) / (steps * len(groups))
+        return callback is None or callback(done, text) is not False
 
     for number, group in enumerate(groups, 1):
         if compile_count(group.fns.init) == 0 and not report(f"Compiling program {number} of {len(groups)} "
@@ -397,24 +414,28 @@ def run_sweep(configs: list[Config], callback: Callable[[float, str], bool | Non
             if group.step >= steps:
                 continue
             chunk = group.program.static.chunk
-            n_active = min(chunk, steps - group.step)
+            n_active = part_steps(group.step, chunk, steps, group.step_s, max_seconds)
             lr, clip, scale = group.hyper
+            compiled = compile_count(group.fns.train_chunk) > 0
+            began = time.perf_counter()
             group.state, records, evaluation, h0 = group.fns.train_chunk(group.state, lr, clip, scale,
                                                                          np.int32(n_active))
             records, evaluation, group.h0 = jax.device_get((records, evaluation, h0))
+            if compiled:
+                group.step_s = (time.perf_counter() - began) / n_active
+            complete = at_boundary(group.step + n_active, chunk, steps)
             for j, i in enumerate(group.indices):
                 if stop_reasons[i] is not None:
                     continue
                 run_records = _pick(records, j)
                 applied = histories[i].add_records(group.step, run_records)
-                histories[i].add_evaluation(group.step + applied, _pick(evaluation, j))
+                if complete or applied < n_active:
+                    histories[i].add_evaluation(group.step + applied, _pick(evaluation, j))
                 baseline = TASKS[configs[i].task].baseline(configs[i].seq_len)
                 check_chunk(histories[i], configs[i], baseline, group.step, applied, run_records)
                 stop_reasons[i] = histories[i].stop_reason  # the same record and message as a one-by-one Run
             group.step += n_active
-            done += 1
-            text = f"step {group.step} / {steps} of program {number} of {len(groups)}"
-            if not report(text):
+            if not report(f"step {group.step} / {steps} of program {number} of {len(groups)}"):
                 stopped = True
                 break
 

@@ -1,7 +1,8 @@
 """Chunked training: a :class:`Run` turns a configuration into a :class:`History`, one compiled chunk at a time.
 
-Between chunks a callback can report progress or stop the run; stopping keeps everything computed so far,
-and training again resumes from the last finished chunk with the results an uninterrupted run would give.
+Between compiled calls (a chunk, or a part of one bounded in time) a callback can report progress or stop the
+run; stopping keeps every step computed so far, and training again resumes from there with the results an
+uninterrupted run would give.
 """
 
 from __future__ import annotations
@@ -125,7 +126,7 @@ class Run:
 
     ``params`` (e.g. from :func:`rnnlab.export.load_params`) replaces the seed's initial parameters; the rest
     starts as for a new run: step 0, the optimiser's state fresh (Adam's moments at zero), the seed's batches.
-    A run is used by one thread at a time; :meth:`fork` gives another thread a copy of its last finished chunk.
+    A run is used by one thread at a time; :meth:`fork` gives another thread a copy of its last finished call.
     """
 
     def __init__(self, config: Config, budget: int | None = None, params=None, origin: str | None = None):
@@ -186,44 +187,56 @@ class Run:
             raise ConfigError(errors)
         self.config = config
 
-    def run_chunk(self) -> Progress:
-        """One compiled call of up to ``config.chunk`` steps, appended to the history."""
-        with self._lock:  # a fork waits for the chunk in progress
-            return self._run_chunk()
+    def run_chunk(self, max_seconds: float | None = None) -> Progress:
+        """Train to the end of the current chunk (every ``config.chunk`` steps, and the last step) and evaluate.
 
-    def _run_chunk(self) -> Progress:
+        With ``max_seconds``, stop earlier after the steps expected to fit in that time (at least one), so that
+        a caller can check for Stop at that granularity; the evaluation is added only once the chunk is
+        complete, so the history does not depend on how a chunk was divided.
+        """
+        with self._lock:  # a fork waits for the call in progress
+            return self._run_part(max_seconds)
+
+    def _run_part(self, max_seconds: float | None) -> Progress:
         start = time.perf_counter()
         first = self.step
-        n_active = min(self.config.chunk, self.config.steps - first)
+        n_active = part_steps(first, self.config.chunk, self.config.steps,
+                              estimate.estimate(self.config, 1).step_s, max_seconds)
         lr, clip, scale = hyper_args(self.config)
         compiled = self.program.is_compiled()
         self.state, records, evaluation = self.program.train_chunk(self.state, lr, clip, scale,
                                                                    np.int32(n_active))
         records, evaluation = jax.device_get((records, evaluation))
         applied = self.history.add_records(first, records)
-        self.history.add_evaluation(first + applied, evaluation)
+        complete = applied < n_active or at_boundary(first + applied, self.config.chunk, self.config.steps)
+        if complete:
+            self.history.add_evaluation(first + applied, evaluation)
         check_chunk(self.history, self.config, self.program.task.baseline(self.config.seq_len), first, applied,
                     records)
-        if applied:
+        if applied and complete:
             self._keep_snapshot()
         seconds = time.perf_counter() - start
         if compiled:
-            estimate.record_chunk(self.config, self.config.chunk, seconds)  # the compiled chunk runs all its steps
+            estimate.record_chunk(self.config, n_active, seconds)
         else:
             estimate.record_compiled(self.config)
         loss = self.history.steps[-1]["loss"] if self.history.steps else float("nan")
         return Progress(self.step, self.config.steps, loss, applied / seconds if seconds else 0.0, seconds)
 
-    def train(self, callback: Callable[[Progress], bool | None] | None = None) -> History:
-        """Run chunks until ``config.steps`` or divergence; a callback returning False stops early."""
+    def train(self, callback: Callable[[Progress], bool | None] | None = None,
+              max_seconds: float | None = None) -> History:
+        """Run chunks until ``config.steps`` or divergence; a callback returning False stops early.
+
+        ``max_seconds`` bounds each compiled call (see :meth:`run_chunk`), so the callback comes that often.
+        """
         while not self.done:
-            progress = self.run_chunk()
+            progress = self.run_chunk(max_seconds)
             if callback is not None and callback(progress) is False:
                 break
         return self.history
 
     def fork(self) -> Run:
-        """An independent copy at the last finished chunk: training either one leaves the other as it is."""
+        """An independent copy at the last finished call: training either one leaves the other as it is."""
         with self._lock:
             other = object.__new__(Run)
             other.__dict__.update(self.__dict__)
@@ -254,6 +267,23 @@ class Run:
         picks = sorted({round(i * (len(kept) - 1) / (count - 1)) for i in range(count)})
         return [kept[i] for i in picks]
 
+
+
+PART_SECONDS = 1.0  # interactive callers bound each compiled call to about this long, so Stop acts within it
+
+
+def at_boundary(step: int, chunk: int, steps: int) -> bool:
+    """Whether ``step`` ends a chunk: a multiple of ``chunk``, or the last of ``steps``."""
+    return step % chunk == 0 or step >= steps
+
+
+def part_steps(step: int, chunk: int, steps: int, step_seconds: float, max_seconds: float | None) -> int:
+    """How many steps to train after ``step``: to the end of the chunk, or (with ``max_seconds``) the steps
+    that fit in that time at ``step_seconds`` each, at least one."""
+    left = min(chunk - step % chunk, steps - step)
+    if max_seconds is None or not step_seconds > 0:
+        return max(left, 1)
+    return max(1, min(left, int(max_seconds / step_seconds)))
 
 
 BLOW_UP_FACTOR = 10.0  # an evaluation loss this many times above both its start and the baseline has blown up
@@ -320,7 +350,7 @@ def check_chunk(history: History, config: Config, baseline: float, first: int, a
         history.stop_reason = divergence_reason(config, first, records)
         return
     start, now = history.chunks[0]["eval_loss"], history.chunks[-1]["eval_loss"]
-    if applied and blown_up(now, start, baseline):
+    if applied and history.chunks[-1]["step"] == first + applied and blown_up(now, start, baseline):
         history.diverged_at = blow_up_step(first, records, start, baseline, applied)
         history.stop_reason = blow_up_reason(config, history.diverged_at, now, start, baseline)
 

@@ -17,11 +17,11 @@ import jax
 import numpy as np
 import pytest
 
-from rnnlab import probes, sweep
+from rnnlab import estimate, probes, sweep
 from rnnlab.config import Config
 from rnnlab.program import get_program, hyper_args
 from rnnlab.server.compilation import compile_count
-from rnnlab.sweep import MAX_RUNS, SweepError, expand, group_configs, run_sweep
+from rnnlab.sweep import MAX_RUNS, SweepError, estimate_sweep, expand, group_configs, run_sweep
 from rnnlab.train import Run
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -270,3 +270,21 @@ def test_a_run_whose_loss_blows_up_is_marked_diverged_with_the_run_message():
     assert history.diverged_at == alone.diverged_at  # the numbers differ by float rounding (vmapped)
     assert history.stop_reason.split(" The evaluation loss")[0] == alone.stop_reason.split(" The evaluation loss")[0]
     assert "press" not in history.stop_reason.lower()
+
+
+def test_a_sweep_in_time_bounded_parts_equals_one_in_whole_chunks(configs, result):
+    calls = []
+    out = run_sweep(configs, callback=lambda fraction, text: calls.append(text), max_seconds=1e-9)
+    assert len(calls) > 2 * 3  # after its first chunk, each program trains a step per call
+    for mine, whole in zip(out.histories, result.histories):
+        assert mine.steps_df().equals(whole.steps_df())
+        assert mine.chunks_df().equals(whole.chunks_df())  # evaluations only where a chunk ends
+
+
+def test_the_sweep_estimate_counts_every_run_and_each_compile_once(configs, result):
+    guess = estimate_sweep(configs)
+    assert guess.compile_s == 0  # both programs of the fixture's sweep are compiled
+    one = estimate.estimate(configs[0], steps=configs[0].steps)
+    assert guess.steps == configs[0].steps and guess.step_s > one.step_s
+    fresh = estimate_sweep([replace(c, features=12) for c in configs])
+    assert fresh.compile_s == 2 * estimate.DEFAULT_COMPILE_S

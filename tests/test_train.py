@@ -77,6 +77,45 @@ def test_resume_after_stop_equals_one_uninterrupted_run():
     assert run.history.steps_df().equals(whole.steps_df())
 
 
+def test_a_run_trained_in_time_bounded_parts_equals_one_in_whole_chunks():
+    whole = Run(SMALL).train()
+    run = Run(SMALL)
+    calls = []
+    run.train(callback=calls.append, max_seconds=1e-9)  # at least one step per call: here, exactly one
+    assert len(calls) == SMALL.steps and [c.step for c in calls] == list(range(1, SMALL.steps + 1))
+    assert run.history.steps_df().equals(whole.steps_df())
+    assert run.history.chunks_df().equals(whole.chunks_df())  # evaluations only where a chunk ends
+    assert all((x == y).all() for x, y in zip(run.history.carry["h"], whole.carry["h"]))
+    assert [s for s, _ in run.snapshots] == [0, 10, 20, 30, 40]
+
+
+def test_stopping_inside_a_chunk_keeps_its_steps_and_resumes_exactly():
+    whole = Run(SMALL).train()
+    run = Run(SMALL)
+    run.train(callback=lambda p: p.step < 13, max_seconds=1e-9)  # stop after step 13, inside the second chunk
+    assert run.step == 13 and list(run.history.chunks_df()["step"]) == [0, 10]
+    run.train()
+    assert run.history.steps_df().equals(whole.steps_df()) and run.history.chunks_df().equals(whole.chunks_df())
+
+
+@pytest.mark.parametrize("step, expected", [(0, 10), (3, 7), (10, 10), (35, 5)])
+def test_part_steps_run_to_the_chunk_end_or_what_fits_in_the_time(step, expected):
+    from rnnlab.train import part_steps
+
+    assert part_steps(step, 10, 40, 0.01, None) == expected
+    assert part_steps(step, 10, 40, 0.01, 0.035) == min(expected, 3)
+    assert part_steps(step, 10, 40, 5.0, 1.0) == 1  # a step longer than the time still runs
+
+
+def test_a_compiled_call_runs_only_its_active_steps():
+    run = Run(SMALL)
+    program = run.program
+    lr, clip, scale = (np.float32(v) for v in (SMALL.lr, SMALL.clip, SMALL.carry_scale))
+    state, records, _ = program.train_chunk(run.state, lr, clip, scale, np.int32(3))
+    assert int(state["step"]) == 3
+    assert list(records["applied"]) == [True] * 3 + [False] * 7 and (records["loss"][3:] == 0).all()
+
+
 def test_steps_not_a_multiple_of_the_chunk():
     run = Run(Config(**{**SMALL.__dict__, "steps": 25}))
     assert run.train().steps_df()["step"].iloc[-1] == 25

@@ -113,7 +113,7 @@ def test_reload_mid_training_keeps_the_finished_chunks(browser, server) -> None:
         page.get_by_text(BACK).wait_for(timeout=RENDER_TIMEOUT_MS)
         wait_idle(page)
         back = int(BACK.search(page.get_by_text(BACK).inner_text()).group(1))
-        assert back >= 30 and back % 10 == 0  # a whole number of finished chunks
+        assert back >= 30  # every step finished before the reload
         assert shown_step(page) == back and last_step_drawn(page) == back
         page.wait_for_timeout(1000)
         assert shown_step(page) == back  # nothing trains until asked
