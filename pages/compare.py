@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import threading
 
 import streamlit as st
 
@@ -21,6 +22,13 @@ MAX_CURVE_POINTS = 500  # steps per curve drawn (the table and the CSV keep ever
 ss = st.session_state
 ss.setdefault("cmp_result", None)
 ss.setdefault("cmp_error", None)
+# A plain dict: writable while Streamlit interrupts the script. A click starts the next script run at once, while
+# the interrupted one finishes its compiled call (about a second) and leaves what it trained here.
+stopped_sweeps = ss.setdefault("cmp_stopped", {})
+if "finished" in stopped_sweeps:
+    stopped_sweeps["finished"].wait(timeout=5 * PART_SECONDS)
+if "result" in stopped_sweeps:
+    ss.cmp_result, ss.cmp_error = stopped_sweeps.pop("result"), None
 for name, default in (("carry_mode", []), ("carry_init", []), ("cell", ["gru", "simple"]),  # does gating help?
                       ("lr", ""), ("seed", "0, 1, 2")):
     kept(f"w_cmp_{name}", default)  # what was typed here stays across visits to other pages
@@ -96,18 +104,30 @@ def confirmed() -> None:
 
 guess = sweep.estimate_sweep(configs) if configs and not errors else None
 st.button("Run sweep", type="primary", icon=":material/play_arrow:", on_click=start, disabled=bool(errors),
-          help="Train every configuration above; the charts appear when all have finished.")
+          help="Train every configuration above; the charts appear when all have finished (or at Stop).")
+caption_slot, notes_slot = st.empty(), st.empty()  # in every run, so nothing of the last one stays faded below
+page_parts: dict = {}
+
+
+def notes():
+    """The container for the confirmation, made when it is shown."""
+    if "notes" not in page_parts:
+        page_parts["notes"] = notes_slot.container()
+    return page_parts["notes"]
+
+
 if guess is not None:
-    st.caption(f"Run sweep: {guess.describe()}.")
+    caption_slot.caption(f"Run sweep: {guess.describe()}.")
 if ss.get("cmp_confirm") and guess is not None:
-    st.warning(f"This sweep will take {guess.describe()}, longer than a minute. Start it anyway? (Stop ends it "
-               "within about a second and keeps what it trained.)", icon=":material/schedule:")
-    go, cancel = st.columns(2)
+    notes().warning(f"This sweep will take {guess.describe()}, longer than a minute. Start it anyway? (Stop "
+                    "ends it within about a second and keeps what it trained.)", icon=":material/schedule:")
+    go, cancel = notes().columns(2)
     go.button("Start anyway", key="cmp_confirm_go", icon=":material/play_arrow:", on_click=confirmed)
     cancel.button("Cancel", key="cmp_confirm_cancel", on_click=ss.update, kwargs={"cmp_confirm": None})
 progress_slot = st.empty()
 queue_slot = st.empty()
 stop_slot = st.empty()
+results_slot = st.empty()  # an empty element until the results are drawn: the last run's page does not stay faded
 
 action = ss.pop("cmp_action", None)
 if action == "run" and guess is not None and guess.total_s > estimate.CONFIRM_S and not ss.pop("cmp_confirmed", False):
@@ -118,6 +138,7 @@ if action == "run" and configs and not errors:
     stop_slot.button("Stop", icon=":material/stop:", key="cmp_stop",
                      help="Stop the sweep within about a second; the steps trained so far are shown.")
     interrupted: list[BaseException] = []
+    stopped_sweeps["finished"] = finished = threading.Event()
 
     def report(fraction: float, text: str) -> bool:
         try:  # a click (Stop, or any control) interrupts the script here
@@ -130,78 +151,91 @@ if action == "run" and configs and not errors:
     try:
         with training_slot(sweep.total_memory_bytes(configs), queue_slot, label="compare sweep"):
             result = sweep.run_sweep(configs, report, max_seconds=PART_SECONDS)
-        ss.cmp_result = result if any(h.steps for h in result.histories) else ss.cmp_result
+        if interrupted:  # session state refuses writes once the script is interrupted: the next run picks it up
+            if any(h.steps for h in result.histories):
+                stopped_sweeps["result"] = result
+            raise interrupted[0]
+        ss.cmp_result = result
         ss.cmp_error = None
     except SweepError as e:
         ss.cmp_error = " ".join(e.messages)
+    finally:
+        finished.set()
     progress_slot.empty()
     stop_slot.empty()
-    if interrupted:
-        raise interrupted[0]
 
-if ss.cmp_error:
-    st.error(ss.cmp_error, icon=":material/block:")
+def draw_results() -> None:
+    """The last sweep's charts and table (or how to start one)."""
+    if ss.cmp_error:
+        st.error(ss.cmp_error, icon=":material/block:")
 
-result: sweep.SweepResult | None = ss.cmp_result
-if result is None:
-    st.info("Press **Run sweep**. The default compares a GRU with a simple RNN, three seeds each, on the "
-            "sidebar's experiment (the adding problem at T = 100): do gates let a cell remember across 100 steps? "
-            "Add carry modes or initialisers to compare those instead.",
-            icon=":material/info:")
-    st.stop()
+    result: sweep.SweepResult | None = ss.cmp_result
+    if result is None:
+        st.info("Press **Run sweep**. The default compares a GRU with a simple RNN, three seeds each, on the "
+                "sidebar's experiment (the adding problem at T = 100): do gates let a cell remember across 100 steps? "
+                "Add carry modes or initialisers to compare those instead.",
+                icon=":material/info:")
+        return
 
-st.success(f"Trained {len(result.configs)} runs in {result.programs} compiled program(s) on {result.devices} "
-           f"device(s) in {result.seconds:.1f} s.", icon=":material/check_circle:")
-if result.stopped:
-    st.warning(f"Stopped at step {min(h.last_step for h in result.histories)} of {result.steps}: the charts and the "
-               "table show the steps trained until then. Press **Run sweep** to train it again from the start.",
-               icon=":material/stop_circle:")
-if result.configs != configs:
-    st.info("These results are from the previous sweep; the selection has changed since. Press **Run sweep** to "
-            "train the new one.", icon=":material/history:")
-for label, config, reason in zip(result.labels, result.configs, result.stop_reasons):
-    if reason:
-        st.warning(f"**{label}, seed {config.seed}**: {reason}", icon=":material/warning:")
+    if not result.stopped:
+        st.success(f"Trained {len(result.configs)} runs in {result.programs} compiled program(s) on {result.devices} "
+                   f"device(s) in {result.seconds:.1f} s.", icon=":material/check_circle:")
+    if result.stopped:
+        trained = sorted({h.last_step for h in result.histories})
+        when = (f"at step {trained[0]}" if len(trained) == 1 else
+                f"with {trained[0]} to {trained[-1]} steps trained (see the steps column)")
+        st.warning(f"Stopped {when} of {result.steps}: the charts and the table show what was trained until then. "
+                   "Press **Run sweep** to train it again from the start.", icon=":material/stop_circle:")
+    if result.configs != configs:
+        st.info("These results are from the previous sweep; the selection has changed since. Press **Run sweep** to "
+                "train the new one.", icon=":material/history:")
+    for label, config, reason in zip(result.labels, result.configs, result.stop_reasons):
+        if reason:
+            st.warning(f"**{label}, seed {config.seed}**: {reason}", icon=":material/warning:")
+
+    summary = result.summary_df()
+    st.subheader("1. Loss curves")
+    spread = result.spread_df()
+    every = max(1, math.ceil(result.steps / MAX_CURVE_POINTS))
+    if every > 1:
+        last = spread.groupby("label")["step"].transform("max")
+        spread = spread[(spread["step"] % every == 0) | (spread["step"] == last)]
+    chart(st, plots.sweep_curves_figure(spread, result.baseline), key="cmp_curves")
+    explain("The training loss of each configuration: the line is the mean over its seeds, the band the lowest and "
+            "highest seed at each step. The dashed line is the task's memoryless baseline: a run below it has learned "
+            "to use what it remembers.")
+
+    st.subheader("2. Final loss and the gradient reaching the initial carry")
+    left, right = st.columns(2)
+    chart(left, plots.sweep_bar_figure(summary, "eval_loss", "Final evaluation loss per configuration",
+                                             "evaluation loss (log scale)", result.baseline), key="cmp_final")
+    chart(right, plots.sweep_bar_figure(summary, "h0_grad_norm",
+                                              "Gradient reaching the initial carry per configuration",
+                                              "||dL/dh_0|| (log scale)"), key="cmp_h0")
+    zero = summary[summary["h0_grad_norm"] == 0]
+    if len(zero):
+        right.caption("Exactly 0 in float32, so not drawn on the log scale (the gradient underflowed on its way "
+                      "back to the initial carry): " + ", ".join(f"{row.label} (seed {row.seed})"
+                                                                   for row in zero.itertuples()) + ".")
+    explain("Left: the loss on each run's fixed evaluation batch after the last step (bar: mean over seeds; "
+            "whisker: lowest to highest seed; dots: each seed), against the memoryless baseline. Right: "
+            "||dL/dh_0||, the size of the gradient of that loss with respect to the initial carry, with the final "
+            "parameters (as on the Gradient flow page). A learnable carry is trained by exactly this gradient: "
+            "where it has vanished, a learned start cannot move.")
+
+    st.subheader("3. Final figures")
+    number = {c: st.column_config.NumberColumn(format="%.4g") for c in ("final_loss", "eval_loss", "eval_metric")}
+    st.dataframe(summary, hide_index=True, key="cmp_table",
+                 column_config={**number, "h0_grad_norm": st.column_config.NumberColumn(format="%.3e"),
+                                "of_baseline": st.column_config.NumberColumn(format="percent")})
+    st.caption("final_loss: the last training batch's loss; eval_loss and eval_metric: the fixed evaluation "
+               "batch after the last step; of_baseline: eval_loss as a share of the memoryless baseline "
+               f"({result.baseline:.4g}); verdict: at most {sweep.SOLVED_FRACTION:.0%} of it is 'learned the task', "
+               f"below {sweep.MEMORY_FRACTION:.0%} 'uses some memory, not solved' (below the baseline, but far from "
+               "solved).")
+    st.download_button("Final figures (CSV)", result.to_csv(), "sweep.csv", "text/csv", icon=":material/table:",
+                       on_click="ignore")
 
 
-summary = result.summary_df()
-st.subheader("1. Loss curves")
-spread = result.spread_df()
-every = max(1, math.ceil(result.steps / MAX_CURVE_POINTS))
-if every > 1:
-    last = spread.groupby("label")["step"].transform("max")
-    spread = spread[(spread["step"] % every == 0) | (spread["step"] == last)]
-chart(st, plots.sweep_curves_figure(spread, result.baseline), key="cmp_curves")
-explain("The training loss of each configuration: the line is the mean over its seeds, the band the lowest and "
-        "highest seed at each step. The dashed line is the task's memoryless baseline: a run below it has learned "
-        "to use what it remembers.")
-
-st.subheader("2. Final loss and the gradient reaching the initial carry")
-left, right = st.columns(2)
-chart(left, plots.sweep_bar_figure(summary, "eval_loss", "Final evaluation loss per configuration",
-                                         "evaluation loss (log scale)", result.baseline), key="cmp_final")
-chart(right, plots.sweep_bar_figure(summary, "h0_grad_norm",
-                                          "Gradient reaching the initial carry per configuration",
-                                          "||dL/dh_0|| (log scale)"), key="cmp_h0")
-zero = summary[summary["h0_grad_norm"] == 0]
-if len(zero):
-    right.caption("Exactly 0 in float32, so not drawn on the log scale (the gradient underflowed on its way "
-                  "back to the initial carry): " + ", ".join(f"{row.label} (seed {row.seed})"
-                                                               for row in zero.itertuples()) + ".")
-explain("Left: the loss on each run's fixed evaluation batch after the last step (bar: mean over seeds; "
-        "whisker: lowest to highest seed; dots: each seed), against the memoryless baseline. Right: "
-        "||dL/dh_0||, the size of the gradient of that loss with respect to the initial carry, with the final "
-        "parameters (as on the Gradient flow page). A learnable carry is trained by exactly this gradient: "
-        "where it has vanished, a learned start cannot move.")
-
-st.subheader("3. Final figures")
-number = {c: st.column_config.NumberColumn(format="%.4g") for c in ("final_loss", "eval_loss", "eval_metric")}
-st.dataframe(summary, hide_index=True, key="cmp_table",
-             column_config={**number, "h0_grad_norm": st.column_config.NumberColumn(format="%.3e"),
-                            "of_baseline": st.column_config.NumberColumn(format="percent")})
-st.caption("final_loss: the last training batch's loss; eval_loss and eval_metric: the fixed evaluation batch "
-           f"after the last step; of_baseline: eval_loss as a share of the memoryless baseline ({result.baseline:.4g}"
-           f"); verdict: at most {sweep.SOLVED_FRACTION:.0%} of it is 'learned the task', below "
-           f"{sweep.MEMORY_FRACTION:.0%} 'uses some memory, not solved' (below the baseline, but far from solved).")
-st.download_button("Final figures (CSV)", result.to_csv(), "sweep.csv", "text/csv", icon=":material/table:",
-                   on_click="ignore")
+with results_slot.container():
+    draw_results()

@@ -23,6 +23,7 @@ CHART_INTERVAL_S = 1.0  # while training, charts are redrawn at most this often 
 UPLOAD_MB = export.MAX_PARAMS_BYTES // 2**20  # as the server's maxUploadSize in .streamlit/config.toml
 
 ss = st.session_state
+page_parts: dict = {}  # containers of this script run, made on first use
 ss.setdefault("run", None)
 ss.setdefault("training", False)
 ss.setdefault("zero_runs", {})
@@ -102,7 +103,7 @@ def load_parameters() -> None:
 
 def slot(for_config: Config, what: str = "training"):
     """Hold one of the server's training slots (the queue position shows in the status line meanwhile)."""
-    return training_slot(for_config.memory_bytes(), status_slot, label=what, scheduler=scheduling.SLOTS)
+    return training_slot(for_config.memory_bytes(), queue_slot, label=what, scheduler=scheduling.SLOTS)
 
 
 def cost(what: str) -> estimate.Estimate:
@@ -114,6 +115,8 @@ def cost(what: str) -> estimate.Estimate:
     return estimate.estimate(config, steps=max(left, 0) or config.steps)
 
 
+if ss.run is not None:
+    ss.run.settle(5 * PART_SECONDS)  # after a click, the interrupted script run finishes its call (about a second)
 # Buttons only record what was asked; it is done here, with this run's settings.
 action = ss.pop("action", None)
 if ss.pop("autorun_pending", False) and not errors:
@@ -162,22 +165,32 @@ for col, (label, name, icon, help_text, disabled) in zip(st.columns(4), BUTTONS)
                kwargs={"action": name}, disabled=disabled, icon=f":material/{icon}:", help=help_text,
                use_container_width=True)
 
-if not errors:
-    st.caption(f"Train: {cost('train').describe()}. Step: {cost('step').describe()}.")
+link = f"[Link to this experiment]({share_link(shared)}) to share its settings (without your session)."
+st.caption(f"Train: {cost('train').describe()}. Step: {cost('step').describe()}. {link}" if not errors else link)
+notes_slot = st.empty()  # an empty element or one container: nothing of the last script run stays faded below
+
+
+def notes():
+    """The container for the notes above the charts, made when the first note is written."""
+    if "notes" not in page_parts:
+        page_parts["notes"] = notes_slot.container()
+    return page_parts["notes"]
+
+
 pending = ss.get("confirm")
 if pending and not errors:
     what, described = pending
-    st.warning(f"This will take {described}, longer than a minute. Start it anyway? (Stop ends it after the "
-               "chunk in progress.)", icon=":material/schedule:")
-    go, cancel = st.columns(2)
+    notes().warning(f"This will take {described}, longer than a minute. Start it anyway? (Stop ends it within "
+                  "about a second and keeps every step trained.)", icon=":material/schedule:")
+    go, cancel = notes().columns(2)
     go.button("Start anyway", key="confirm_go", icon=":material/play_arrow:",
               on_click=ss.update, kwargs={"action": "train" if what == "autorun" else what, "confirmed": True,
                                           "confirm": None})
     cancel.button("Cancel", key="confirm_cancel", on_click=ss.update, kwargs={"confirm": None})
 for message in errors:
-    st.error(message, icon=":material/block:")
+    notes().error(message, icon=":material/block:")
 if ss.explore_error:
-    st.error(ss.explore_error, icon=":material/block:")
+    notes().error(ss.explore_error, icon=":material/block:")
 restored = ss.pop("restored_step", None)
 if restored is not None and run is not None:
     if run.history.stop_reason:
@@ -186,9 +199,9 @@ if restored is not None and run is not None:
         then = "It had finished: raise the training steps and press Train to continue it."
     else:
         then = "Press Train to continue it."
-    st.info(f"Your run is back after the page was reloaded, at step {restored} (the last step it finished). {then}",
-            icon=":material/restore:")
-with st.expander("Load parameters (.msgpack)", expanded=ss.load_message is not None):
+    notes().info(f"Your run is back after the page was reloaded, at step {restored} (the last step it finished). "
+               f"{then}", icon=":material/restore:")
+with st.sidebar.expander("Load parameters (.msgpack)", expanded=ss.load_message is not None):
     # No type= filter: Streamlit would answer another extension with an exception box; the content decides.
     st.file_uploader("Load parameters (.msgpack)", key=f"w_params_file_{ss.upload_n}",
                      on_change=ss.update, kwargs={"action": "load"}, max_upload_size=UPLOAD_MB,
@@ -199,11 +212,17 @@ with st.expander("Load parameters (.msgpack)", expanded=ss.load_message is not N
         (st.error if kind == "error" else st.success)(text, icon=":material/data_object:")
 if stale:
     changed = [k for k in STATIC_FIELDS + ("seed",) if getattr(run.config, k) != getattr(config, k)]
-    st.info(f"The charts show the previous run; you changed {', '.join(changed)}. Press Train or Step to start "
-            "a new run with the new settings.", icon=":material/history:")
+    notes().info(f"The charts show the previous run; you changed {', '.join(changed)}. Press Train or Step to "
+               "start a new run with the new settings.", icon=":material/history:")
 
-progress_slot = st.empty()
-status_slot = st.empty()
+if run is None:
+    notes().info("Choose settings in the sidebar and press **Train**, or start from a preset on the Home page. "
+               "The default trains a GRU with a learnable initial carry on the adding problem (T = 100).",
+               icon=":material/info:")
+progress_column, finished_column = st.columns([3, 2], vertical_alignment="center")
+progress_slot, finished_slot = progress_column.empty(), finished_column.empty()
+status_slot = st.empty()  # what is happening (compiling) or what went wrong
+queue_slot = st.empty()  # the place in the server's queue while waiting for a slot
 charts_slot = st.empty()
 
 
@@ -213,8 +232,12 @@ def draw_progress(run: Run, steps_per_second: float | None = None) -> None:
     progress_slot.progress(fraction, text=f"step {run.step} / {run.config.steps}{speed}")
     if run.history.stop_reason:
         status_slot.error(f"{run.history.stop_reason} Then press Train for a new run.", icon=":material/warning:")
-    elif run.done:
-        status_slot.success(f"Finished {run.step} steps.", icon=":material/check_circle:")
+    else:
+        status_slot.empty()
+    if run.done and not run.history.stop_reason:
+        finished_slot.success(f"Finished {run.step} steps.", icon=":material/check_circle:")
+    else:
+        finished_slot.empty()
 
 
 def draw_charts(run: Run, n: int) -> None:
@@ -396,8 +419,4 @@ if run is not None:
     if run.origin:
         st.caption(f"This run started from the parameters in {run.origin}; the reproduction script starts from "
                    "the seed's parameters.")
-st.caption(f"[Link to this experiment]({share_link(shared)}) to share: its settings, without your session.")
-if run is None:
-    st.info("Choose settings in the sidebar and press **Train**, or start from a preset on the Home page. "
-            "The default trains a GRU with a learnable initial carry on the adding problem (T = 100).",
-            icon=":material/info:")
+

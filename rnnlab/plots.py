@@ -28,7 +28,27 @@ def _layout(fig: go.Figure, title: str, x: str, y: str, log_y: bool = False) -> 
     fig.update_yaxes(**NUMBER_AXIS)
     if log_y:
         fig.update_yaxes(type="log", minorloglabels="none")  # no bare "2, 5" digits between the decades
+        ticks = narrow_log_ticks(fig)
+        if ticks:
+            fig.update_yaxes(tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
     return fig
+
+
+def narrow_log_ticks(fig: go.Figure) -> list[float] | None:
+    """For a log axis whose values span less than two decades: ticks at 1, 2 and 5 times the powers of ten in
+    the range, so that more than one is labelled, written as plain numbers (0.2, 0.5, 1). None otherwise."""
+    values = [float(v) for trace in fig.data if getattr(trace, "y", None) is not None for v in trace.y
+              if isinstance(v, (int, float)) and math.isfinite(v) and v > 0]
+    if not values:
+        return None
+    lo, hi = min(values), max(values)
+    if math.log10(hi / lo) >= 2:
+        return None
+    first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
+    ticks = [m * 10.0**e for e in range(first, last + 1) for m in (1, 2, 5) if lo / 1.3 <= m * 10.0**e <= hi * 1.3]
+    if len(ticks) < 2:  # a very narrow range: label its two ends
+        ticks = sorted({float(f"{lo:.2g}"), float(f"{hi:.2g}")})
+    return ticks if len(ticks) >= 2 else None
 
 
 ZERO_LABEL = ZERO_NORM

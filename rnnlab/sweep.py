@@ -350,7 +350,7 @@ class _Group:
     state: dict | None = None
     step: int = 0
     h0: np.ndarray | None = None  # ||dL/dh_0|| per run after the latest chunk
-    step_s: float = 0.0  # measured seconds per step of the whole group (0 until measured: the first call compiles)
+    step_s: float = 0.0  # seconds per step of the whole group: from its size, then as measured
 
 
 def run_sweep(configs: list[Config], callback: Callable[[float, str], bool | None] | None = None,
@@ -386,7 +386,8 @@ def run_sweep(configs: list[Config], callback: Callable[[float, str], bool | Non
         program = get_program(configs[indices[0]])
         hyper = tuple(np.array([getattr(configs[i], name) for i in padded], np.float32)
                       for name in ("lr", "clip", "carry_scale"))
-        groups.append(_Group(program, indices, vmapped(program, len(padded), devices), hyper))
+        guess = estimate.together([(configs[indices[0]], len(padded), True)], 1).step_s  # until measured
+        groups.append(_Group(program, indices, vmapped(program, len(padded), devices), hyper, step_s=guess))
     seeds = {id(g): np.array([configs[i].seed for i in g.indices + [g.indices[-1]] * (-len(g.indices) % n_dev)],
                              np.int32) for g in groups}
 

@@ -197,6 +197,13 @@ class Run:
         with self._lock:  # a fork waits for the call in progress
             return self._run_part(max_seconds)
 
+    def settle(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for a call in progress in another thread; True once none is."""
+        if not self._lock.acquire(timeout=timeout):
+            return False
+        self._lock.release()
+        return True
+
     def _run_part(self, max_seconds: float | None) -> Progress:
         start = time.perf_counter()
         first = self.step

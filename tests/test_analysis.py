@@ -111,3 +111,16 @@ def test_carry_movement_in_numbers_and_a_fixed_colour_scale():
     heat = plots.carry_heatmap(analysis.carry_units_df(history, "h"), "h")
     assert (heat.data[0].zmin, heat.data[0].zmax) == (-1, 1)  # not stretched to +-2e-6
     assert plots.heatmap_bound(pd.Series([0.5, -3.2])) == 4
+
+
+@pytest.mark.parametrize("values, expected", [
+    ([3.1, 0.4, 0.52], ["0.5", "1", "2"]),  # the copy task's loss: one decade, so 1-2-5 steps are labelled
+    ([0.0097, 0.0104], ["0.0097", "0.01"]),  # narrower than one step: its two ends
+])
+def test_a_log_axis_within_two_decades_labels_several_plain_ticks(values, expected):
+    steps = pd.DataFrame({"step": range(1, len(values) + 1), "loss": values, "metric": values})
+    evals = pd.DataFrame({"step": [0], "eval_loss": [values[0]], "eval_metric": [values[0]]})
+    fig = plots.loss_figure(steps, evals, values[0], "baseline")
+    assert list(fig.layout.yaxis.ticktext) == expected
+    wide = plots.loss_figure(steps.assign(loss=[1e-4] + values[1:]), evals, values[0], "baseline")
+    assert wide.layout.yaxis.ticktext is None  # wider ranges keep Plotly's powers of ten

@@ -153,6 +153,8 @@ def test_fixed_carry_says_it_does_not_learn_and_zero_overlay(small):
     per_step = figures(at)["Loss at each time step of the sequence"]
     names = [t["name"] for t in per_step["data"]]
     assert names[:2] == ["fixed carry (normal)", "fixed zero carry"]
+    steps = at.session_state.run.step  # training the overlay's run leaves the run's own status on screen
+    assert f"Finished {steps} steps." in [s.value for s in at.success]
     zero = next(iter(at.session_state.zero_runs.values()))
     assert zero.step == at.session_state.run.step and zero.config.carry_init == "zeros"
     np.testing.assert_allclose(values(per_step["data"][1], "y"), zero.history.per_step_loss[-1], rtol=1e-6)
@@ -267,8 +269,8 @@ def test_a_reload_gets_the_finished_run_back_and_can_continue(small):
     run = again.session_state.run
     assert run is not None and run is not at.session_state.run and run.step == 10
     assert again.query_params["sid"] == token
-    assert any(i.value.startswith("Your run is back after the page was reloaded, at step 10 (its last finished "
-                                  "chunk). Press Train to continue it.") for i in again.info)
+    assert any(i.value.startswith("Your run is back after the page was reloaded, at step 10 (the last step it "
+                                  "finished). Press Train to continue it.") for i in again.info)
     pd.testing.assert_frame_equal(run.history.steps_df(), at.session_state.run.history.steps_df())
     button(again, "Train").click().run()
     no_exception(again)

@@ -264,3 +264,43 @@ def test_stop_keeps_the_run_and_train_resumes_it(page, artifacts: Path) -> None:
     assert shown_step(page) > stopped
     screenshot(page, artifacts / "screenshots", "20-explore-stopped-and-resumed")
     check_page(page, console, "Explore after Stop and Train")
+
+
+def stale_texts(page) -> list[str]:
+    """The text of every element the browser shows faded: left over from the previous script run."""
+    return page.evaluate("() => Array.from(document.querySelectorAll('[data-stale=\"true\"]'))"
+                         ".map(e => e.innerText.trim()).filter(t => t)")
+
+
+@pytest.mark.e2e
+def test_stop_acts_inside_a_long_chunk_and_no_stale_text_shows_during_work(page) -> None:
+    """A chunk of 400 steps is trained in parts of about a second: Stop ends the run inside it. While work
+    runs, nothing of the previous page (the "press Train" or "press Run sweep" hints) stays faded on screen."""
+    console = Console(page)
+    page.add_init_script(HELPERS)
+    main = page.get_by_test_id("stMainBlockContainer")
+    page.goto("/explore?seq_len=200&chunk=400&steps=800")
+    wait_idle(page)
+    assert main.get_by_text("press Train", exact=False).count() == 1
+    main.get_by_role("button", name="Train").click()
+    confirm_if_asked(page)
+    page.get_by_text(re.compile(r"^step [1-9]\d* / 800")).first.wait_for(timeout=FIRST_CHART_TIMEOUT_MS)
+    assert not [t for t in stale_texts(page) if "press" in t.lower()]
+    main.get_by_role("button", name="Stop").click(timeout=FIRST_CHART_TIMEOUT_MS)
+    wait_idle(page)
+    assert 0 < shown_step(page) < 400  # stopped inside the first chunk, not at its end
+    check_page(page, console, "Explore after Stop inside a chunk")
+
+    page.goto("/compare?seq_len=200&steps=400&chunk=400")
+    wait_idle(page)
+    assert main.get_by_text("Press Run sweep", exact=False).count() == 1
+    main.get_by_role("button", name="Run sweep").click()
+    confirm_if_asked(page)
+    page.get_by_text(re.compile(r"^step [1-9]\d* / 400 of program")).first.wait_for(timeout=FIRST_CHART_TIMEOUT_MS)
+    assert not [t for t in stale_texts(page) if "press" in t.lower()]
+    main.get_by_role("button", name="Stop").click(timeout=FIRST_CHART_TIMEOUT_MS)
+    wait_idle(page)
+    assert main.get_by_text(re.compile(r"^Stopped (at step [1-9]\d*|with \d+ to [1-9]\d* steps trained .*) of 400")
+                            ).count() == 1
+    assert page.evaluate("(t) => window.__rnnlab.figures(t).length", COMPARE_TITLE) == 1  # drawn up to Stop
+    check_page(page, console, "Compare after Stop")
