@@ -19,9 +19,23 @@ COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#00
 NUMBER_AXIS = dict(exponentformat="power", separatethousands=True)
 
 
+TITLE_LINE = 44  # characters: a longer title is wrapped in two lines, as Plotly does not wrap on a phone
+
+
+def wrap_title(title: str, width: int = TITLE_LINE) -> str:
+    """``title`` in two lines (joined by <br>) at the space nearest its middle when longer than ``width``."""
+    if len(title) <= width or " " not in title:
+        return title
+    spaces = [i for i, ch in enumerate(title) if ch == " "]
+    cut = min(spaces, key=lambda i: abs(i - len(title) / 2))
+    return f"{title[:cut]}<br>{title[cut + 1:]}"
+
+
 def _layout(fig: go.Figure, title: str, x: str, y: str, log_y: bool = False) -> go.Figure:
     # the legend goes under the axis: above the plot it covered the title when its entries were long
-    fig.update_layout(title=title, xaxis_title=x, yaxis_title=y, margin=dict(l=10, r=10, t=50, b=10),
+    wrapped = wrap_title(title)
+    fig.update_layout(title=wrapped, xaxis_title=x, yaxis_title=y,
+                      margin=dict(l=10, r=10, t=50 if wrapped == title else 72, b=10),
                       legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0.0),
                       height=380, colorway=COLORS)
     fig.update_xaxes(**NUMBER_AXIS)

@@ -30,7 +30,7 @@ def figures(at: AppTest) -> dict[str, dict]:
     out = {}
     for chart in at.get("plotly_chart"):
         spec = json.loads(chart.proto.spec)
-        out[spec["layout"]["title"]["text"]] = spec
+        out[spec["layout"]["title"]["text"].replace("<br>", " ")] = spec  # a long title is wrapped
     return out
 
 

@@ -37,7 +37,7 @@ window.__rnnlab = {
   title(gd) {
     const t = gd.layout && gd.layout.title;
     const text = typeof t === 'string' ? t : (t && t.text) || '';
-    return text.replace(/<[^>]*>/g, '').trim();
+    return text.replace(/<br>/g, ' ').replace(/<[^>]*>/g, '').trim();
   },
   figures(title) {
     return [...document.querySelectorAll('.js-plotly-plot')]
