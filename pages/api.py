@@ -7,7 +7,7 @@ import streamlit as st
 
 from rnnlab.cells import CARRY_INITS, CELLS
 from rnnlab.flaxapi import breakages, columns, legacy, migrate, recipes, shapes
-from rnnlab.text import error_text
+from rnnlab.text import error_text, escape_markdown
 from rnnlab.urlstate import parse_dims
 from ui.session import shared_state, show_url_notes, write_url
 
@@ -200,11 +200,11 @@ if upload is not None and st.session_state.get("mig_loaded") != upload.file_id:
     if text is not None:  # a refused file leaves the code that was there
         st.session_state.mig_code = text
 if upload is not None and st.session_state.get("mig_upload_error"):
-    st.error(st.session_state.mig_upload_error, icon=":material/block:")
+    st.error(escape_markdown(st.session_state.mig_upload_error), icon=":material/block:")
 source = st.text_area("Code", key="mig_code", height=320)
 result, rewritten = checked(source)
 for problem in result.problems:
-    st.warning(problem.message, icon=":material/warning:")
+    st.warning(escape_markdown(problem.message), icon=":material/warning:")
 if result.findings:
     st.markdown(f"**{len(result.findings)} finding(s)**")
     for f in result.findings:

@@ -11,6 +11,7 @@ from rnnlab import estimate, plots, sweep
 from rnnlab.cells import CARRY_INITS, CELLS
 from rnnlab.model import CARRY_MODES
 from rnnlab.sweep import FIELDS, SweepError
+from rnnlab.text import escape_markdown
 from rnnlab.train import PART_SECONDS
 from ui.charts import chart
 from ui.controls import config_controls, explain
@@ -81,7 +82,7 @@ if configs:
     st.markdown(f"**{sweep.describe_plan(configs)}**, each {base.steps} steps of {base.chunk} per chunk "
                 "(a sweep's runs share the number of steps).")
 for message in errors:
-    st.error(message, icon=":material/block:")
+    st.error(escape_markdown(message), icon=":material/block:")
 
 
 with st.expander("How the runs are trained at once"):
@@ -167,7 +168,7 @@ if action == "run" and configs and not errors:
 def draw_results() -> None:
     """The last sweep's charts and table (or how to start one)."""
     if ss.cmp_error:
-        st.error(ss.cmp_error, icon=":material/block:")
+        st.error(escape_markdown(ss.cmp_error), icon=":material/block:")
 
     result: sweep.SweepResult | None = ss.cmp_result
     if result is None:

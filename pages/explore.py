@@ -12,7 +12,7 @@ import streamlit as st
 from rnnlab import analysis, estimate, export, plots, probes
 from rnnlab.config import STATIC_FIELDS, Config
 from rnnlab.server import scheduler as scheduling
-from rnnlab.text import error_text
+from rnnlab.text import error_text, escape_markdown
 from rnnlab.train import PART_SECONDS, ConfigError, Run, at_boundary
 from ui.charts import chart
 from ui.controls import config_controls, explain
@@ -190,7 +190,7 @@ if pending and not errors:
 for message in errors:
     notes().error(message, icon=":material/block:")
 if ss.explore_error:
-    notes().error(ss.explore_error, icon=":material/block:")
+    notes().error(escape_markdown(ss.explore_error), icon=":material/block:")
 restored = ss.pop("restored_step", None)
 if restored is not None and run is not None:
     if run.history.stop_reason:
@@ -209,7 +209,7 @@ with st.sidebar.expander("Load parameters (.msgpack)", expanded=ss.load_message 
                           "settings: same cell, features, task and carry mode. A new run starts from it.")
     if ss.load_message:
         kind, text = ss.load_message
-        (st.error if kind == "error" else st.success)(text, icon=":material/data_object:")
+        (st.error if kind == "error" else st.success)(escape_markdown(text), icon=":material/data_object:")
 if stale:
     changed = [k for k in STATIC_FIELDS + ("seed",) if getattr(run.config, k) != getattr(config, k)]
     notes().info(f"The charts show the previous run; you changed {', '.join(changed)}. Press Train or Step to "

@@ -8,7 +8,7 @@ import streamlit as st
 
 from rnnlab import plots, probes
 from rnnlab.cells import CELLS
-from rnnlab.text import error_text
+from rnnlab.text import error_text, escape_markdown
 from rnnlab.train import PART_SECONDS, ConfigError, Run
 from rnnlab.urlstate import parse_cells, parse_lengths
 from ui.charts import chart
@@ -135,7 +135,7 @@ if ss.pop("sweep_requested", False) or ss.pop("autorun_pending", False):
             sweep_error = f"The sweep failed: {error_text(e)}"
 write_url(shared)
 if sweep_error:
-    st.error(sweep_error, icon=":material/block:")
+    st.error(escape_markdown(sweep_error), icon=":material/block:")
     if ss.sweep_result is not None:
         last = ss.sweep_result[0]
         st.caption(f"The chart below is the last sweep that worked: "

@@ -51,3 +51,21 @@ def format_bytes(n: float) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1000
     raise AssertionError
+
+
+_MARKDOWN_SPECIAL = set("\\`*_{}[]()<>#+-.!|~$:=^&\"'")
+_JOINER = "\u2060"  # an invisible word joiner: breaks automatic links and :shortcodes: without changing the text
+
+
+def escape_markdown(text: str) -> str:
+    """``text`` shown literally where Streamlit renders Markdown: links, images, emphasis, HTML, LaTeX ($), colour
+    and icon directives (:red[...], :material/...:), emoji shortcodes and bare URLs are written out as characters.
+
+    Every ASCII punctuation character is backslash-escaped; an invisible word joiner follows each ':' and '@'
+    and splits 'www.', which Streamlit would otherwise turn into icons or links after unescaping."""
+    out = []
+    for ch in str(text).replace("\n", " "):
+        out.append(f"\\{ch}" if ch in _MARKDOWN_SPECIAL else ch)
+        if ch in ":@":
+            out.append(_JOINER)
+    return "".join(out).replace("www\\.", f"www{_JOINER}\\.")

@@ -10,6 +10,7 @@ from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from rnnlab.server import session_store
+from rnnlab.text import escape_markdown
 from rnnlab.urlstate import CONFIG_KEYS, Shared, parse_query, to_query
 from ui.navigation import use_app_navigation
 
@@ -107,7 +108,7 @@ def show_url_notes() -> None:
     notes = st.session_state.get("url_notes")
     if notes:
         st.warning("Some settings in the link could not be used; defaults were kept:\n\n"
-                   + "\n".join(f"- {n}" for n in notes), icon=":material/link_off:")
+                   + "\n".join(f"- {escape_markdown(n)}" for n in notes), icon=":material/link_off:")
 
 
 def kept(key: str, default) -> None:
