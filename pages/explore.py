@@ -364,12 +364,16 @@ if run is not None:
             if not run.program.is_compiled():
                 status_slot.info("Compiling the training step for this configuration (once per configuration)…",
                                  icon=":material/hourglass_top:")
-            drawn = time.monotonic()
+            drawn = began = time.monotonic()
+            first_step = run.step
             while not run.done and ss.training:
-                progress = run.run_chunk(PART_SECONDS)
+                run.run_chunk(PART_SECONDS)
                 keep_run(run)
                 n += 1
-                draw_progress(run, progress.steps_per_second)
+                if n == 1:  # the first call may include compiling: the rate counts from its end
+                    began, first_step = time.monotonic(), run.step
+                rate = (run.step - first_step) / (time.monotonic() - began) if n > 1 else None
+                draw_progress(run, rate)  # steps per second of the user's clock, drawing included
                 if n == 1 or time.monotonic() - drawn >= CHART_INTERVAL_S:
                     draw_charts(run, n)  # redrawing every chart is the browser's heaviest work: at most ~1/s
                     drawn = time.monotonic()

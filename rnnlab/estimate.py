@@ -25,6 +25,7 @@ SPATIAL_SPEED = 0.25  # a ConvLSTM step runs at about a quarter of that speed (m
 COMPILE_S = {"conv_lstm": 40.0}  # first compile of a training chunk, seconds (measured here; others below)
 DEFAULT_COMPILE_S = 6.0
 CONFIRM_S = 60.0  # longer than this: the page asks before it starts
+MAX_MEASURED = 2000  # configurations whose step time is remembered (a few hundred KB at most)
 
 _lock = threading.Lock()
 _step_seconds: dict[tuple, float] = {}  # static key -> measured seconds per step
@@ -109,19 +110,25 @@ def record_chunk(config: Config, steps: int, seconds: float) -> None:
         return
     key, per_step = config.static_key(), seconds / steps
     with _lock:
-        old = _step_seconds.get(key)
+        old = _step_seconds.pop(key, None)
         _step_seconds[key] = per_step if old is None else 0.7 * old + 0.3 * per_step
+        while len(_step_seconds) > MAX_MEASURED:  # the oldest measurements go first
+            del _step_seconds[next(iter(_step_seconds))]
         flops = step_flops(config)
         if flops >= MIN_LEARNING_FLOPS:
             compute_s = max(per_step - PER_TIME_STEP_S * TASKS[config.task].steps(config.seq_len), 0.2 * per_step)
             _flops_rate.insert(0, flops / compute_s / (SPATIAL_SPEED if CELLS[config.cell].spatial else 1.0))
             del _flops_rate[50:]
+        if len(_compiled) >= MAX_MEASURED:
+            _compiled.clear()
         _compiled.add(key)
 
 
 def record_compiled(config: Config) -> None:
     """``config``'s program is compiled in this process: later estimates leave the compile out."""
     with _lock:
+        if len(_compiled) >= MAX_MEASURED:
+            _compiled.clear()  # forgetting only makes later estimates include a compile again
         _compiled.add(config.static_key())
 
 

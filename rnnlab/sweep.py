@@ -20,6 +20,7 @@ import itertools
 import math
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
@@ -178,7 +179,10 @@ class Vmapped:
     train_chunk: Callable
 
 
-_COMPILED: dict[tuple, Vmapped] = {}
+# Vmapped program sets kept for reuse, least recently used first out: like rnnlab.program's cache, bounded,
+# because every compiled XLA program holds memory and memory mappings for the life of the process.
+MAX_VMAPPED = 16
+_COMPILED: OrderedDict[tuple, Vmapped] = OrderedDict()
 _COMPILED_LOCK = threading.Lock()
 
 
@@ -212,6 +216,9 @@ def vmapped(program: Program, size: int, devices: list) -> Vmapped:
         found = _COMPILED.get(key)
         if found is None:
             found = _COMPILED[key] = _build(program, Mesh(np.array(devices), (AXIS,)))
+        _COMPILED.move_to_end(key)
+        while len(_COMPILED) > MAX_VMAPPED:
+            _COMPILED.popitem(last=False)
     return found
 
 

@@ -37,3 +37,17 @@ def test_a_run_reports_its_chunks():
     run.train()
     guess = estimate.estimate(config)
     assert guess.measured and guess.compile_s == 0 and guess.step_s > 0
+
+
+def test_a_run_measures_steps_on_the_callers_clock_while_it_trains_continuously():
+    """Time spent between calls (a page drawing its charts) counts when the next call follows at once."""
+    import time
+
+    config = Config(seq_len=10, batch=4, features=6, steps=40, chunk=10, seed=22, cell="simple")
+    run = Run(config)
+    run.run_chunk()  # compiles
+    run.run_chunk()
+    quick = estimate.estimate(config).step_s
+    time.sleep(0.5)  # drawing, within the pause that still counts as continuous training
+    run.run_chunk()
+    assert estimate.estimate(config).step_s > quick + 0.3 * 0.5 / 10 * 0.9  # the pause, averaged in at 0.3

@@ -288,3 +288,12 @@ def test_the_sweep_estimate_counts_every_run_and_each_compile_once(configs, resu
     assert guess.steps == configs[0].steps and guess.step_s > one.step_s
     fresh = estimate_sweep([replace(c, features=12) for c in configs])
     assert fresh.compile_s == 2 * estimate.DEFAULT_COMPILE_S
+
+
+def test_the_vmapped_program_cache_is_bounded(monkeypatch):
+    monkeypatch.setattr(sweep, "MAX_VMAPPED", 2)
+    devices = jax.devices()
+    programs = [get_program(replace(BASE, features=f)) for f in (3, 4, 5)]
+    kept = [sweep.vmapped(p, 1, devices) for p in programs]
+    assert sweep.vmapped(programs[2], 1, devices) is kept[2]  # the most recent stay
+    assert sweep.vmapped(programs[0], 1, devices) is not kept[0]  # the oldest was dropped, and is built again

@@ -32,6 +32,19 @@ def test_persistent_cache_writes_compiled_programs(tmp_path):
     assert len(list((tmp_path / "cache").iterdir())) == len(entries)  # nothing new was compiled
 
 
+def test_an_unusable_cache_folder_means_no_cache_and_one_warning_not_a_crash(tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("in the way")
+    for bad in (blocker, blocker / "under-it"):
+        env = {**os.environ, "RNNLAB_JAX_CACHE_DIR": str(bad), "PYTHONPATH": str(ROOT)}
+        args = [sys.executable, "-m", "rnnlab", "train", "--seq-len", "6", "--batch", "4", "--features", "4",
+                "--steps", "3", "--chunk", "3", "--quiet", "--out", str(tmp_path / "h.csv")]
+        done = subprocess.run(args, env=env, timeout=300, cwd=tmp_path, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        assert "cannot be used" in done.stderr and "Traceback" not in done.stderr
+        assert (tmp_path / "h.csv").exists()
+
+
 def test_ten_sessions_asking_at_once_compile_each_function_once():
     """Sessions share compiled programs safely: ten threads start the same new configuration at once."""
     import random
