@@ -51,7 +51,8 @@ def same_run(run: Run | None, config: Config) -> bool:
 
 def start_new_run() -> None:
     try:
-        ss.run = Run(config)
+        with training_slot(config.memory_bytes(), st.empty(), label="new run", scheduler=scheduling.SLOTS):
+            ss.run = Run(config)
         ss.explore_error = None
     except ConfigError as e:
         ss.run, ss.training, ss.explore_error = None, False, " ".join(e.messages)
@@ -84,8 +85,9 @@ def load_parameters() -> None:
     if file is None:
         return
     try:
-        params = export.load_params(file.getvalue(), config)
-        loaded = Run(config, params=params, origin=file.name)
+        with training_slot(config.memory_bytes(), st.empty(), label="parameter upload", scheduler=scheduling.SLOTS):
+            params = export.load_params(file.getvalue(), config)
+            loaded = Run(config, params=params, origin=file.name)
     except (export.ExportError, ConfigError) as e:
         why = str(e)
     except Exception as e:  # noqa: BLE001  (a file must never crash the page)
@@ -329,7 +331,8 @@ def robustness(run: Run):
     key = (id(run), run.step)
     cache = {k: v for k, v in ss.get("robust", {}).items() if k[0] in (id(ss.run), *map(id, ss.zero_runs.values()))}
     if key not in cache:
-        cache[key] = probes.start_robustness(run)
+        with slot(run.config, "robustness check"):
+            cache[key] = probes.start_robustness(run)
     ss.robust = cache
     return cache[key]
 

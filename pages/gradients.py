@@ -31,8 +31,14 @@ def current_model() -> tuple[Run, bool]:
         return run, True
     cached = ss.get("untrained")
     if cached is None or cached.config != config:
-        cached = ss.untrained = Run(config)
+        with gate("building the untrained model"):
+            cached = ss.untrained = Run(config)
     return cached, False
+
+
+def gate(what: str):
+    """Hold one of the server's slots for heavy work on these settings (the queue position shows meanwhile)."""
+    return training_slot(config.memory_bytes(), queue_slot, label=what)
 
 
 errors = config.validate()
@@ -41,6 +47,7 @@ if errors:
         st.error(message, icon=":material/block:")
     st.stop()
 
+queue_slot = st.empty()
 run, trained = current_model()
 cell = CELLS[config.cell]
 st.caption(f"Model: {cell.label} with {config.features} features on {run.program.task.label}, T = {config.seq_len}, "
@@ -52,7 +59,7 @@ if not trained:
 st.subheader("1. ||dL/dh_t|| through time")
 key = (id(run), run.step)
 if ss.get("grad_time_key") != key:
-    with st.spinner("Probing the gradient at every time step…"):
+    with gate("gradient probe"), st.spinner("Probing the gradient at every time step…"):
         ss.grad_time, ss.grad_time_key = probes.run_grad_through_time(run), key
 grads = ss.grad_time
 chart(st, plots.grad_through_time_figure(grads), key="grad_time")
@@ -179,7 +186,7 @@ almost no signal unless the loss also covers early steps.""")
 st.subheader("3. Connectivity: which inputs the last output depends on")
 ckey = (id(run), run.step)
 if ss.get("conn_key") != ckey:
-    with st.spinner("Computing connectivity…"):
+    with gate("connectivity probe"), st.spinner("Computing connectivity…"):
         ss.conn, ss.conn_key = probes.run_connectivity(run), ckey
 chart(st, plots.connectivity_figure(ss.conn), key="connectivity")
 with st.expander("What am I looking at?"):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -59,3 +60,8 @@ def button(at: AppTest, label: str):
 @pytest.fixture
 def small() -> dict[str, str]:
     return dict(SMALL)
+
+
+def unescaped(markdown: str) -> str:
+    """What a reader sees of Markdown text the app escaped (rnnlab.text.escape_markdown): the characters."""
+    return re.sub(r"\\(.)", r"\1", markdown.replace("\u2060", ""))

@@ -13,7 +13,7 @@ import pytest
 
 from rnnlab.config import Config
 from rnnlab.flaxapi import migrate
-from tests.app.conftest import SMALL, figures, open_page, values
+from tests.app.conftest import SMALL, figures, open_page, unescaped, values
 
 DEFAULT = Config()
 LINK = Config.from_dict(SMALL)[0]  # the good values every bad link below also carries
@@ -75,7 +75,8 @@ def test_bad_url_values(page, query, words, fields, monkeypatch):
     if page == "home":  # the home page does not show the notes (pages/home.py); they wait in the session
         assert len(at.get("page_link")) >= 5
         return
-    shown = [w.value for w in at.warning if w.value.startswith("Some settings in the link could not be used")]
+    shown = [unescaped(w.value) for w in at.warning
+             if w.value.startswith("Some settings in the link could not be used")]
     assert shown and words in shown[0]
     assert all(len(line) < 400 for line in shown[0].splitlines())
     if page == "explore":  # the controls show the kept values
@@ -109,7 +110,7 @@ def test_over_budget_choice_in_the_controls_is_refused_with_estimate_and_budget(
     at = open_page("explore", **SMALL)
     at.sidebar.number_input(key="w_seq_len").set_value(100_000).run()
     at.sidebar.number_input(key="w_batch").set_value(4096).run()
-    errors = [e.value for e in at.error]
+    errors = [unescaped(e.value) for e in at.error]
     assert any("needs about" in e and "the limit is 53.7 MB" in e for e in errors), errors
     assert next(b for b in at.button if b.label == "Train").disabled
     assert not at.exception
@@ -153,7 +154,7 @@ def test_bad_sweep_input_keeps_the_last_sweep(swept, text, cells, words, monkeyp
     at.text_input(key="w_sweep_lengths").input(text)
     next(b for b in at.button if b.label == "Run sweep").click().run()
     assert not at.exception
-    errors = [e.value for e in at.error]
+    errors = [unescaped(e.value) for e in at.error]
     assert any(words in e for e in errors), errors
     assert all(len(e) < 600 for e in errors)
     trace = figures(at)[SWEEP_TITLE]["data"]
@@ -221,7 +222,7 @@ def test_bad_dims_keep_the_last_good_result(api, key, text, others, words):
         good = [t.value.to_dict("records") for t in at.dataframe[:4]]
     at.text_input(key=key).input(text).run()
     assert not at.exception
-    errors = [e.value for e in at.error]
+    errors = [unescaped(e.value) for e in at.error]
     assert any(words in e for e in errors), errors
     assert all(len(e) < 600 for e in errors)
     section = "comparison" if key.startswith("api_") else "shape"
@@ -281,7 +282,7 @@ def test_bad_uploads_are_refused_and_keep_the_code(api, name, data, words):
     assert at.text_area(key="mig_code").value == GOOD_UPLOAD
     at.file_uploader(key="mig_upload").set_value((name, data, "application/octet-stream")).run()
     assert not at.exception
-    errors = [e.value for e in at.error]
+    errors = [unescaped(e.value) for e in at.error]
     assert any(words in e and "loaded" in e for e in errors), [e[:200] for e in errors]
     assert at.text_area(key="mig_code").value == GOOD_UPLOAD  # the last good code stays, with its findings
     assert [m.value for m in at.markdown if m.value.startswith("**Line 2:")]

@@ -9,7 +9,7 @@ import pytest
 from rnnlab.config import Config
 from rnnlab.sweep import FIELDS, expand, run_sweep
 from rnnlab.tasks import TASKS
-from tests.app.conftest import button, figures, open_page, trace, values
+from tests.app.conftest import button, figures, open_page, trace, unescaped, values
 
 TITLES = ("Training loss: mean and spread over seeds", "Final evaluation loss per configuration",
           "Gradient reaching the initial carry per configuration")
@@ -81,6 +81,6 @@ def test_bad_selections_show_an_error_and_disable_run(small, widget, value, says
     else:
         at.text_input(key=widget).set_value(value).run()
     assert not at.exception
-    assert any(says in e.value for e in at.error), [e.value for e in at.error]
+    assert any(says in unescaped(e.value) for e in at.error), [e.value for e in at.error]
     assert button(at, "Run sweep").disabled
     assert at.session_state.cmp_result is None

@@ -22,7 +22,7 @@ from rnnlab.server.compilation import compile_count
 from rnnlab.server.session_store import valid_token
 from rnnlab.tasks import TASKS
 from rnnlab.train import Run
-from tests.app.conftest import SMALL, button, figures, open_page, trace, values
+from tests.app.conftest import SMALL, button, figures, open_page, trace, unescaped, values
 
 SMALL_CONFIG = Config.from_dict(SMALL)[0]
 
@@ -111,7 +111,7 @@ def test_loading_a_link_sets_every_control(small):
 
 def test_bad_url_values_fall_back_with_a_visible_note(small):
     at = open_page("explore", **{**small, "features": "-4"}, lr="abc", cell="transformer", bogus="1")
-    note = at.warning[0].value
+    note = unescaped(at.warning[0].value)
     assert "Ignored lr='abc'" in note and "Ignored features='-4'" in note
     assert "Unknown cell 'transformer'" in note and "unknown setting 'bogus'" in note
     config = at.session_state.shared.config
@@ -332,7 +332,7 @@ def test_a_bad_parameter_file_is_refused_and_the_run_stays(small, param_files, w
     assert uploader.label == "Load parameters (.msgpack)" and uploader.allowed_type == []  # the content decides
     uploader.set_value((name, data, "application/octet-stream")).run()
     no_exception(at)
-    messages = [e.value for e in at.error]
+    messages = [unescaped(e.value) for e in at.error]
     assert len(messages) == 1, messages
     assert messages[0].startswith(f"{name} was not loaded: ") and expected in messages[0], messages[0]
     assert messages[0].endswith("The current run is unchanged.")
@@ -351,7 +351,7 @@ def test_a_good_parameter_file_starts_a_run_from_it(small, downloads):
     run = at.session_state.run
     assert run is not None and run.origin == "trained.msgpack" and run.step == 0
     assert run.history.chunks[0]["eval_loss"] == trained.history.chunks[-1]["eval_loss"]  # the loaded params
-    message = at.success[0].value
+    message = unescaped(at.success[0].value)
     assert message.startswith("Loaded the parameters in trained.msgpack. A new run starts from them at step 0")
     assert "the optimiser's state (adam's running averages, if it keeps any) starts fresh" in message
     assert "Loss" in figures(at)
