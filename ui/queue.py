@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from rnnlab.server.scheduler import SLOTS, Scheduler, Ticket
 from rnnlab.text import format_bytes
@@ -14,14 +16,39 @@ POLL_S = 0.5
 
 
 def queue_message(ticket: Ticket, scheduler: Scheduler) -> str:
-    """What a waiting user reads."""
+    """What a waiting user reads: why it waits, its place, and that it starts by itself."""
     running, waiting = scheduler.counts()
-    text = (f"All {scheduler.limit} training slots of this server are busy ({running} running, {waiting} "
-            f"waiting). You are number {ticket.position} in the queue; your training starts by itself.")
-    if ticket.position == 1 and running < scheduler.limit:
-        text += (f" It is waiting for memory: it needs about {format_bytes(ticket.memory_bytes)} and "
-                 f"{format_bytes(max(0, scheduler.available_bytes()))} is free.")
-    return text
+    reason = scheduler.waiting_reason(ticket)
+    if reason == "share":
+        return (f"You already have {scheduler.per_client} job(s) running on this server, your share while others "
+                f"may be waiting ({running} running, {waiting} waiting in all). This one starts by itself when "
+                "one of yours ends (Stop it in its tab to start this one sooner).")
+    if reason == "memory":
+        return (f"Waiting for memory: this needs about {format_bytes(ticket.memory_bytes)} and "
+                f"{format_bytes(max(0, scheduler.available_bytes()))} of the server's budget is free while "
+                f"{running} job(s) run. It starts by itself when enough is freed; smaller settings (T, batch, "
+                "features) need less.")
+    return (f"All {scheduler.limit} slots of this server are busy ({running} running, {waiting} waiting). You are "
+            f"number {ticket.position} in the queue; your job starts by itself.")
+
+
+def client_id() -> str:
+    """Who is asking, for fair shares: the browser's machine (its address), so that more tabs do not get more.
+
+    A browser on the server's own machine (a loopback address) counts per tab: the teacher's laptop, or tests.
+    """
+    try:
+        address = st.context.ip_address
+    except Exception:  # noqa: BLE001 - outside a running server
+        address = None
+    try:
+        loopback = ipaddress.ip_address(address).is_loopback if address else True
+    except ValueError:
+        loopback = False
+    if not loopback:
+        return f"ip:{address}"
+    ctx = get_script_run_ctx()
+    return f"session:{ctx.session_id}" if ctx is not None else ""
 
 
 @contextmanager
@@ -33,7 +60,7 @@ def training_slot(memory_bytes: int, placeholder=None, label: str = "",
     in the queue.
     """
     placeholder = placeholder if placeholder is not None else st.empty()
-    ticket = scheduler.ticket(memory_bytes, label)
+    ticket = scheduler.ticket(memory_bytes, label, client_id())
     try:
         while not ticket.wait(POLL_S):
             placeholder.info(queue_message(ticket, scheduler), icon=":material/hourglass_top:")

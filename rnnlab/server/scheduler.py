@@ -1,9 +1,11 @@
-"""Server-wide training slots: at most ``limit`` trainings at once, a first-come queue, and a memory budget.
+"""Server-wide slots for heavy work: at most ``limit`` jobs at once, a fair queue, and a memory budget.
 
-Every session of a Streamlit server shares one :data:`SLOTS`. A training asks for a :class:`Ticket`, waits
-until it is admitted (its place in the queue is :attr:`Ticket.position`), trains, and releases the ticket.
-A ticket is admitted when it is first in the queue, a slot is free, and its memory estimate fits in the
-budget left by the trainings already running (one training is always admitted when nothing runs).
+Every session of a Streamlit server shares one :data:`SLOTS`. A job (training, a sweep, a probe) asks for a
+:class:`Ticket`, waits until it is admitted (its place is :attr:`Ticket.position`, the reason it waits
+:meth:`Scheduler.waiting_reason`), runs, and releases the ticket. When a slot is free, the first ticket in
+the queue that can run is admitted: its memory estimate fits in what the running jobs leave of the budget
+(one job is always admitted when nothing runs), and its client (a person: one browser machine, however many
+tabs) holds fewer than ``per_client`` running jobs. A ticket that cannot run does not hold up those behind it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Callable
 from rnnlab.device import memory_budget_bytes
 
 ENV_LIMIT = "RNNLAB_MAX_TRAININGS"
+ENV_PER_CLIENT = "RNNLAB_MAX_JOBS_PER_CLIENT"
 
 
 def parse_limit(text: str) -> int:
@@ -48,14 +51,27 @@ def default_limit() -> int:
     return max(1, os.cpu_count() or 1)
 
 
-class Ticket:
-    """One training's place: waiting in the queue (``position`` >= 1) or running (``position`` == 0)."""
+def default_per_client(limit: int) -> int:
+    """``$RNNLAB_MAX_JOBS_PER_CLIENT``, else all slots but one (at least one): a slot stays for someone else."""
+    env = os.environ.get(ENV_PER_CLIENT, "").strip()
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            logging.getLogger(__name__).warning("%s must be a whole number, got %r; using the default",
+                                                ENV_PER_CLIENT, env)
+    return max(1, limit - 1)
 
-    def __init__(self, scheduler: Scheduler, number: int, memory_bytes: int, label: str):
+
+class Ticket:
+    """One job's place: waiting in the queue (``position`` >= 1) or running (``position`` == 0)."""
+
+    def __init__(self, scheduler: Scheduler, number: int, memory_bytes: int, label: str, client: str):
         self.scheduler = scheduler
         self.number = number
         self.memory_bytes = int(memory_bytes)
         self.label = label
+        self.client = client or f"ticket-{number}"  # no client given: a person of its own
         self.admitted = False
         self.released = False
 
@@ -82,8 +98,10 @@ class Ticket:
 class Scheduler:
     """At most ``limit`` admitted tickets, admitted first come, first served, within a memory budget."""
 
-    def __init__(self, limit: int | None = None, budget: Callable[[], int] = memory_budget_bytes):
+    def __init__(self, limit: int | None = None, budget: Callable[[], int] = memory_budget_bytes,
+                 per_client: int | None = None):
         self._limit = limit
+        self._per_client = per_client
         self._budget = budget
         self._cond = threading.Condition()
         self._queue: list[Ticket] = []
@@ -96,10 +114,16 @@ class Scheduler:
             self._limit = default_limit()
         return self._limit
 
-    def ticket(self, memory_bytes: int = 0, label: str = "") -> Ticket:
-        """Join the queue; admitted at once when a slot and the memory are free."""
+    @property
+    def per_client(self) -> int:
+        if self._per_client is None:
+            self._per_client = default_per_client(self.limit)
+        return self._per_client
+
+    def ticket(self, memory_bytes: int = 0, label: str = "", client: str = "") -> Ticket:
+        """Join the queue; admitted at once when a slot, the memory and the client's share allow."""
         with self._cond:
-            ticket = Ticket(self, next(self._numbers), memory_bytes, label)
+            ticket = Ticket(self, next(self._numbers), memory_bytes, label, client)
             self._queue.append(ticket)
             self._admit()
             return ticket
@@ -118,15 +142,38 @@ class Scheduler:
         with self._cond:
             return len(self._running), len(self._queue)
 
+    def waiting_reason(self, ticket: Ticket) -> str:
+        """Why ``ticket`` waits: 'share' (its client runs its share), 'memory', 'slots', or '' (not waiting)."""
+        with self._cond:
+            if ticket not in self._queue:
+                return ""
+            return self._blocker(ticket, self._free_bytes(), self._client_counts()) or "slots"
+
     # ---- internals (called with or taking the lock) ----------------------------------------------
+    def _free_bytes(self) -> int:
+        return self._budget() - sum(t.memory_bytes for t in self._running)
+
+    def _client_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for t in self._running:
+            counts[t.client] = counts.get(t.client, 0) + 1
+        return counts
+
+    def _blocker(self, ticket: Ticket, free: int, counts: dict[str, int]) -> str:
+        if counts.get(ticket.client, 0) >= self.per_client:
+            return "share"
+        if self._running and ticket.memory_bytes > free:
+            return "memory"
+        return ""
+
     def _admit(self) -> None:
         changed = False
-        while self._queue and len(self._running) < self.limit:
-            head = self._queue[0]
-            in_flight = sum(t.memory_bytes for t in self._running)
-            if self._running and head.memory_bytes > self._budget() - in_flight:
-                break  # wait for memory; nobody overtakes the head of the queue
-            self._queue.pop(0)
+        while len(self._running) < self.limit:
+            free, counts = self._free_bytes(), self._client_counts()
+            head = next((t for t in self._queue if not self._blocker(t, free, counts)), None)
+            if head is None:
+                break
+            self._queue.remove(head)
             self._running.append(head)
             head.admitted = True
             changed = True

@@ -50,10 +50,11 @@ def test_memory_of_runs_in_flight_counts_against_the_budget():
     big = s.ticket(6 * GB)
     assert big.position == 0 and s.in_flight_bytes() == 6 * GB and s.available_bytes() == 4 * GB
     too_big = s.ticket(5 * GB)  # a slot is free, the memory is not
-    small = s.ticket(1 * GB)  # first come, first served: it does not overtake
-    assert (too_big.position, small.position) == (1, 2)
+    assert too_big.position == 1 and s.waiting_reason(too_big) == "memory"
+    small = s.ticket(1 * GB)  # it fits: a job waiting for memory does not hold up the ones behind it
+    assert small.position == 0
     big.release()
-    assert (too_big.position, small.position) == (0, 0)
+    assert too_big.position == 0
 
 
 def test_one_training_is_admitted_when_nothing_runs_whatever_its_estimate():
@@ -113,3 +114,23 @@ def test_default_limit_is_the_cpu_count_on_cpu(monkeypatch):
     monkeypatch.delenv(sched.ENV_LIMIT, raising=False)
     monkeypatch.setattr(sched.os, "cpu_count", lambda: 6)
     assert sched.default_limit() == 6
+
+
+
+def test_a_client_with_many_tabs_gets_its_share_and_the_next_person_a_slot():
+    s = Scheduler(limit=3, budget=lambda: 100 * GB)
+    assert s.per_client == 2  # all slots but one
+    mine = [s.ticket(client="ip:10.0.0.5") for _ in range(5)]  # five tabs of one student
+    assert [t.position for t in mine[:2]] == [0, 0] and all(t.position > 0 for t in mine[2:])
+    assert s.waiting_reason(mine[2]) == "share"
+    theirs = s.ticket(client="ip:10.0.0.6")  # the next student starts at once, on the slot kept free
+    assert theirs.position == 0
+    mine[0].release()
+    assert mine[2].position == 0 and mine[3].position > 0  # one of the first student's waiting tabs moves up
+
+
+def test_the_share_per_client_comes_from_the_environment(monkeypatch):
+    monkeypatch.setenv("RNNLAB_MAX_JOBS_PER_CLIENT", "1")
+    assert Scheduler(limit=4).per_client == 1
+    monkeypatch.setenv("RNNLAB_MAX_JOBS_PER_CLIENT", "lots")
+    assert Scheduler(limit=4).per_client == 3
