@@ -34,6 +34,7 @@ class ExportError(ValueError):
 
 
 MAX_PARAMS_BYTES = 20 * 2**20  # the largest parameter file load_params reads (the app's upload limit too)
+PARAMS_SLACK_BYTES = 64 * 2**10  # beyond twice its arrays' bytes, what a parameter file's names and headers may add
 
 
 # ---- history -------------------------------------------------------------------------------------------
@@ -80,13 +81,20 @@ def load_params(data: bytes, config: Config, max_bytes: int = MAX_PARAMS_BYTES) 
     if len(data) > max_bytes:
         raise ExportError(f"the file is {_size(len(data))}, more than the {_size(max_bytes)} a parameter file "
                           "may have")
+    target = params_target(config)
+    expected = sum(int(np.prod(leaf.shape)) * np.dtype(leaf.dtype).itemsize
+                   for leaf in jax.tree_util.tree_leaves(target))
+    if len(data) > 2 * expected + PARAMS_SLACK_BYTES:  # refused before anything is unpacked
+        raise ExportError(f"the file is {_size(len(data))}, while a parameter file for this configuration "
+                          f"({config.cell} cell, {config.features} features, {config.task} task, {config.carry_mode} "
+                          f"carry) is about {_size(expected)}: it is for a much larger model, or not a parameter "
+                          "file")
     try:
         state = flax.serialization.msgpack_restore(bytes(data))
     except Exception as e:  # msgpack raises several unrelated types for corrupt or truncated input
         raise ExportError(f"not a msgpack parameter file: {_why_unreadable(e, bytes(data))}") from None
     if not isinstance(state, Mapping):
         raise ExportError(f"not a msgpack parameter file: it holds {_describe(state)}, not a tree of arrays")
-    target = params_target(config)
     problems: list[str] = []
     _compare(target, state, "", problems)
     if problems:

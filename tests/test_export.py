@@ -11,6 +11,7 @@ from pathlib import Path
 
 import flax
 import jax
+import msgpack
 import numpy as np
 import pandas as pd
 import pytest
@@ -18,6 +19,7 @@ import pytest
 from rnnlab.config import Config
 from rnnlab.export import (
     MAX_PARAMS_BYTES,
+    PARAMS_SLACK_BYTES,
     ExportError,
     evaluations_csv,
     filename_stem,
@@ -178,3 +180,17 @@ def test_filename_stem():
     stem = filename_stem(Config(cell="optimized_lstm", task="copy", seq_len=7, seed=42))
     assert stem == "rnnlab_optimized_lstm_copy_T7_seed42"
     assert re.fullmatch(r"[A-Za-z0-9_.-]+", filename_stem(replace(Config(), task="a b/c"))) is not None
+
+
+@pytest.mark.parametrize("crafted", [
+    msgpack.packb({"params": [b""] * 2_000_000}),  # empty arrays by the million
+    msgpack.packb({"params": [{} for _ in range(3_000_000)]}),  # empty groups by the million
+])
+def test_a_crafted_file_far_larger_than_the_parameters_is_refused_before_unpacking(runs, crafted, monkeypatch):
+    unpacked = []
+    monkeypatch.setattr(flax.serialization, "msgpack_restore", lambda data: unpacked.append(data))
+    with pytest.raises(ExportError, match=r"while a parameter file for this configuration .* is about"):
+        load_params(crafted, GRU)
+    assert not unpacked  # nothing was materialised
+    assert len(params_msgpack(runs["gru"].params)) <= 2 * sum(
+        x.nbytes for x in jax.tree_util.tree_leaves(runs["gru"].params)) + PARAMS_SLACK_BYTES  # real files pass
