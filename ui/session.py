@@ -13,6 +13,7 @@ from rnnlab.server import session_store
 from rnnlab.text import escape_markdown
 from rnnlab.urlstate import CONFIG_KEYS, Shared, parse_query, to_query
 from ui.navigation import use_app_navigation
+from ui.queue import client_id
 
 TOKEN = session_store.TOKEN_PARAM  # the tab's token in the URL: never part of a link to share
 RELOAD_GRACE_S = 2.0  # how long a reload waits for the old page's connection to close
@@ -65,7 +66,7 @@ def attach_session(token: str | None) -> None:
     if kept is not None:
         ss.run = kept.fork()  # its own copy: the old session's thread may still be finishing a chunk
         ss.sid, ss.restored_step = token, ss.run.step
-        session_store.STORE.save(token, me, ss.run)
+        session_store.STORE.save(token, me, ss.run, client_id())
     else:
         ss.sid = session_store.new_token()
 
@@ -77,9 +78,9 @@ def keep_run(run) -> None:
         return
     if run is None:
         store.discard(ss.sid, me)
-    elif not store.save(ss.sid, me, run):  # a copy of the address took the token while this tab was away
+    elif not store.save(ss.sid, me, run, client_id()):  # a copy of the address took the token meanwhile
         ss.sid = session_store.new_token()
-        store.save(ss.sid, me, run)
+        store.save(ss.sid, me, run, client_id())
         st.query_params[TOKEN] = ss.sid
 
 

@@ -9,8 +9,10 @@ the owner is still connected gets a new token and an empty page, and never sees 
 Residual case: the token is a bearer secret. Someone who has a copy of the address *with* the token and opens
 it after the owner closed the tab (or while the owner's connection is down) gets a copy of the owner's last
 finished run. The links the app builds for sharing never contain the token; only a raw copy of the address
-bar does. The store is bounded: at most ``max_entries`` runs and about ``max_bytes`` of memory (least
-recently used first out), each kept ``ttl_s`` seconds after its last save or take-over.
+bar does. The store is bounded: at most ``max_entries`` runs and about ``max_bytes`` of memory, each kept
+``ttl_s`` seconds after its last save or take-over. When it is full, the client (a person, see
+:func:`ui.queue.client_id`) holding the most memory loses its least recently used run first, so that one
+person filling the store evicts their own runs, not everyone else's.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ class Entry:
     value: Any
     nbytes: int
     touched: float  # clock() of the last save or take-over
+    client: str = ""  # the person it belongs to (the owner's session when not given)
 
 
 class SessionStore:
@@ -78,8 +81,8 @@ class SessionStore:
         self._entries: OrderedDict[str, Entry] = OrderedDict()  # least recently used first
         self._lock = threading.Lock()
 
-    def save(self, token: str, owner: str, value: Any) -> bool:
-        """Keep ``value`` under ``token`` for session ``owner``.
+    def save(self, token: str, owner: str, value: Any, client: str = "") -> bool:
+        """Keep ``value`` under ``token`` for session ``owner`` of ``client`` (a person; default: the session).
 
         Returns False, storing nothing, when another session owns the token (it took the run over while this
         one was disconnected): the caller should continue under a new token.
@@ -95,7 +98,7 @@ class SessionStore:
             if nbytes > self.max_bytes:  # too big to keep at all; the others stay
                 self._entries.pop(token, None)
                 return True
-            self._entries[token] = Entry(owner, value, nbytes, self._clock())
+            self._entries[token] = Entry(owner, value, nbytes, self._clock(), client or owner)
             self._entries.move_to_end(token)
             self._evict()
             return True
@@ -165,8 +168,13 @@ class SessionStore:
     def _evict(self) -> None:
         total = sum(e.nbytes for e in self._entries.values())
         while self._entries and (len(self._entries) > self.max_entries or total > self.max_bytes):
-            _, entry = self._entries.popitem(last=False)
-            total -= entry.nbytes
+            held: dict[str, list[int]] = {}  # client -> [bytes, entries]
+            for e in self._entries.values():
+                mine = held.setdefault(e.client, [0, 0])
+                mine[0], mine[1] = mine[0] + e.nbytes, mine[1] + 1
+            greedy = max(held, key=lambda c: tuple(held[c]))  # the most memory, then the most runs
+            token = next(t for t, e in self._entries.items() if e.client == greedy)  # its least recently used
+            total -= self._entries.pop(token).nbytes
 
 
 STORE = SessionStore()  # the server's: shared by every session in this process

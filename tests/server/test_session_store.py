@@ -129,3 +129,12 @@ def test_store_size_from_the_environment(monkeypatch, env, mb):
 
     monkeypatch.setenv("RNNLAB_SESSION_STORE_MB", env)
     assert _max_bytes_from_env() == mb * 2**20
+
+
+def test_one_client_filling_the_store_evicts_its_own_runs_not_a_students():
+    store = SessionStore(max_entries=10, max_bytes=1000)
+    student = new_token()
+    store.save(student, "student-tab", Value(100), client="ip:10.0.0.7")
+    for _ in range(24):  # another client keeps run after run
+        store.save(new_token(), f"tab-{_}", Value(100), client="ip:10.0.0.9")
+    assert student in store and store.nbytes <= 1000 and len(store) == 10
