@@ -99,6 +99,8 @@ shared.sweep_weights = weights
 st.button("Run sweep", icon=":material/play_arrow:", on_click=lambda: ss.update(sweep_requested=True))
 planned_cells, _ = parse_cells(",".join(chosen))
 planned_lengths, _ = parse_lengths(lengths_text)
+if planned_cells and planned_lengths:  # what was typed is in the URL too, so a reload keeps it
+    shared.sweep_cells, shared.sweep_lengths = planned_cells, planned_lengths
 if planned_cells and planned_lengths and not run.program.task.spatial:
     st.caption(f"Run sweep: {probes.estimate_decay_sweep(config, planned_cells, planned_lengths, weights)}. "
                "Any click stops it between two probes.")
@@ -135,7 +137,6 @@ if ss.pop("sweep_requested", False) or ss.pop("autorun_pending", False):
                                            callback=lambda done, total, text: bar.progress(done / total, text=text))
                 bar.empty()
             ss.sweep_result = (sweep, probes.fit_decay(sweep), base.task, weights)
-            shared.sweep_cells, shared.sweep_lengths = cells, lengths  # the URL holds the sweep on screen
         except ConfigError as e:
             sweep_error = " ".join(e.messages)
         except Exception as e:  # noqa: BLE001 - a message, never a traceback; the last sweep stays

@@ -92,3 +92,11 @@ def test_gates_preset_shows_trained_gated_cells_keeping_the_gradient():
     untrained = probes.fit_decay(probes.decay_sweep(preset.config, list(probes.DEFAULT_SWEEP_CELLS),
                                                     list(preset.sweep_lengths)))
     assert (untrained["rate_per_step"].between(0.7, 0.85)).all()
+
+
+def test_typed_sweep_lengths_go_into_the_url_so_a_reload_keeps_them():
+    at = open_page("gradients", **SMALL)
+    at.text_input(key="w_sweep_lengths").input("7, 9").run()
+    assert at.query_params["sweep_lengths"] in (["7,9"], "7,9")
+    again = open_page("gradients", **SMALL, sweep_lengths="7,9")  # the reloaded address
+    assert again.text_input(key="w_sweep_lengths").value == "7, 9"
