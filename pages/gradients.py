@@ -99,7 +99,9 @@ shared.sweep_weights = weights
 st.button("Run sweep", icon=":material/play_arrow:", on_click=lambda: ss.update(sweep_requested=True))
 planned_cells, _ = parse_cells(",".join(chosen))
 planned_lengths, _ = parse_lengths(lengths_text)
-if planned_cells and planned_lengths:  # what was typed is in the URL too, so a reload keeps it
+sweep_base = config if not run.program.task.spatial else replace(config, task="adding")
+if planned_cells and planned_lengths and not any(  # a sweep that can run goes into the URL: a reload keeps it
+        replace(sweep_base, cell=c, seq_len=T).validate() for c in planned_cells for T in planned_lengths):
     shared.sweep_cells, shared.sweep_lengths = planned_cells, planned_lengths
 if planned_cells and planned_lengths and not run.program.task.spatial:
     st.caption(f"Run sweep: {probes.estimate_decay_sweep(config, planned_cells, planned_lengths, weights)}. "

@@ -1,7 +1,13 @@
 """Settings for the whole test session."""
 
+import os
+import tempfile
+
 import jax
 import pytest
+
+# Runs kept for reloads are also written to disk; the tests (and the servers they start) keep theirs apart.
+os.environ.setdefault("RNNLAB_RUNS_DIR", tempfile.mkdtemp(prefix="rnnlab-test-runs-"))
 
 
 @pytest.fixture(autouse=True, scope="module")

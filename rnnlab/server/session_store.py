@@ -28,6 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from rnnlab.server.run_files import default_folder
+
 TOKEN_PARAM = "sid"  # the URL query parameter holding the token
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 DEFAULT_MAX_ENTRIES = 200
@@ -75,8 +77,9 @@ class SessionStore:
 
     def __init__(self, max_entries: int = DEFAULT_MAX_ENTRIES, max_bytes: int = DEFAULT_MAX_BYTES,
                  ttl_s: float = DEFAULT_TTL_S, clock: Callable[[], float] = time.monotonic,
-                 size: Callable[[Any], int] = _size):
+                 size: Callable[[Any], int] = _size, disk=None):
         self.max_entries, self.max_bytes, self.ttl_s = max_entries, max_bytes, ttl_s
+        self.disk = disk  # a RunFolder (write, read, delete by token): kept values survive a crash
         self._clock, self._size = clock, size
         self._entries: OrderedDict[str, Entry] = OrderedDict()  # least recently used first
         self._lock = threading.Lock()
@@ -101,7 +104,9 @@ class SessionStore:
             self._entries[token] = Entry(owner, value, nbytes, self._clock(), client or owner)
             self._entries.move_to_end(token)
             self._evict()
-            return True
+        if self.disk is not None:
+            self.disk.write(token, value)
+        return True
 
     def claim(self, token: str | None, session: str, is_connected: Callable[[str], bool],
               grace_s: float = 0.0, poll_s: float = 0.1) -> Any | None:
@@ -112,6 +117,7 @@ class SessionStore:
         """
         if not valid_token(token):
             return None
+        self._load(token)
         deadline = self._clock() + grace_s
         while True:
             with self._lock:
@@ -119,7 +125,7 @@ class SessionStore:
                 entry = self._entries.get(token)
                 if entry is None:
                     return None
-                if entry.owner == session or not is_connected(entry.owner):
+                if entry.owner in (session, "") or not is_connected(entry.owner):  # "": read from disk
                     entry.owner, entry.touched = session, self._clock()
                     self._entries.move_to_end(token)
                     return entry.value
@@ -133,6 +139,10 @@ class SessionStore:
             entry = self._entries.get(token) if token else None
             if entry is not None and entry.owner == owner:
                 del self._entries[token]
+            else:
+                return
+        if self.disk is not None:
+            self.disk.delete(token)
 
     def owner(self, token: str) -> str | None:
         with self._lock:
@@ -159,6 +169,21 @@ class SessionStore:
         with self._lock:
             self._entries.clear()
 
+    def _load(self, token: str) -> None:
+        """A value saved on disk by an earlier server process, taken into memory (nobody owns it yet)."""
+        if self.disk is None:
+            return
+        with self._lock:
+            if token in self._entries:
+                return
+        value = self.disk.read(token)
+        if value is None:
+            return
+        with self._lock:
+            if token not in self._entries:
+                self._entries[token] = Entry("", value, self._size(value), self._clock())
+                self._evict()
+
     # ---- internals (with the lock held) --------------------------------------------------------------
     def _expire(self) -> None:
         cutoff = self._clock() - self.ttl_s
@@ -177,4 +202,4 @@ class SessionStore:
             total -= self._entries.pop(token).nbytes
 
 
-STORE = SessionStore()  # the server's: shared by every session in this process
+STORE = SessionStore(disk=default_folder())  # the server's: shared by every session in this process

@@ -138,3 +138,44 @@ def test_one_client_filling_the_store_evicts_its_own_runs_not_a_students():
     for _ in range(24):  # another client keeps run after run
         store.save(new_token(), f"tab-{_}", Value(100), client="ip:10.0.0.9")
     assert student in store and store.nbytes <= 1000 and len(store) == 10
+
+
+def test_a_kept_run_survives_a_crash_and_a_new_server_gives_it_back(tmp_path):
+    """Written atomically to disk as it trains; a new process's store reads it for the tab's token."""
+    from rnnlab.config import Config
+    from rnnlab.server.run_files import RunFolder
+    from rnnlab.train import Run
+
+    config = Config(seq_len=12, batch=8, features=8, steps=40, chunk=10)
+    whole = Run(config)
+    whole.train()
+    run, token = Run(config), new_token()
+    run.train(callback=lambda p: p.step < 20)
+    before = SessionStore(disk=RunFolder(tmp_path))
+    assert before.save(token, "tab", run)
+    assert [p.name for p in tmp_path.iterdir()] == [f"{token}.run"]  # no partial file left behind
+    after = SessionStore(disk=RunFolder(tmp_path))  # the server after kill -9: nothing in memory
+    back = after.claim(token, "reloaded-tab", everybody)  # the old owner is unknown to the new server
+    assert back is not None and back.step == 20 and back.history.steps_df().equals(run.history.steps_df())
+    back.train()
+    assert back.history.steps_df().equals(whole.history.steps_df())  # it goes on as if nothing happened
+    after.discard(token, "reloaded-tab")
+    assert not list(tmp_path.iterdir())
+
+
+def test_run_files_are_throttled_bounded_and_a_damaged_file_is_dropped(tmp_path):
+    from rnnlab.config import Config
+    from rnnlab.server.run_files import RunFolder
+    from rnnlab.train import Run
+
+    clock = Clock()
+    folder = RunFolder(tmp_path, write_every_s=10, clock=clock)
+    run, token = Run(Config(seq_len=12, batch=8, features=8, steps=40, chunk=10)), new_token()
+    assert folder.write(token, run) and not folder.write(token, run)  # the second within 10 s waits
+    clock.now += 11
+    assert folder.write(token, run)
+    folder.path(token).write_bytes(b"not a run")
+    assert folder.read(token) is None and not folder.path(token).exists()
+    small = RunFolder(tmp_path, max_bytes=1)  # over the bound: the oldest files go
+    small.write(new_token(), run)
+    assert len(list(tmp_path.glob("*.run"))) <= 1
