@@ -78,8 +78,9 @@ def _unavailable(reason: str) -> None:
 
 
 @contextmanager
-def streamlit_server(log_path: Path) -> Iterator[str]:
-    """``streamlit run app.py`` on a free localhost port, logging to ``log_path``; yields its base URL."""
+def streamlit_server(log_path: Path, started: list | None = None) -> Iterator[str]:
+    """``streamlit run app.py`` on a free localhost port, logging to ``log_path``; yields its base URL (and
+    appends its process to ``started``, for a test that kills it)."""
     port = _free_port()
     command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
                "--server.port", str(port), "--server.address", "127.0.0.1",
@@ -89,6 +90,8 @@ def streamlit_server(log_path: Path) -> Iterator[str]:
         process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env,
                                    start_new_session=True)
     base = f"http://127.0.0.1:{port}"
+    if started is not None:
+        started.append(process)
     try:
         deadline = time.monotonic() + STARTUP_TIMEOUT_S
         while not _healthy(f"{base}/_stcore/health"):

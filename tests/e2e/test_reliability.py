@@ -248,3 +248,37 @@ def test_over_the_limit_a_tab_waits_in_the_queue_and_starts_by_itself(browser, o
     finally:
         b_context.close()
         a_context.close()
+
+
+@pytest.mark.e2e
+def test_a_kept_run_survives_kill_9_of_the_server(browser, artifacts, monkeypatch, tmp_path) -> None:
+    """The server is killed without warning; a restarted one gives the tab its run back from disk."""
+    import os
+    import signal
+
+    from tests.e2e.conftest import streamlit_server
+
+    monkeypatch.setenv("RNNLAB_RUNS_DIR", str(tmp_path / "runs"))
+    started: list = []
+    with streamlit_server(artifacts / "streamlit-server-killed.log", started) as first:
+        context, page, console = open_tab(browser, first)
+        try:
+            page.goto("/explore?" + urlencode({**SMALL, "steps": "40", "run": "1"}))
+            page.get_by_text("Finished 40 steps.").wait_for(timeout=TRAIN_TIMEOUT_MS)
+            wait_idle(page)
+            address = page.url.split("/", 3)[3]
+            os.killpg(started[0].pid, signal.SIGKILL)
+            started[0].wait(timeout=10)
+        finally:
+            context.close()
+    with streamlit_server(artifacts / "streamlit-server-restarted.log") as second:
+        context, page, console = open_tab(browser, second)
+        try:
+            page.goto("/" + address)
+            page.get_by_text(BACK).wait_for(timeout=FIRST_CHART_TIMEOUT_MS)  # a new server compiles the run first
+            wait_idle(page)
+            assert BACK.search(page.get_by_text(BACK).inner_text()).group(1) == "40"
+            assert loss_points(page) == 40 and page.get_by_text("Finished 40 steps.").count() == 1
+            check_page(page, console, "Explore after the server was killed and restarted")
+        finally:
+            context.close()
