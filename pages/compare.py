@@ -131,7 +131,11 @@ stop_slot = st.empty()
 results_slot = st.empty()  # an empty element until the results are drawn: the last run's page does not stay faded
 
 action = ss.pop("cmp_action", None)
-if action == "run" and guess is not None and guess.total_s > estimate.CONFIRM_S and not ss.pop("cmp_confirmed", False):
+refusal = estimate.over_limit(guess, "This sweep") if action == "run" and guess is not None else None
+confirmed = ss.pop("cmp_confirmed", False)
+if refusal:
+    ss.cmp_error, action = refusal, None
+elif action == "run" and guess is not None and guess.total_s > estimate.CONFIRM_S and not confirmed:
     ss.cmp_confirm, action = True, None
     st.rerun()
 if action == "run" and configs and not errors:

@@ -123,9 +123,13 @@ if ss.run is not None:
 action = ss.pop("action", None)
 if ss.pop("autorun_pending", False) and not errors:
     action = "autorun"
-if action in ("train", "step", "autorun") and not errors and not ss.pop("confirmed", False):
+if action in ("train", "step", "autorun") and not errors:
     guess = cost("step" if action == "step" else "train")
-    if guess.total_s > estimate.CONFIRM_S:  # long work starts only when asked twice
+    confirmed = ss.pop("confirmed", False)
+    refusal = estimate.over_limit(guess)
+    if refusal:  # too long for this server: not even asked
+        ss.explore_error, ss.confirm, action = refusal, None, None
+    elif guess.total_s > estimate.CONFIRM_S and not confirmed:  # long work starts only when asked twice
         ss.confirm, action = (action, guess.describe()), None
 if action is not None:
     ss.confirm = None  # another button: the question is gone

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from rnnlab.cells import CELLS
 from rnnlab.config import Config
+from rnnlab.device import env_float
 from rnnlab.tasks import TASKS
 
 GATES = {"gru": 3, "lstm": 4, "optimized_lstm": 4, "mgu": 2, "simple": 1, "conv_lstm": 4}
@@ -25,6 +26,8 @@ SPATIAL_SPEED = 0.25  # a ConvLSTM step runs at about a quarter of that speed (m
 COMPILE_S = {"conv_lstm": 40.0}  # first compile of a training chunk, seconds (measured here; others below)
 DEFAULT_COMPILE_S = 6.0
 CONFIRM_S = 60.0  # longer than this: the page asks before it starts
+ENV_MAX_JOB = "RNNLAB_MAX_JOB_MINUTES"
+DEFAULT_MAX_JOB_MINUTES = 20.0  # longer than this: refused (a teacher raises it with the variable above)
 MAX_MEASURED = 2000  # configurations whose step time is remembered (a few hundred KB at most)
 
 _lock = threading.Lock()
@@ -81,6 +84,21 @@ def estimate(config: Config, steps: int | None = None) -> Estimate:
     step_s = measured if measured is not None else overhead + step_flops(config) / speed
     compile_s = 0.0 if compiled else COMPILE_S.get(config.cell, DEFAULT_COMPILE_S)
     return Estimate(compile_s, step_s, steps, measured is not None)
+
+
+def max_job_seconds() -> float:
+    """The longest job this server starts: ``$RNNLAB_MAX_JOB_MINUTES`` (default 20) in seconds."""
+    return env_float(ENV_MAX_JOB, DEFAULT_MAX_JOB_MINUTES) * 60
+
+
+def over_limit(guess: Estimate, what: str = "This run") -> str | None:
+    """Why a job estimated at ``guess`` is refused (longer than :func:`max_job_seconds`), else None."""
+    limit = max_job_seconds()
+    if guess.total_s <= limit:
+        return None
+    return (f"{what} would take {guess.describe()}, more than this server's limit of {format_seconds(limit)} "
+            f"per job, so it was not started. Fewer steps, a shorter sequence, a smaller batch or fewer features "
+            f"make it shorter; whoever runs the server can raise the limit ({ENV_MAX_JOB}).")
 
 
 def describe_work(compile_s: float, work_s: float) -> str:

@@ -84,3 +84,11 @@ def test_bad_selections_show_an_error_and_disable_run(small, widget, value, says
     assert any(says in unescaped(e.value) for e in at.error), [e.value for e in at.error]
     assert button(at, "Run sweep").disabled
     assert at.session_state.cmp_result is None
+
+
+def test_a_sweep_over_the_servers_time_limit_is_refused(monkeypatch):
+    monkeypatch.setenv("RNNLAB_MAX_JOB_MINUTES", "0.001")
+    at = open_page("compare", seq_len="12", batch="8", features="8", steps="10")
+    button(at, "Run sweep").click().run()
+    assert not at.exception and at.session_state.cmp_result is None
+    assert any("more than this server's limit" in unescaped(e.value) for e in at.error)

@@ -388,3 +388,14 @@ def test_work_estimated_over_a_minute_asks_before_it_starts():
     assert any(c.value.startswith("Train: about ") for c in at.caption)
     button(at, "Cancel").click().run()
     assert not any("longer than a minute" in w.value for w in at.warning) and at.session_state.run is None
+
+
+def test_a_run_over_the_servers_time_limit_is_refused_with_the_numbers(small, monkeypatch):
+    monkeypatch.setenv("RNNLAB_MAX_JOB_MINUTES", "0.001")  # 60 ms: every run is over it
+    at = open_page("explore", **small)
+    button(at, "Train").click().run()
+    no_exception(at)
+    assert at.session_state.run is None and not at.session_state.training
+    refused = [unescaped(e.value) for e in at.error]
+    assert any("more than this server's limit of 60 ms per job" in e and "RNNLAB_MAX_JOB_MINUTES" in e
+               for e in refused), refused
