@@ -30,16 +30,15 @@ if "finished" in stopped_sweeps:
     stopped_sweeps["finished"].wait(timeout=5 * PART_SECONDS)
 if "result" in stopped_sweeps:
     ss.cmp_result, ss.cmp_error = stopped_sweeps.pop("result"), None
-for name, default in (("carry_mode", []), ("carry_init", []), ("cell", ["gru", "simple"]),  # does gating help?
-                      ("lr", ""), ("seed", "0, 1, 2")):
-    kept(f"w_cmp_{name}", default)  # what was typed here stays across visits to other pages
+CHOSEN = ("carry_mode", "carry_init", "cell")  # picked from a list; lr and seed are typed
 
 shared = shared_state()
+for name, text in shared.compare.items():  # what was chosen here stays across other pages (and, in the URL, F5)
+    kept(f"w_cmp_{name}", FIELDS[name].parse(text) if name in CHOSEN else text)
 st.title("Compare configurations")
 show_url_notes()
 base = config_controls(shared)
 shared.config = base
-write_url(shared)
 
 st.markdown(
     "Train several configurations side by side and compare them on the same axes: a GRU against a simple RNN, "
@@ -71,6 +70,14 @@ for name in ("lr", "seed"):
         axes[name] = FIELDS[name].parse(ss[f"w_cmp_{name}"])
     except ValueError as e:
         errors.append(str(e))
+for name in shared.compare:  # what can be used goes into the URL, so that a reload or a link keeps it
+    text = ", ".join(ss[f"w_cmp_{name}"]) if name in CHOSEN else ss[f"w_cmp_{name}"]
+    try:
+        FIELDS[name].parse(text)
+    except ValueError:
+        continue
+    shared.compare[name] = text
+write_url(shared)
 configs: list = []
 if not errors:
     try:

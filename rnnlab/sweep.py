@@ -91,6 +91,10 @@ SWEEP_FIELDS: tuple[SweepField, ...] = (
     SweepField("seed", "Seed", None, parse_int),
 )
 FIELDS: dict[str, SweepField] = {f.name: f for f in SWEEP_FIELDS}
+# What the Compare page varies before anyone changes it (comma-separated, as typed; empty: the base's value):
+# a GRU against a simple RNN, three seeds each (does gating help?).
+COMPARE_DEFAULTS: dict[str, str] = {"carry_mode": "", "carry_init": "", "cell": "gru, simple", "lr": "",
+                                    "seed": "0, 1, 2"}
 
 
 class SweepError(ConfigError):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields, replace
 from rnnlab.cells import CELLS
 from rnnlab.config import CONTROL_RANGES, Config
 from rnnlab.probes import DEFAULT_SWEEP_CELLS, DEFAULT_SWEEP_LENGTHS, SWEEP_WEIGHTS
+from rnnlab.sweep import COMPARE_DEFAULTS, FIELDS
 from rnnlab.text import shorten, whole
 
 CONFIG_KEYS = tuple(f.name for f in fields(Config))
@@ -34,6 +35,7 @@ class Shared:
     sweep_cells: tuple[str, ...] = DEFAULT_SWEEP_CELLS
     sweep_lengths: tuple[int, ...] = DEFAULT_SWEEP_LENGTHS
     sweep_weights: str = SWEEP_WEIGHTS[0]  # the decay sweep probes briefly trained or untrained cells
+    compare: dict[str, str] = field(default_factory=lambda: dict(COMPARE_DEFAULTS))  # what Compare varies
     compare_zero: bool = False
     autorun: bool = False
     notes: list[str] = field(default_factory=list)
@@ -86,7 +88,8 @@ def parse_query(params: Mapping[str, str | list[str]], base: Config | None = Non
     shared = Shared(config=base)
     raw: dict[str, str] = {}
     unknown: list[str] = []
-    known = set(CONFIG_KEYS) | {"hide", "sweep_cells", "sweep_lengths", "sweep_weights", "compare_zero", "run"}
+    known = (set(CONFIG_KEYS) | {"hide", "sweep_cells", "sweep_lengths", "sweep_weights", "compare_zero", "run"}
+             | {f"cmp_{name}" for name in COMPARE_DEFAULTS})
     for key, value in params.items():
         key, value = str(key), _first(value)
         if key not in known and not key.endswith("_hide"):
@@ -129,6 +132,13 @@ def parse_query(params: Mapping[str, str | list[str]], base: Config | None = Non
             shared.sweep_weights = weights
         else:
             shared.notes.append(f"Ignored sweep_weights={shorten(weights)!r}: use {' or '.join(SWEEP_WEIGHTS)}.")
+    for name in COMPARE_DEFAULTS:
+        if f"cmp_{name}" in raw:
+            text = raw.pop(f"cmp_{name}")
+            try:
+                shared.compare[name] = ", ".join(map(str, FIELDS[name].parse(text)))
+            except ValueError as e:
+                shared.notes.append(f"{e} Kept the Compare page's default for it.")
     for flag in ("compare_zero", "run"):
         if flag in raw:
             value = raw.pop(flag).strip().lower()
@@ -193,6 +203,9 @@ def to_query(shared: Shared) -> dict[str, str]:
         query["sweep_lengths"] = ",".join(map(str, shared.sweep_lengths))
     if shared.sweep_weights != SWEEP_WEIGHTS[0]:
         query["sweep_weights"] = shared.sweep_weights
+    for name, text in shared.compare.items():
+        if text != COMPARE_DEFAULTS[name]:
+            query[f"cmp_{name}"] = text.replace(" ", "")
     if shared.compare_zero:
         query["compare_zero"] = "1"
     if shared.autorun:

@@ -36,7 +36,8 @@ def shared_state() -> Shared:
         ss.shared = shared
         ss.url_notes = list(shared.notes)
         ss.autorun_pending = shared.autorun
-        for key in CONFIG_KEYS + ("compare_zero", "sweep_cells", "sweep_lengths", "sweep_weights"):
+        for key in (CONFIG_KEYS + ("compare_zero", "sweep_cells", "sweep_lengths", "sweep_weights")
+                    + tuple(f"cmp_{name}" for name in shared.compare)):
             ss.pop(f"w_{key}", None)  # the controls show the link's values
             ss.pop(f"kept_w_{key}", None)
     if token != ss.sid:

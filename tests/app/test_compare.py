@@ -92,3 +92,17 @@ def test_a_sweep_over_the_servers_time_limit_is_refused(monkeypatch):
     button(at, "Run sweep").click().run()
     assert not at.exception and at.session_state.cmp_result is None
     assert any("more than this server's limit" in unescaped(e.value) for e in at.error)
+
+
+def test_what_compare_varies_goes_into_the_url_and_a_reload_keeps_it():
+    at = open_page("compare", seq_len="12", batch="8", features="8", steps="10")
+    at.text_input(key="w_cmp_lr").input("0.003, 0.03").run()
+    at.multiselect(key="w_cmp_cell").set_value(["lstm"]).run()
+    query = {k: (v[0] if isinstance(v, list) else v) for k, v in at.query_params.items()}
+    assert query["cmp_lr"] == "0.003,0.03" and query["cmp_cell"] == "lstm"
+    again = open_page("compare", **{k: v for k, v in query.items() if k != "sid"})  # the reloaded address
+    assert again.text_input(key="w_cmp_lr").value == "0.003, 0.03"
+    assert again.multiselect(key="w_cmp_cell").value == ["lstm"]
+    bad = open_page("compare", cmp_lr="fast", cmp_seed="1,2")
+    assert bad.text_input(key="w_cmp_lr").value == "" and bad.text_input(key="w_cmp_seed").value == "1, 2"
+    assert any("Learning rate: 'fast' is not a valid value" in unescaped(w.value) for w in bad.warning)
