@@ -375,7 +375,7 @@ if run is not None:
             first_step = run.step
             while not run.done and ss.training:
                 run.run_chunk(PART_SECONDS)
-                keep_run(run)
+                keep_run(run, throttle=True)
                 n += 1
                 if n == 1:  # the first call may include compiling: the rate counts from its end
                     began, first_step = time.monotonic(), run.step

@@ -18,6 +18,7 @@ import optax
 
 from rnnlab.cells import CELLS
 from rnnlab.config import Config, Static, static_part
+from rnnlab.device import env_float
 from rnnlab.model import SeqModel, learned_carry, sample_carry
 from rnnlab.norms import scaled_norm, tree_norm
 from rnnlab.optimizers import make_optimizer
@@ -185,10 +186,12 @@ class Program:
                 "carry0": self.initial_carry(params, carry_key, scale)}
 
 
-# Compiled programs kept for reuse, least recently used first out. Each compiled XLA:CPU program holds about 20
-# memory mappings and a process may have 65,530, so an unbounded cache crashes a long-running server after a
-# few thousand configurations. A program still used by a run stays alive with that run.
-MAX_PROGRAMS = 64
+# Compiled programs kept for reuse, least recently used first out. Each holds about 50 MB on a CPU server
+# (measured: the resident memory of a server grows by 45-60 MB per new configuration until programs are
+# dropped) and about 20 memory mappings (a process may have 65,530), so the cache is small: a dropped program
+# is compiled again, or read from the disk cache, when asked for. A program still used by a run stays alive
+# with that run. ``$RNNLAB_MAX_PROGRAMS`` changes the bound.
+MAX_PROGRAMS = int(env_float("RNNLAB_MAX_PROGRAMS", 8))
 _PROGRAMS: OrderedDict[Static, Program] = OrderedDict()
 _LOCK = threading.Lock()
 

@@ -185,7 +185,7 @@ class Vmapped:
 
 # Vmapped program sets kept for reuse, least recently used first out: like rnnlab.program's cache, bounded,
 # because every compiled XLA program holds memory and memory mappings for the life of the process.
-MAX_VMAPPED = 16
+MAX_VMAPPED = 4
 _COMPILED: OrderedDict[tuple, Vmapped] = OrderedDict()
 _COMPILED_LOCK = threading.Lock()
 

@@ -136,19 +136,25 @@ class Run:
         self.config = config
         self.origin = origin  # where the starting parameters came from when not from the seed (shown on screen)
         self._lock = threading.RLock()
-        self.program: Program = get_program(config)
+        program = self.program
         lr, clip, scale = hyper_args(config)
-        self.state = self.program.init(np.int32(config.seed), scale, lr, clip)
+        self.state = program.init(np.int32(config.seed), scale, lr, clip)
         if params is not None:
             if jax.tree_util.tree_structure(params) != jax.tree_util.tree_structure(self.state["params"]):
                 raise ValueError("the parameters do not have the structure this configuration needs; "
                                  "load them with rnnlab.export.load_params")
             self.state["params"] = jax.tree_util.tree_map(jnp.asarray, params)
-        self.history = History(self.program.spec.leaves)
-        self.history.add_evaluation(0, jax.device_get(self.program.evaluate(
+        self.history = History(program.spec.leaves)
+        self.history.add_evaluation(0, jax.device_get(program.evaluate(
             self.state["params"], self.state["root"], scale)))
         self.snapshots: list[tuple[int, dict]] = [(0, jax.device_get(self.state["params"]))]
         self._last_end: float | None = None  # perf_counter() when the last compiled call ended
+
+    @property
+    def program(self) -> Program:
+        """The compiled program of this run's settings, from the server-wide cache (built again if it was
+        dropped): a run kept by a session that has gone does not keep its compiled program alive."""
+        return get_program(self.config)
 
     @property
     def step(self) -> int:
@@ -211,15 +217,16 @@ class Run:
         n_active = part_steps(first, self.config.chunk, self.config.steps,
                               estimate.estimate(self.config, 1).step_s, max_seconds)
         lr, clip, scale = hyper_args(self.config)
-        compiled = self.program.is_compiled()
-        self.state, records, evaluation = self.program.train_chunk(self.state, lr, clip, scale,
+        program = self.program
+        compiled = program.is_compiled()
+        self.state, records, evaluation = program.train_chunk(self.state, lr, clip, scale,
                                                                    np.int32(n_active))
         records, evaluation = jax.device_get((records, evaluation))
         applied = self.history.add_records(first, records)
         complete = applied < n_active or at_boundary(first + applied, self.config.chunk, self.config.steps)
         if complete:
             self.history.add_evaluation(first + applied, evaluation)
-        check_chunk(self.history, self.config, self.program.task.baseline(self.config.seq_len), first, applied,
+        check_chunk(self.history, self.config, program.task.baseline(self.config.seq_len), first, applied,
                     records)
         if applied and complete:
             self._keep_snapshot()

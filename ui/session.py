@@ -59,27 +59,33 @@ def connected(session: str) -> bool:
         return False
 
 
+session_store.STORE.is_connected = connected  # runs of tabs that are gone are kept as bytes
+
+
 def attach_session(token: str | None) -> None:
     """Once per session: the run kept under the URL's ``token`` when its session has gone (a reload), else a
     new token. A copy of the address opened while the owner is connected gets a new token and no run."""
     ss, me = st.session_state, session_id()
     kept = session_store.STORE.claim(token, me, connected, grace_s=RELOAD_GRACE_S)
     if kept is not None:
-        ss.run = kept.fork()  # its own copy: the old session's thread may still be finishing a chunk
+        ss.run = kept.fork()  # its own copy: the old session's thread may still be finishing a call
         ss.sid, ss.restored_step = token, ss.run.step
         session_store.STORE.save(token, me, ss.run, client_id())
     else:
         ss.sid = session_store.new_token()
 
 
-def keep_run(run) -> None:
-    """Keep the session's run on the server under the tab's token (or forget it), for a browser reload."""
+def keep_run(run, throttle: bool = False) -> None:
+    """Keep the session's run on the server under the tab's token (or forget it), for a browser reload.
+
+    While training (``throttle``), a run is kept again at most every few seconds; otherwise whenever it changed.
+    """
     ss, me, store = st.session_state, session_id(), session_store.STORE
     if "sid" not in ss:
         return
     if run is None:
         store.discard(ss.sid, me)
-    elif not store.save(ss.sid, me, run, client_id()):  # a copy of the address took the token meanwhile
+    elif not store.save(ss.sid, me, run, client_id(), throttle):  # a copy of the address took the token
         ss.sid = session_store.new_token()
         store.save(ss.sid, me, run, client_id())
         st.query_params[TOKEN] = ss.sid

@@ -12,7 +12,6 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import asdict, fields
 from pathlib import Path
 
@@ -61,6 +60,11 @@ def run_to_bytes(run: Run) -> bytes:
     return flax.serialization.msgpack_serialize(record)
 
 
+def run_version(run: Run) -> tuple:
+    """What changes when a run changes: the object, its step, evaluations, stop and configuration."""
+    return (id(run), run.step, len(run.history.chunks), run.history.stop_reason, run.config)
+
+
 def run_from_bytes(data: bytes) -> Run:
     """The :class:`~rnnlab.train.Run` saved by :func:`run_to_bytes`; ValueError when ``data`` is not one."""
     record = flax.serialization.msgpack_restore(data)
@@ -94,7 +98,7 @@ def _as_list(value) -> list:
 
 
 ENV_FOLDER = "RNNLAB_RUNS_DIR"
-WRITE_EVERY_S = 10.0  # a training run's file is rewritten at most this often (and when it is done)
+WRITE_EVERY_S = 10.0  # a run saved again and again while it trains is kept at most this often
 DEFAULT_MAX_DISK_BYTES = 1 << 30
 DEFAULT_TTL_S = 6 * 3600.0
 
@@ -106,28 +110,18 @@ class RunFolder:
     """
 
     def __init__(self, folder: str | os.PathLike, ttl_s: float = DEFAULT_TTL_S,
-                 max_bytes: int = DEFAULT_MAX_DISK_BYTES, write_every_s: float = WRITE_EVERY_S,
-                 clock: Callable[[], float] = time.monotonic):
+                 max_bytes: int = DEFAULT_MAX_DISK_BYTES):
         self.folder = Path(folder)
-        self.ttl_s, self.max_bytes, self.write_every_s, self._clock = ttl_s, max_bytes, write_every_s, clock
-        self._written: dict[str, float] = {}
-        self._lock = threading.Lock()
+        self.ttl_s, self.max_bytes = ttl_s, max_bytes
         self.folder.mkdir(parents=True, exist_ok=True)
 
     def path(self, token: str) -> Path:
         return self.folder / f"{token}.run"
 
-    def write(self, token: str, run: Run) -> bool:
-        """Save ``run`` under ``token`` unless it was saved less than ``write_every_s`` ago (a finished run is
-        always saved); True when written. Errors (a full disk) are logged, never raised."""
-        now = self._clock()
-        with self._lock:
-            last = self._written.get(token)
-            if last is not None and now - last < self.write_every_s and not run.done:
-                return False
-            self._written[token] = now
+    def write(self, token: str, data: bytes) -> bool:
+        """Save ``data`` (:func:`run_to_bytes`) under ``token``; True when written. Errors (a full disk) are
+        logged, never raised."""
         try:
-            data = run_to_bytes(run)
             partial = self.folder / f".{token}.{os.getpid()}.{threading.get_ident()}.tmp"
             partial.write_bytes(data)
             os.replace(partial, self.path(token))
@@ -137,14 +131,19 @@ class RunFolder:
         self.prune()
         return True
 
-    def read(self, token: str) -> Run | None:
-        """The run saved under ``token``, or None (none, expired, or unreadable: then the file is deleted)."""
+    def read(self, token: str) -> bytes | None:
+        """The bytes saved under ``token`` if they hold a run, or None (none, expired, or unreadable: then the
+        file is deleted)."""
         path = self.path(token)
         try:
             if time.time() - path.stat().st_mtime > self.ttl_s:
                 path.unlink(missing_ok=True)
                 return None
-            return run_from_bytes(path.read_bytes())
+            data = path.read_bytes()
+            record = flax.serialization.msgpack_restore(data)
+            if not isinstance(record, dict) or record.get("format") != FORMAT:
+                raise ValueError("not a saved run of this version")
+            return data
         except FileNotFoundError:
             return None
         except Exception as e:  # noqa: BLE001 - a damaged or old file: forget it
@@ -153,8 +152,6 @@ class RunFolder:
             return None
 
     def delete(self, token: str) -> None:
-        with self._lock:
-            self._written.pop(token, None)
         self.path(token).unlink(missing_ok=True)
 
     def prune(self) -> None:

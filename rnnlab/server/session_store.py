@@ -28,7 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rnnlab.server.run_files import default_folder
+from rnnlab.server.run_files import WRITE_EVERY_S, default_folder, run_from_bytes, run_to_bytes, run_version
 
 TOKEN_PARAM = "sid"  # the URL query parameter holding the token
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
@@ -66,10 +66,17 @@ def _size(value: Any) -> int:
 @dataclass
 class Entry:
     owner: str  # the Streamlit session that saved or took over the value
-    value: Any
+    value: Any  # the value itself while its owner is connected, else dump(value) (see ``frozen``)
     nbytes: int
     touched: float  # clock() of the last save or take-over
     client: str = ""  # the person it belongs to (the owner's session when not given)
+    frozen: bool = False  # value is dump(value): no live object (for a run: no compiled program) is held
+    version: Any = None  # version(value) when it was last written to disk
+    dumped: float = -math.inf  # clock() when it was last written to disk
+
+
+def _same(value: Any) -> Any:
+    return value
 
 
 class SessionStore:
@@ -77,35 +84,54 @@ class SessionStore:
 
     def __init__(self, max_entries: int = DEFAULT_MAX_ENTRIES, max_bytes: int = DEFAULT_MAX_BYTES,
                  ttl_s: float = DEFAULT_TTL_S, clock: Callable[[], float] = time.monotonic,
-                 size: Callable[[Any], int] = _size, disk=None):
+                 size: Callable[[Any], int] = _size, disk=None, dump: Callable[[Any], Any] = _same,
+                 load: Callable[[Any], Any] = _same, version: Callable[[Any], Any] = id,
+                 every_s: float = 0.0, is_connected: Callable[[str], bool] = lambda session: True):
         self.max_entries, self.max_bytes, self.ttl_s = max_entries, max_bytes, ttl_s
         self.disk = disk  # a RunFolder (write, read, delete by token): kept values survive a crash
+        # A value whose owner has gone is kept as dump(value) and given back as load(kept): for runs, bytes, so
+        # that a run kept for a reload holds no compiled program. A value saved again and again while it changes
+        # (``throttle``) is written to disk at most every ``every_s`` seconds.
+        self._dump, self._load_value, self._version, self.every_s = dump, load, version, every_s
+        self.is_connected = is_connected
         self._clock, self._size = clock, size
         self._entries: OrderedDict[str, Entry] = OrderedDict()  # least recently used first
         self._lock = threading.Lock()
 
-    def save(self, token: str, owner: str, value: Any, client: str = "") -> bool:
+    def save(self, token: str, owner: str, value: Any, client: str = "", throttle: bool = False) -> bool:
         """Keep ``value`` under ``token`` for session ``owner`` of ``client`` (a person; default: the session).
+
+        With ``throttle`` (a value saved again and again while it changes, e.g. during training), a changed
+        value is kept again only ``every_s`` seconds after the last time.
 
         Returns False, storing nothing, when another session owns the token (it took the run over while this
         one was disconnected): the caller should continue under a new token.
         """
         if not valid_token(token):
             raise ValueError("not a session token")
-        nbytes = self._size(value)
         with self._lock:
             self._expire()
             entry = self._entries.get(token)
             if entry is not None and entry.owner != owner:
                 return False
+            nbytes = self._size(value)
             if nbytes > self.max_bytes:  # too big to keep at all; the others stay
                 self._entries.pop(token, None)
                 return True
-            self._entries[token] = Entry(owner, value, nbytes, self._clock(), client or owner)
+            if entry is None or entry.value is not value:
+                entry = Entry(owner, value, nbytes, self._clock(), client or owner)
+            entry.value, entry.nbytes, entry.frozen, entry.touched = value, nbytes, False, self._clock()
+            self._entries[token] = entry
             self._entries.move_to_end(token)
             self._evict()
-        if self.disk is not None:
-            self.disk.write(token, value)
+            version = self._version(value)
+            write = self.disk is not None and entry.version != version and not (
+                throttle and self._clock() - entry.dumped < self.every_s)
+            if write:
+                entry.version, entry.dumped = version, self._clock()
+        if write:
+            self.disk.write(token, self._dump(value))
+        self._freeze_gone()
         return True
 
     def claim(self, token: str | None, session: str, is_connected: Callable[[str], bool],
@@ -128,10 +154,23 @@ class SessionStore:
                 if entry.owner in (session, "") or not is_connected(entry.owner):  # "": read from disk
                     entry.owner, entry.touched = session, self._clock()
                     self._entries.move_to_end(token)
-                    return entry.value
+                    kept, frozen = entry.value, entry.frozen
+                    break
             if self._clock() >= deadline:
                 return None
             time.sleep(poll_s)
+        if not frozen:
+            return kept
+        try:
+            value = self._load_value(kept)
+        except Exception:  # noqa: BLE001 - a value that cannot be rebuilt is forgotten
+            self.discard(token, session)
+            return None
+        with self._lock:  # its new owner holds it live again
+            entry = self._entries.get(token)
+            if entry is not None and entry.value is kept:
+                entry.value, entry.frozen, entry.nbytes = value, False, self._size(value)
+        return value
 
     def discard(self, token: str | None, owner: str) -> None:
         """Forget the value under ``token`` if ``owner`` owns it."""
@@ -169,6 +208,19 @@ class SessionStore:
         with self._lock:
             self._entries.clear()
 
+    def _freeze_gone(self) -> None:
+        """Keep the values of owners that are gone as dump(value), so that no live object stays pinned."""
+        with self._lock:
+            gone = [(t, e) for t, e in self._entries.items()
+                    if not e.frozen and e.owner and not self.is_connected(e.owner)]
+        for token, entry in gone:
+            value = entry.value
+            kept = self._dump(value)
+            with self._lock:
+                if self._entries.get(token) is entry and entry.value is value:
+                    entry.value, entry.frozen = kept, True
+                    entry.nbytes = len(kept) if isinstance(kept, bytes) else self._size(kept)
+
     def _load(self, token: str) -> None:
         """A value saved on disk by an earlier server process, taken into memory (nobody owns it yet)."""
         if self.disk is None:
@@ -176,12 +228,12 @@ class SessionStore:
         with self._lock:
             if token in self._entries:
                 return
-        value = self.disk.read(token)
-        if value is None:
+        kept = self.disk.read(token)
+        if kept is None:
             return
         with self._lock:
             if token not in self._entries:
-                self._entries[token] = Entry("", value, self._size(value), self._clock())
+                self._entries[token] = Entry("", kept, len(kept), self._clock(), frozen=True)
                 self._evict()
 
     # ---- internals (with the lock held) --------------------------------------------------------------
@@ -202,4 +254,7 @@ class SessionStore:
             total -= self._entries.pop(token).nbytes
 
 
-STORE = SessionStore(disk=default_folder())  # the server's: shared by every session in this process
+# The server's, shared by every session in this process: runs kept as bytes (no compiled program pinned),
+# dumped at most every 10 s while they train, and written to disk too.
+STORE = SessionStore(disk=default_folder(), dump=run_to_bytes, load=run_from_bytes, version=run_version,
+                     every_s=WRITE_EVERY_S)

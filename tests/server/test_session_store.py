@@ -140,10 +140,16 @@ def test_one_client_filling_the_store_evicts_its_own_runs_not_a_students():
     assert student in store and store.nbytes <= 1000 and len(store) == 10
 
 
+def run_store(folder, **kwargs) -> SessionStore:
+    from rnnlab.server.run_files import RunFolder, run_from_bytes, run_to_bytes, run_version
+
+    return SessionStore(disk=RunFolder(folder), dump=run_to_bytes, load=run_from_bytes, version=run_version,
+                        **kwargs)
+
+
 def test_a_kept_run_survives_a_crash_and_a_new_server_gives_it_back(tmp_path):
     """Written atomically to disk as it trains; a new process's store reads it for the tab's token."""
     from rnnlab.config import Config
-    from rnnlab.server.run_files import RunFolder
     from rnnlab.train import Run
 
     config = Config(seq_len=12, batch=8, features=8, steps=40, chunk=10)
@@ -151,10 +157,10 @@ def test_a_kept_run_survives_a_crash_and_a_new_server_gives_it_back(tmp_path):
     whole.train()
     run, token = Run(config), new_token()
     run.train(callback=lambda p: p.step < 20)
-    before = SessionStore(disk=RunFolder(tmp_path))
+    before = run_store(tmp_path)
     assert before.save(token, "tab", run)
     assert [p.name for p in tmp_path.iterdir()] == [f"{token}.run"]  # no partial file left behind
-    after = SessionStore(disk=RunFolder(tmp_path))  # the server after kill -9: nothing in memory
+    after = run_store(tmp_path)  # the server after kill -9: nothing in memory
     back = after.claim(token, "reloaded-tab", everybody)  # the old owner is unknown to the new server
     assert back is not None and back.step == 20 and back.history.steps_df().equals(run.history.steps_df())
     back.train()
@@ -163,19 +169,30 @@ def test_a_kept_run_survives_a_crash_and_a_new_server_gives_it_back(tmp_path):
     assert not list(tmp_path.iterdir())
 
 
-def test_run_files_are_throttled_bounded_and_a_damaged_file_is_dropped(tmp_path):
+def test_a_gone_tabs_run_is_kept_as_bytes_and_written_to_disk_at_most_every_10_s(tmp_path):
     from rnnlab.config import Config
     from rnnlab.server.run_files import RunFolder
     from rnnlab.train import Run
 
-    clock = Clock()
-    folder = RunFolder(tmp_path, write_every_s=10, clock=clock)
+    clock, connected = Clock(), {"tab"}
+    store = run_store(tmp_path, clock=clock, every_s=10, is_connected=lambda s: s in connected)
     run, token = Run(Config(seq_len=12, batch=8, features=8, steps=40, chunk=10)), new_token()
-    assert folder.write(token, run) and not folder.write(token, run)  # the second within 10 s waits
-    clock.now += 11
-    assert folder.write(token, run)
-    folder.path(token).write_bytes(b"not a run")
-    assert folder.read(token) is None and not folder.path(token).exists()
+    store.save(token, "tab", run, throttle=True)
+    written = folder_time = (tmp_path / f"{token}.run").stat().st_mtime_ns
+    run.run_chunk()
+    store.save(token, "tab", run, throttle=True)  # changed, but within 10 s of the last write
+    assert (tmp_path / f"{token}.run").stat().st_mtime_ns == written
+    store.save(token, "tab", run)  # not throttled (the training ended): written
+    assert (tmp_path / f"{token}.run").stat().st_mtime_ns != folder_time
+    assert store._entries[token].value is run  # noqa: SLF001 - the owner is here: the live run
+    connected.clear()  # the tab closed
+    store.save(new_token(), "other", Run(Config(seq_len=12, batch=8, features=8, steps=40, chunk=10)))
+    entry = store._entries[token]  # noqa: SLF001
+    assert entry.frozen and isinstance(entry.value, bytes)  # no compiled program is pinned by it
+    back = store.claim(token, "reloaded", lambda s: False)
+    assert back.step == run.step and back is not run
+    (tmp_path / f"{token}.run").write_bytes(b"not a run")
+    assert RunFolder(tmp_path).read(token) is None and not (tmp_path / f"{token}.run").exists()
     small = RunFolder(tmp_path, max_bytes=1)  # over the bound: the oldest files go
-    small.write(new_token(), run)
+    small.write(new_token(), b"x" * 10)
     assert len(list(tmp_path.glob("*.run"))) <= 1
