@@ -51,8 +51,7 @@ def same_run(run: Run | None, config: Config) -> bool:
 
 def start_new_run() -> None:
     try:
-        with training_slot(config.memory_bytes(), st.empty(), label="new run", scheduler=scheduling.SLOTS):
-            ss.run = Run(config)
+        ss.run = Run(config)  # an initialisation and one evaluation; its training waits for a slot below
         ss.explore_error = None
     except ConfigError as e:
         ss.run, ss.training, ss.explore_error = None, False, " ".join(e.messages)

@@ -107,6 +107,7 @@ def test_reload_mid_training_keeps_the_finished_chunks(browser, server) -> None:
     context, page, console = open_tab(browser, server)
     try:
         page.goto("/explore?" + urlencode({**SMALL, "steps": "20000", "run": "1"}))
+        confirm_if_asked(page, 15_000)  # long on purpose: it may ask first
         page.wait_for_function(f"() => window.__rnnlab.points({json.dumps(LOSS_TITLE)}, 'training loss') >= 30",
                                timeout=FIRST_CHART_TIMEOUT_MS, polling=100)
         page.reload()  # while it trains
@@ -173,7 +174,7 @@ def test_without_the_token_a_reload_starts_empty(browser, server) -> None:
         context.close()
 
 
-QUEUED = re.compile(r"You are number (\d+) in the queue; your training starts by itself\.")
+QUEUED = re.compile(r"You are number (\d+) in the queue; your job starts by itself\.")
 
 
 @pytest.fixture
@@ -182,6 +183,7 @@ def one_slot_server(artifacts, monkeypatch):
     from tests.e2e.conftest import streamlit_server
 
     monkeypatch.setenv("RNNLAB_MAX_TRAININGS", "1")
+    monkeypatch.setenv("RNNLAB_MAX_JOB_MINUTES", "600")  # the runs here are long on purpose
     with streamlit_server(artifacts / "streamlit-server-one-slot.log") as base:
         yield base
 
