@@ -17,6 +17,7 @@ from ui.charts import chart
 from ui.controls import config_controls, explain
 from ui.queue import training_slot
 from ui.session import kept, shared_state, show_url_notes, write_url
+from ui.slots import LazyContainer
 
 MAX_CURVE_POINTS = 500  # steps per curve drawn (the table and the CSV keep every number)
 
@@ -113,15 +114,7 @@ def confirmed() -> None:
 guess = sweep.estimate_sweep(configs) if configs and not errors else None
 st.button("Run sweep", type="primary", icon=":material/play_arrow:", on_click=start, disabled=bool(errors),
           help="Train every configuration above; the charts appear when all have finished (or at Stop).")
-caption_slot, notes_slot = st.empty(), st.empty()  # in every run, so nothing of the last one stays faded below
-page_parts: dict = {}
-
-
-def notes():
-    """The container for the confirmation, made when it is shown."""
-    if "notes" not in page_parts:
-        page_parts["notes"] = notes_slot.container()
-    return page_parts["notes"]
+caption_slot, notes = st.empty(), LazyContainer()  # one element each in every run: nothing stays faded below
 
 
 if guess is not None:

@@ -18,12 +18,12 @@ from ui.charts import chart
 from ui.controls import config_controls, explain
 from ui.queue import training_slot
 from ui.session import keep_run, share_link, shared_state, show_url_notes, write_url
+from ui.slots import LazyContainer
 
 CHART_INTERVAL_S = 1.0  # while training, charts are redrawn at most this often (the progress bar every chunk)
 UPLOAD_MB = export.MAX_PARAMS_BYTES // 2**20  # as the server's maxUploadSize in .streamlit/config.toml
 
 ss = st.session_state
-page_parts: dict = {}  # containers of this script run, made on first use
 ss.setdefault("run", None)
 ss.setdefault("training", False)
 ss.setdefault("zero_runs", {})
@@ -172,16 +172,7 @@ for col, (label, name, icon, help_text, disabled) in zip(st.columns(4), BUTTONS)
 
 link = f"[Link to this experiment]({share_link(shared)}) to share its settings (without your session)."
 st.caption(f"Train: {cost('train').describe()}. Step: {cost('step').describe()}. {link}" if not errors else link)
-notes_slot = st.empty()  # an empty element or one container: nothing of the last script run stays faded below
-
-
-def notes():
-    """The container for the notes above the charts, made when the first note is written."""
-    if "notes" not in page_parts:
-        page_parts["notes"] = notes_slot.container()
-    return page_parts["notes"]
-
-
+notes = LazyContainer()  # messages above the charts: one element in every run
 pending = ss.get("confirm")
 if pending and not errors:
     what, described = pending
