@@ -20,17 +20,31 @@ MAX_ATTEMPTS = 10_000  # parses tried while looking for code in a text that does
 # Rule id -> short title, in the order findings on one line are listed.
 RULES: dict[str, str] = {
     "static-initialize-carry": "initialize_carry called on the cell class with batch dims and size (flax <= 0.6)",
+    "instance-initialize-carry": "initialize_carry called on a cell with flax 0.6's (rng, batch_dims, size)",
     "init-fn": "init_fn= passed to initialize_carry (now carry_init= on the cell)",
     "cell-without-features": "Linen cell built without features",
-    "rnn-positional-size": "nn.RNN(cell, <size>): the second positional field is time_major now",
+    "rnn-positional-size": "nn.RNN(cell, <size>): the second positional field is time_major since flax 0.7.5",
+    "custom-cell": "custom nn.RNNCellBase subclass without the flax >= 0.7 interface",
     "rnn-cell-size": "cell_size= passed to nn.RNN",
     "convlstm-old-name": "ConvLSTM under its old name",
+    "jax-tree-alias": "jax.tree_map and its siblings, removed from jax (now in jax.tree_util)",
     "carry-shape-array": "initialize_carry given an array instead of a shape",
     "cell-in-loop": "cell constructed inside the loop over time steps",
     "learnable-carry-batch": "learnable initial carry created with a batch dimension",
     "moveaxis-loop": "loop over np.moveaxis(x, 0, -1) steps over the wrong axis",
 }
 RULE_ORDER = {rule: i for i, rule in enumerate(RULES)}
+VERIFIED_REWRITES = frozenset({
+    "static-initialize-carry",
+    "static-initialize-carry+conv",
+    "instance-initialize-carry",
+    "cell-without-features",
+    "rnn-positional-size",
+    "rnn-cell-size",
+    "jax-tree-alias",
+})
+"""Kinds of rewrite applied for the user: each was run on real old code (the test corpus) and gave flax 0.6.11's
+shapes. Every other finding is left to a person, with the change it needs in its message."""
 
 @dataclass(frozen=True)
 class CodeBlock:

@@ -4,33 +4,34 @@ from __future__ import annotations
 
 import ast
 
+from rnnlab.flaxapi.migrate.cellrules import CellRules, old_call_error
 from rnnlab.flaxapi.migrate.extract import extract_blocks
 from rnnlab.flaxapi.migrate.parsing import Edit, parse_code
-from rnnlab.flaxapi.migrate.report import RULE_ORDER, CodeBlock, Problem, syntax_message
+from rnnlab.flaxapi.migrate.report import RULE_ORDER, VERIFIED_REWRITES, CodeBlock, Problem, syntax_message
 from rnnlab.flaxapi.migrate.syntax import (
     ARRAY_MAKERS,
     CARRY_NAME,
     CELLS,
     CONV_CELLS,
-    FEATURE_CELLS,
-    LSTM_LIKE,
-    SIZE_NAME,
     Issue,
     Source,
     dotted_name,
-    has_features,
     import_table,
     insert_kwarg,
     int_literal,
-    is_simple,
     linen_member,
     names_in,
     remove_arg,
 )
 from rnnlab.text import shorten
 
+OLD_TREE_ALIASES = {  # jax.<old name> -> its name in jax.tree_util
+    "tree_map": "tree_map", "tree_multimap": "tree_map", "tree_leaves": "tree_leaves", "tree_flatten": "tree_flatten",
+    "tree_unflatten": "tree_unflatten", "tree_structure": "tree_structure", "tree_transpose": "tree_transpose",
+}
 
-class SiteFinder:
+
+class SiteFinder(CellRules):
     """Walks the parsed blocks once and collects issues."""
 
     def __init__(self, blocks: list[CodeBlock], trees: list[ast.Module]) -> None:
@@ -38,6 +39,7 @@ class SiteFinder:
         self.trees = trees
         self.table = import_table(trees)
         self.issues: list[Issue] = []
+        self.find_local_classes(trees)
 
     def run(self) -> list[Issue]:
         for block, tree in zip(self.blocks, self.trees):
@@ -48,10 +50,7 @@ class SiteFinder:
                     self.parents[child] = node
             for node in ast.walk(tree):
                 self.visit(node)
-        moved = {id(i.cell): i for i in self.issues if i.rule == "rnn-positional-size" and i.cell is not None}
-        for issue in self.issues:  # a cell that gets nn.RNN's size as features= is fixed by that rewrite
-            if issue.rule == "cell-without-features" and not issue.edits and id(issue.node) in moved:
-                issue.covered_by = moved[id(issue.node)]
+        self.settle_features()
         return self.issues
 
     def add(
@@ -62,14 +61,25 @@ class SiteFinder:
         edits: list[Edit] | None = None,
         note: str = "",
         covered_by: Issue | None = None,
+        kind: str | None = None,
     ) -> Issue:
-        issue = Issue(rule, self.block, self.src, node, message, list(edits or []), note, covered_by)
+        """Record an issue; its edits are kept only if its kind of rewrite is in :data:`VERIFIED_REWRITES`."""
+        edits = list(edits or [])
+        if edits and (kind or rule) not in VERIFIED_REWRITES:
+            message += (" This change is not made for you: the checker only rewrites what it has verified on real "
+                        "code, so make it by hand.")
+            edits = []
+        issue = Issue(rule, self.block, self.src, node, message, edits, note, covered_by)
         self.issues.append(issue)
         return issue
 
     def visit(self, node: ast.AST) -> None:
         if isinstance(node, ast.Call):
             self.visit_call(node)
+        elif isinstance(node, ast.ClassDef):
+            self.custom_cell(node)
+        elif isinstance(node, ast.Attribute) and node.attr in OLD_TREE_ALIASES:
+            self.old_tree_alias(node)
         elif isinstance(node, ast.Attribute) and node.attr == "ConvLSTM":
             if linen_member(node, self.table) == "ConvLSTM":
                 self.old_convlstm_name(node)
@@ -93,23 +103,25 @@ class SiteFinder:
         member = linen_member(func, self.table)
         if isinstance(func, ast.Attribute) and func.attr == "initialize_carry":
             self.initialize_carry_call(node, func)
-        elif member in FEATURE_CELLS:
-            self.cell_features(node, member)
         elif member == "RNN":
             self.rnn_call(node)
         elif isinstance(func, ast.Attribute) and func.attr == "param" and isinstance(func.value, ast.Name):
             if func.value.id == "self":
                 self.learnable_carry(node)
+        cls = self.ctor_cell(node)
+        if cls is not None:
+            self.cell_features(node, cls)
         self.cell_in_loop(node)
 
     def initialize_carry_call(self, node: ast.Call, func: ast.Attribute) -> None:
         src = self.src
         init_fn = next((k for k in node.keywords if k.arg == "init_fn"), None)
-        cls = linen_member(func.value, self.table) if not isinstance(func.value, ast.Call) else None
+        cls = self.cell_class(func.value) if not isinstance(func.value, ast.Call) else None
         static = None
         if cls in CELLS:
             static = self.static_call(node, func, cls, init_fn)
         else:
+            self.instance_call(node, func)
             shape = (
                 node.args[1]
                 if len(node.args) >= 2
@@ -135,6 +147,11 @@ class SiteFinder:
             f"argument 'init_fn' since flax 0.7). The initializer is the cell's `carry_init` field: "
             f"`nn.GRUCell(features=..., carry_init={init})`; it is called as init(key, shape, param_dtype)."
         )
+        takes = self.positional_params(init_fn.value)
+        if takes is not None and takes < 3:
+            message += (f" This one takes {takes} argument(s): as carry_init it fails with TypeError (flax 0.6 "
+                        f"called init_fn(key, shape), flax >= 0.7 passes the dtype too); give it a third parameter, "
+                        f"e.g. `lambda key, shape, dtype=None: ...`.")
         if static is not None:
             self.add("init-fn", init_fn, message, covered_by=static)
             return
@@ -147,6 +164,20 @@ class SiteFinder:
                     remove_arg(src, node, init_fn),
                 ]
         self.add("init-fn", init_fn, message, edits, f"Moved `init_fn={init}` to `carry_init={init}` on the cell.")
+
+    def positional_params(self, value: ast.AST) -> int | None:
+        """How many positional arguments a lambda or a function defined in the pasted code takes (None: any)."""
+        args = None
+        if isinstance(value, ast.Lambda):
+            args = value.args
+        elif isinstance(value, ast.Name):
+            for tree in self.trees:
+                for sub in ast.walk(tree):
+                    if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)) and sub.name == value.id:
+                        args = sub.args
+        if args is None or args.vararg is not None:
+            return None
+        return len(args.posonlyargs) + len(args.args)
 
     def static_call(self, node: ast.Call, func: ast.Attribute, cls: str, init_fn: ast.keyword | None) -> Issue:
         src = self.src
@@ -162,6 +193,7 @@ class SiteFinder:
             else:
                 ok = False
         value = {k: (v.value if isinstance(v, ast.keyword) else v) for k, v in bound.items()}
+        error = old_call_error(cls, min(len(node.args), 4), tuple(k.arg for k in node.keywords if k.arg), False)
         text = {k: src.text(v) for k, v in value.items()}
         if cls in CONV_CELLS:
             size = value.get("size")
@@ -185,16 +217,17 @@ class SiteFinder:
                 f"Since flax 0.7 the cell holds features and kernel_size and initialize_carry takes the shape of "
                 f"one input step (batch dims, spatial dims, input channels): `nn.ConvLSTMCell(features={feats}, "
                 f"kernel_size=<your kernel>, parent=None).initialize_carry({text.get('rng', 'rng')}, {shape})`, "
-                f"or pass `x_t.shape` for an input step. Not rewritten: the old call has no kernel size."
+                f"or pass `x_t.shape` for an input step. Called the old way today: {error}."
             )
-            return self.add("static-initialize-carry", node, message)
+            edits, note = self.conv_static_edits(node, func, value)
+            return self.add("static-initialize-carry", node, message, edits, note, kind="static-initialize-carry+conv")
         size_text = text.get("size", "size")
         shape = self.shape_text(value.get("batch_dims"), text.get("batch_dims", "batch_dims"), size_text)
         extra = f", carry_init={text['init_fn']}" if "init_fn" in text else ""
         message = (
             f"`{shorten(src.text(node))}` is the flax <= 0.6 static method (rng, batch_dims, size). Since flax 0.7 "
             f"initialize_carry is an instance method that takes the shape of one input time step, and calling it "
-            f"on the class fails (TypeError: 'int' object is not subscriptable). Build the cell with its size: "
+            f"on the class fails (today: {error}). Build the cell with its size: "
             f"`{name}(features={shorten(size_text, 30)}, parent=None{shorten(extra, 40)}).initialize_carry("
             f"{shorten(text.get('rng', 'rng'), 30)}, {shorten(shape, 40)})`. Only the batch dims of that shape are "
             f"used (its last entry stands for the input features), so the carry keeps shape batch_dims + "
@@ -209,7 +242,31 @@ class SiteFinder:
             f"batch dims before it are used, so the carry is the same as before; pass `x_t.shape` if you have an "
             f"input step." + (f" init_fn became carry_init={text['init_fn']} on the cell." if "init_fn" in text else "")
         )
-        return self.add("static-initialize-carry", node, message, edits, note)
+        kind = "static-initialize-carry+init_fn" if "init_fn" in text else None
+        return self.add("static-initialize-carry", node, message, edits, note, kind=kind)
+
+    def conv_static_edits(
+        self, node: ast.Call, func: ast.Attribute, value: dict[str, ast.AST]
+    ) -> tuple[list[Edit], str]:
+        """Edits for ``nn.ConvLSTMCell.initialize_carry(rng, (b,), (h, w, f))`` with literal tuples, else none."""
+        src = self.src
+        size, batch = value.get("size"), value.get("batch_dims")
+        items = self.tuple_items(batch)
+        if (len(node.args) != 3 or node.keywords or items is None or not isinstance(size, ast.Tuple)
+                or len(size.elts) < 2 or any(isinstance(e, ast.Starred) for e in size.elts)
+                or "\n" in src.text(size) + src.text(batch)):
+            return [], ""
+        spatial = [src.text(e) for e in size.elts[:-1]]
+        feats = src.text(size.elts[-1])
+        kernel = "(" + ", ".join(["1"] * len(spatial)) + ("," if len(spatial) == 1 else "") + ")"
+        shape = "(" + ", ".join([*items, *spatial, feats]) + ")"
+        cls_end = src.span(func.value)[1]
+        start, end = src.span(node.args[1])[0], src.span(size)[1]
+        edits = [(cls_end, cls_end, f"(features={feats}, kernel_size={kernel}, parent=None)"), (start, end, shape)]
+        note = (f"Built the cell with features={feats} and kernel_size={kernel} and passed {shape}: the kernel only "
+                f"tells initialize_carry how many spatial axes there are (the carry does not depend on it), and the "
+                f"last entry of the shape stands for the input channels and is not used, so the carry is the same.")
+        return edits, note
 
     def tuple_items(self, node: ast.AST | None) -> list[str] | None:
         if isinstance(node, (ast.Tuple, ast.List)) and not any(isinstance(e, ast.Starred) for e in node.elts):
@@ -257,122 +314,25 @@ class SiteFinder:
             return name in ARRAY_MAKERS
         return False
 
-    def cell_features(self, node: ast.Call, cls: str) -> None:
-        if node.args or any(k.arg in {"features", None} for k in node.keywords):
+    def old_tree_alias(self, node: ast.Attribute) -> None:
+        """``jax.tree_map`` and its siblings: removed from jax, still in ``jax.tree_util``."""
+        dotted = dotted_name(node)
+        if dotted is None or dotted[1] != [node.attr] or self.table.get(dotted[0], dotted[0]) != "jax":
             return
-        src = self.src
-        call = shorten(src.text(node), 50)
-        parent = self.parents.get(node)
-        edits, note, hint = [], "", ""
-        if isinstance(parent, ast.Call) and parent.func is node and parent.args:
-            carry = parent.args[0]
-            expr = None
-            if cls in LSTM_LIKE and isinstance(carry, ast.Tuple) and len(carry.elts) == 2 and is_simple(carry.elts[0]):
-                expr = f"{src.text(carry.elts[0])}.shape[-1]"
-            elif is_simple(carry):
-                expr = f"{src.text(carry)}[0].shape[-1]" if cls in LSTM_LIKE else f"{src.text(carry)}.shape[-1]"
-            if expr and "\n" not in expr:
-                edits = [insert_kwarg(src, node, f"features={expr}", first=True)]
-                hint = f" Here it can be read off the carry, as the old cell did: `features={expr}`."
-                note = (
-                    f"Added features={expr}: flax <= 0.6 read the hidden size off the carry, so this keeps the "
-                    f"model the same; a features field on your module is the cleaner fix."
-                )
-        message = (
-            f"`{call}` has no `features`: flax <= 0.6 read the hidden size off the carry, flax >= 0.7 requires it "
-            f"(TypeError: missing 1 required positional argument: 'features'). Pass the hidden size: "
-            f"`nn.{cls}(features=<hidden size>)`." + hint
+        import jax
+
+        if hasattr(jax, node.attr):
+            return
+        new = OLD_TREE_ALIASES[node.attr]
+        start, end = self.src.span(node)
+        self.add(
+            "jax-tree-alias",
+            node,
+            f"`jax.{node.attr}` is gone from the installed jax {jax.__version__} (AttributeError: module 'jax' has no "
+            f"attribute '{node.attr}'); old Flax code used it everywhere. It lives on as `jax.tree_util.{new}`.",
+            [(end - len(node.attr), end, f"tree_util.{new}")] if self.src.code[start:end].endswith(node.attr) else [],
+            f"jax.{node.attr} became jax.tree_util.{new}.",
         )
-        self.add("cell-without-features", node, message, edits, note)
-
-    def rnn_call(self, node: ast.Call) -> None:
-        src = self.src
-        if len(node.args) >= 2 and not any(isinstance(a, ast.Starred) for a in node.args[:2]):
-            second = node.args[1]
-            dotted = dotted_name(second)
-            sizey = int_literal(second) is not None or (
-                dotted is not None and bool(SIZE_NAME.search((dotted[1] or [dotted[0]])[-1]))
-            )
-            if sizey:
-                value = shorten(src.text(second), 30)
-                edits: list[Edit] = []
-                note = (f"Removed `{value}`: it was the flax 0.6 cell_size, which today would be read as time_major. "
-                        f"The hidden size is the cell's features.")
-                ctor = None
-                if len(node.args) == 2:
-                    edits = [(src.span(node.args[0])[1], src.span(second)[1], "")]
-                    ctor, inline = self.cell_constructor(node.args[0], node)
-                    if ctor is not None and not has_features(ctor):
-                        movable = int_literal(second) is not None or (
-                            inline and dotted is not None and "\n" not in src.text(second)
-                        ) or (dotted is not None and dotted[0] == "self")
-                        if movable:
-                            edits.append(insert_kwarg(src, ctor, f"features={src.text(second)}", first=True))
-                            note = (f"Moved `{value}` into the cell as features={value}: it was the flax 0.6 "
-                                    f"cell_size, which today would be read as time_major.")
-                        else:
-                            edits, ctor = [], None
-                    else:
-                        if ctor is None:
-                            built = shorten(src.text(node.args[0]), 30)
-                            note += f" Make sure `{built}` is built with features={value}."
-                        ctor = None
-                issue = self.add(
-                    "rnn-positional-size",
-                    second,
-                    f"`{shorten(src.text(node))}`: the second positional field of nn.RNN was cell_size in flax 0.6 "
-                    f"but is time_major since 0.7, so this silently sets time_major={value} (true) and scans over "
-                    f"axis 0, the batch axis of batch-major input. The size belongs to the cell (features={value}); "
-                    f"move it there, and pass time_major=True by keyword only if your input is time-major.",
-                    edits,
-                    note,
-                )
-                issue.cell = ctor
-        for kw in node.keywords:
-            if kw.arg == "cell_size":
-                value = shorten(src.text(kw.value), 30)
-                self.add(
-                    "rnn-cell-size",
-                    kw,
-                    f"`cell_size={value}` was removed from nn.RNN in flax 0.7 (TypeError: unexpected keyword argument "
-                    f"'cell_size'); the hidden size is the cell's features. Remove it and build the cell with "
-                    f"features={value}.",
-                    [remove_arg(src, node, kw)],
-                    f"Removed `cell_size={value}`: nn.RNN reads the size from the cell (make sure it has "
-                    f"features={value}).",
-                )
-
-    def cell_constructor(self, arg: ast.AST, at: ast.AST) -> tuple[ast.Call | None, bool]:
-        """The Linen cell constructor call ``arg`` is (inline: True), or the one assignment of the name ``arg``
-        to such a call earlier in the same function (or module) scope (inline: False); (None, False) if unknown.
-        """
-        if isinstance(arg, ast.Call):
-            return (arg, True) if linen_member(arg.func, self.table) in FEATURE_CELLS else (None, False)
-        if not isinstance(arg, ast.Name):
-            return None, False
-        scope = self.scope_of(at)
-        found = []
-        for sub in ast.walk(scope):
-            stores = isinstance(sub, (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.NamedExpr))
-            if stores and self.scope_of(sub) is scope:
-                targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
-                if any(arg.id in names_in(t) for t in targets):
-                    found.append(sub)
-        if len(found) != 1 or not isinstance(found[0], ast.Assign) or len(found[0].targets) != 1:
-            return None, False
-        assign = found[0]
-        value = assign.value
-        if (not isinstance(assign.targets[0], ast.Name) or not isinstance(value, ast.Call)
-                or linen_member(value.func, self.table) not in FEATURE_CELLS or assign.lineno >= at.lineno):  # type: ignore[attr-defined]
-            return None, False
-        return value, False
-
-    def scope_of(self, node: ast.AST) -> ast.AST:
-        scope = self.parents.get(node)
-        while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
-                                                            ast.ClassDef, ast.Module)):
-            scope = self.parents.get(scope)
-        return scope if scope is not None else node
 
     def old_convlstm_name(self, node: ast.AST) -> None:
         src = self.src

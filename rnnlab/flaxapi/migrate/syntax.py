@@ -61,7 +61,9 @@ class Issue:
     edits: list[Edit] = field(default_factory=list)
     note: str = ""
     covered_by: Issue | None = None
-    cell: ast.Call | None = None  # rnn-positional-size: the cell constructor the size is moved into
+    cell: ast.Call | None = None  # the cell constructor this issue can give features to
+    features: str | None = None  # the features expression it would give that cell
+    features_edit: Edit | None = None  # the edit that gives it (kept only for one issue per cell)
 
     @property
     def fixable(self) -> bool:
