@@ -19,7 +19,9 @@ st.markdown(
     "`(rng, batch_dims, size, init_fn)` into an **instance method** taking `(rng, input_shape)`: the cell now "
     "carries `features` and `carry_init` itself, and a `num_feature_axes` property tells `nn.RNN` where time is. "
     f"flax {legacy.LAST_OLD_VERSION} cannot be imported next to today's jax, so the old column runs a faithful "
-    "reconstruction of its code (`rnnlab.flaxapi.legacy`); the other two run the installed Flax.")
+    "reconstruction of its code (`rnnlab.flaxapi.legacy`) with the random numbers of jax "
+    f"{legacy.OLD_JAX_VERSION} (`jax_threefry_partitionable=False`), so its values are the ones flax "
+    f"{legacy.LAST_OLD_VERSION} gave; the other two run the installed Flax.")
 
 
 @st.cache_data(show_spinner="Reproducing the errors on the installed Flax…")
@@ -161,10 +163,7 @@ if report is not None:
     for note in report.notes:
         st.caption(note)
 with st.expander("How does nn.RNN find the time axis?"):
-    st.markdown("`time_axis = 0 if time_major else inputs.ndim - (cell.num_feature_axes + 1)`: a plain cell has "
-                "one feature axis, a ConvLSTM `len(kernel_size) + 1` (its spatial axes count as features). "
-                "Everything before the time axis is batch; `initialize_carry` gets the input shape without "
-                "the time axis. The table above is read off a real run, not computed from this formula.")
+    st.markdown(shapes.TIME_AXIS_EXPLAINED)
 
 # ---- 4. recipes ------------------------------------------------------------------------------------------
 st.header("4. Learnable initial carry: recipes that work today")

@@ -9,6 +9,7 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from rnnlab.flaxapi.legacy import TIME_MAJOR_VERSION
 from rnnlab.flaxapi.trees import attempt, param_count, recording_cell, shapes
 
 
@@ -49,6 +50,18 @@ def _silent_time_major() -> tuple[str, str]:
     return error, fix
 
 
+def accepted_time_major(values: tuple[Any, ...] = (4, 0, -1, "x")) -> list[Any]:
+    """The values nn.RNN's second positional field takes without an error (built and applied live)."""
+    x = jnp.ones((2, 5, 3))
+    ok = []
+    for value in values:
+        rnn = nn.RNN(nn.LSTMCell(4), value)
+        _, err = attempt(lambda rnn=rnn: rnn.apply(rnn.init(jax.random.key(0), x), x))
+        if err is None:
+            ok.append(value)
+    return ok
+
+
 def upgrade_breakages() -> list[Breakage]:
     """The errors flax 0.6.x code meets on current Flax, each reproduced live, with the fix run live too."""
     key = jax.random.key(0)
@@ -86,9 +99,12 @@ def upgrade_breakages() -> list[Breakage]:
         "cell_size fed the old static initialize_carry; the cell's features replace it."))
 
     error, fix = _silent_time_major()
+    accepted = ", ".join(repr(v) for v in accepted_time_major())
     out.append(Breakage(
         "nn.RNN(cell, 4) now sets time_major=4",
         "rnn = nn.RNN(nn.LSTMCell(features=4), 4)  # 0.6.x: nn.RNN(cell, cell_size)", error,
         "rnn = nn.RNN(nn.LSTMCell(features=4))", fix, True,
-        "In 0.6.x the second field of nn.RNN was cell_size; now it is time_major, and any truthy int is accepted."))
+        f"In 0.6.x the second field of nn.RNN was cell_size; since flax {TIME_MAJOR_VERSION} it is time_major "
+        f"(0.7.0-0.7.4 refused it with an error). Any value is accepted there without an error ({accepted}): "
+        "a truthy one scans axis 0 as time."))
     return out

@@ -11,9 +11,10 @@ from the classes with :func:`inspect.getsource`, so the source a page shows is t
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +25,21 @@ from jax import random
 Initializer = Callable[..., jax.Array]
 
 LAST_OLD_VERSION = "0.6.11"  # the last release with the static initialize_carry
+OLD_JAX_VERSION = "0.4.13"  # the jax flax 0.6.11 was released with
 NEW_API_VERSION = "0.7.0"  # the RNNCellBase refactor (FLIP 3099)
+TIME_MAJOR_VERSION = "0.7.5"  # nn.RNN's second field became time_major (0.7.0-0.7.4 still had cell_size)
+OLD_PRNG = ("jax < 0.5 random numbers (jax_threefry_partitionable=False, as on jax "
+            f"{OLD_JAX_VERSION}); today's jax draws other numbers from the same key")
+OLD_MISSING_INITS: dict[str, str] = {  # carry initializers jax 0.4.13 did not have
+    "truncated_normal": f"jax.nn.initializers.truncated_normal did not exist in jax {OLD_JAX_VERSION}",
+}
+
+
+@contextlib.contextmanager
+def old_prng() -> Iterator[None]:
+    """Draw random numbers as jax 0.4.x did (the PRNG flax 0.6.x ran on), for this thread and block only."""
+    with jax.threefry_partitionable(False):
+        yield
 
 
 class Flax06LSTMCell:
@@ -136,8 +151,9 @@ VERSION_FACTS: tuple[VersionFact, ...] = (
     VersionFact("0.6.10", "nn.RNN takes seq_lengths (replacing segmentation_mask)"),
     VersionFact("0.7.0", "RNNCellBase refactor (FLIP 3099): cells take features and carry_init; initialize_carry "
                          "becomes an instance method (rng, input_shape) and passes param_dtype to the initializer; "
-                         "num_feature_axes added; nn.RNN drops cell_size"),
-    VersionFact("0.7.5", "MGUCell added"),
+                         "num_feature_axes added; nn.RNN's second field cell_size stays, only to raise an error "
+                         "when it is given"),
+    VersionFact("0.7.5", "nn.RNN's second field becomes time_major (0.7.0-0.7.4 kept cell_size there); MGUCell added"),
     VersionFact("0.8.2", "SimpleCell added"),
 )
 
@@ -159,10 +175,12 @@ def legacy_initialize_carry(
     """``nn.<cell>.initialize_carry(rng, batch_dims, size, init_fn)`` exactly as flax 0.6.5-0.6.11 computed it.
 
     ``size`` is an int (hidden features), or for ConvLSTM a tuple ``spatial + (features,)``. ``init_fn=None``
-    means the old default (zeros). Wrong argument types fail the way the old code failed.
+    means the old default (zeros). Keys are split and numbers drawn as on jax 0.4.x (:func:`old_prng`), so a
+    random ``init_fn`` gives flax 0.6.11's values. Wrong argument types fail the way the old code failed.
     """
     method = LEGACY_CELLS[canonical_cell(cell)].initialize_carry
-    return method(rng, batch_dims, size) if init_fn is None else method(rng, batch_dims, size, init_fn)
+    with old_prng():
+        return method(rng, batch_dims, size) if init_fn is None else method(rng, batch_dims, size, init_fn)
 
 
 def legacy_source(cell: str) -> str:

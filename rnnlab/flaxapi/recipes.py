@@ -11,6 +11,7 @@ from typing import Any
 import flax.linen as nn
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax.nn import initializers
 
 from rnnlab.flaxapi.trees import Initializer, attempt, param_count, shapes
@@ -304,9 +305,20 @@ def _recipe_param() -> Recipe:
         "over time: with nn.RNN, or with a Python loop around a cell created once.",
         "a Q&A answer on making GRUCell's carry learnable (first recipe)", SEED_LOOP_CODE,
         (Defect("nn.GRUCell()", "no features: TypeError on flax >= 0.7"),
-         Defect("for x in np.moveaxis(inputs, 0, -1):", "moves time to the end, so the loop walks the feature axis"),
+         Defect("for x in np.moveaxis(inputs, 0, -1):", MOVEAXIS_DEFECT),
          Defect("carry, out = nn.GRUCell()(carry, x)", "a new cell (new weights) on every loop step")),
         _source(LearnedCarryRNN, LearnedCarryLoop), tuple(checks), _source(SeedLoopGRU), tuple(seed_checks))
+
+
+MOVEAXIS_DEFECT = ("moves axis 0 to the end, so the loop walks the old axis 1: for (T, D) input the feature "
+                   "axis (D steps of T numbers), for (batch, T, D) input the time axis but with every step "
+                   "transposed to (D, batch)")
+
+
+def moveaxis_steps(shape: tuple[int, ...]) -> tuple[int, tuple[int, ...]]:
+    """The number and shape of the steps ``for x in np.moveaxis(inputs, 0, -1)`` makes on ``inputs`` of ``shape``."""
+    steps = list(np.moveaxis(np.zeros(shape), 0, -1))
+    return len(steps), tuple(steps[0].shape)
 
 
 def _recipe_default() -> Recipe:

@@ -37,6 +37,16 @@ class ShapeReport:
     notes: tuple[str, ...] = ()
 
 
+TIME_AXIS_EXPLAINED = (
+    "`time_axis = 0 if time_major else inputs.ndim - (cell.num_feature_axes + 1)`: a plain cell has one feature "
+    "axis, a ConvLSTM `len(kernel_size) + 1` (its spatial axes count as features). Every axis that is neither time "
+    "nor a feature axis is batch: with `time_major=False` (the default) the axes before time, with "
+    "`time_major=True` the axes between time (axis 0) and the features, so `(5, 2, 7, 3)` time-major is 5 steps "
+    "of batch `(2, 7)`. `initialize_carry` gets the input shape without the time axis. The table above is read "
+    "off a real run, not computed from this formula."
+)
+"""The rule the page states next to the table (a test runs nn.RNN on the example it gives)."""
+
 def shape_size_error(input_shape: tuple[int, ...], features: int) -> str | None:
     """Why :func:`explore_shapes` refuses to build this input (or its output), or None."""
     if not input_shape:
