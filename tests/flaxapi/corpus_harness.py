@@ -108,6 +108,9 @@ def shapes(tree: Any, prefix: str = "") -> dict[str, list[int]]:
 
 def run_snippet(snippet: str, code: str) -> dict[str, Any]:
     """Run one snippet's code and its harness: ``{"ok": True, "shapes": ...}`` or ``{"ok": False, "error": ...}``."""
+    import numpy
+
+    numpy_before = dict(vars(numpy))  # a snippet may patch numpy (np.bool); the rest of the process must not see it
     module = types.ModuleType(f"corpus_{snippet}")  # dataclasses (Flax modules) look their module up
     sys.modules[module.__name__] = module
     namespace = module.__dict__
@@ -125,6 +128,11 @@ def run_snippet(snippet: str, code: str) -> dict[str, Any]:
         return {"ok": False, "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"}
     finally:
         sys.modules.pop(module.__name__, None)
+        for name in set(vars(numpy)) - set(numpy_before):
+            delattr(numpy, name)
+        for name, value in numpy_before.items():
+            if vars(numpy).get(name) is not value:
+                setattr(numpy, name, value)
 
 
 def runnable(snippet: str) -> bool:

@@ -17,9 +17,9 @@ SITES: dict[str, list[tuple[int, str]]] = {
         (38, "cell-without-features"),
     ],
     "evojax_seq2seq": [
-        (58, "cell-without-features"),
-        (74, "static-initialize-carry"),
-        (111, "cell-without-features"),
+        (59, "cell-without-features"),
+        (75, "static-initialize-carry"),
+        (112, "cell-without-features"),
     ],
     "evosax_lstm": [
         (130, "cell-without-features"),

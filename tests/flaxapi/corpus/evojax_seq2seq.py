@@ -11,7 +11,8 @@ import jax
 import jax.numpy as jnp
 from jax import random
 from flax import linen as nn  # lines 20-29 of the same file
-np.bool = bool  # removed in numpy 1.24, after this code was written
+if not hasattr(np, 'bool'):  # removed in numpy 1.24 (after this code was written), back in numpy 2
+    np.bool = bool
 
 
 # ---- verbatim excerpt
