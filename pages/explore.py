@@ -15,6 +15,7 @@ from rnnlab.server import scheduler as scheduling
 from rnnlab.text import error_text, escape_markdown
 from rnnlab.train import PART_SECONDS, ConfigError, Run, at_boundary
 from ui.charts import chart
+from ui.compiling import compile_first, compiles_in_worker
 from ui.controls import config_controls, explain
 from ui.queue import training_slot
 from ui.session import keep_run, share_link, shared_state, show_url_notes, write_url
@@ -50,6 +51,10 @@ def same_run(run: Run | None, config: Config) -> bool:
 
 
 def start_new_run() -> None:
+    ss.pending_config = None
+    if not errors and compiles_in_worker(config):
+        ss.run, ss.pending_config, ss.explore_error = None, config, None  # built below, once compiled
+        return
     try:
         ss.run = Run(config)  # an initialisation and one evaluation; its training waits for a slot below
         ss.explore_error = None
@@ -62,7 +67,7 @@ def train() -> None:
     run = ss.run
     if not same_run(run, config) or (run.done and run.step >= config.steps) or run.history.stop_reason:
         start_new_run()
-    ss.training = ss.run is not None
+    ss.training = ss.run is not None or ss.get("pending_config") is not None
 
 
 def step() -> None:
@@ -70,7 +75,7 @@ def step() -> None:
     if not same_run(ss.run, config) or ss.run.done:
         start_new_run()
     ss.training = False
-    ss.step_once = ss.run is not None
+    ss.step_once = ss.run is not None or ss.get("pending_config") is not None
 
 
 def reset() -> None:
@@ -224,7 +229,7 @@ charts_slot = st.empty()
 
 def draw_progress(run: Run, steps_per_second: float | None = None) -> None:
     fraction = min(1.0, run.step / max(run.config.steps, 1))
-    speed = f" · {steps_per_second:,.0f} steps/s" if steps_per_second else ""
+    speed = f" · {estimate.format_rate(steps_per_second)}" if steps_per_second else ""
     progress_slot.progress(fraction, text=f"step {run.step} / {run.config.steps}{speed}")
     if run.history.stop_reason:
         status_slot.error(f"{run.history.stop_reason} Then press Train for a new run.", icon=":material/warning:")
@@ -352,15 +357,30 @@ def zero_key(run: Run) -> tuple:
     return (run.config.static_key(), run.config.seed, run.config.lr, run.config.clip, run.step)
 
 
+pending = ss.get("pending_config")
+if pending is not None:  # a new run whose long first compile runs in a worker, which Stop and leaving end
+    wanted = ss.training or ss.get("step_once", False)
+    if wanted and pending.static_key() == config.static_key() and pending.seed == config.seed:
+        with slot(pending, "compiling"):
+            built = compile_first(pending, status_slot, lambda: bool(ss.training or ss.get("step_once")))
+        if built:
+            ss.run = run = Run(pending)
+            stale = False
+        else:
+            ss.training = ss.step_once = False
+            status_slot.info("Stopped while compiling; press Train to start again.", icon=":material/stop_circle:")
+    elif not wanted:
+        status_slot.info("Stopped while compiling; press Train to start again.", icon=":material/stop_circle:")
+    ss.pending_config = None
+
 if run is not None:
     draw_progress(run)
     draw_charts(run, 0)
     if ss.training and not stale:
         n = 0
         with slot(run.config):  # freed however this ends: finished, Stop, a widget change, another page, tab closed
-            if not run.program.is_compiled():
-                status_slot.info("Compiling the training step for this configuration (once per configuration)…",
-                                 icon=":material/hourglass_top:")
+            if not compile_first(run.config, status_slot, lambda: ss.training):
+                ss.training = False
             drawn = began = time.monotonic()
             first_step = run.step
             while not run.done and ss.training:
@@ -378,9 +398,8 @@ if run is not None:
         st.rerun()  # redraw the buttons (Stop off) and the downloads for the finished run
     elif ss.pop("step_once", False):
         with slot(run.config):
-            if not run.program.is_compiled():
-                status_slot.info("Compiling the training step for this configuration (once per configuration)…",
-                                 icon=":material/hourglass_top:")
+            if not compile_first(run.config, status_slot, lambda: True):
+                st.stop()
             with st.spinner(f"Training one chunk of {run.config.chunk} steps: {cost('step').describe()}…"):
                 progress = run.run_chunk(PART_SECONDS)
                 while not run.done and not at_boundary(run.step, run.config.chunk, run.config.steps):

@@ -159,3 +159,12 @@ def format_seconds(seconds: float) -> str:
     if seconds < 5400:
         return f"{seconds / 60:.2g} min"
     return f"{seconds / 3600:.2g} h"
+
+
+def format_rate(steps_per_second: float) -> str:
+    """A training speed as people read it: '1,234 steps/s', '3.4 steps/s', or '26 s per step' when slower."""
+    if steps_per_second >= 10:
+        return f"{steps_per_second:,.0f} steps/s"
+    if steps_per_second >= 1:
+        return f"{steps_per_second:.2g} steps/s"
+    return f"{format_seconds(1 / steps_per_second)} per step"

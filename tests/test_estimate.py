@@ -51,3 +51,11 @@ def test_a_run_measures_steps_on_the_callers_clock_while_it_trains_continuously(
     time.sleep(0.5)  # drawing, within the pause that still counts as continuous training
     run.run_chunk()
     assert estimate.estimate(config).step_s > quick + 0.3 * 0.5 / 10 * 0.9  # the pause, averaged in at 0.3
+
+
+def test_rates_read_as_steps_per_second_or_seconds_per_step():
+    from rnnlab.estimate import format_rate
+
+    assert format_rate(1234.4) == "1,234 steps/s"
+    assert format_rate(3.42) == "3.4 steps/s"
+    assert format_rate(1 / 26) == "26 s per step"  # not "0 steps/s"

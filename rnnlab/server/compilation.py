@@ -53,6 +53,11 @@ def enable_persistent_cache(path: str | os.PathLike | None = None) -> str | None
     return folder
 
 
+def cache_folder() -> str | None:
+    """The persistent cache folder in use, or None (not enabled, disabled, or unusable)."""
+    return _enabled or None
+
+
 def warm_up(config=None) -> threading.Thread:
     """Compile ``config``'s program (default: the default preset) in a background thread.
 

@@ -8,7 +8,11 @@ gives it back to a reload once the old page's connection is gone (rnnlab/session
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import time
+from pathlib import Path
 from urllib.parse import parse_qs, urlencode, urlparse
 
 import numpy as np
@@ -284,3 +288,51 @@ def test_a_kept_run_survives_kill_9_of_the_server(browser, artifacts, monkeypatc
             check_page(page, console, "Explore after the server was killed and restarted")
         finally:
             context.close()
+
+
+def process_cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def wait_until_idle(pid: int, timeout_s: float = 120) -> None:
+    """Until the process uses under 0.2 CPU-seconds in a second (a fresh server warms up its default first)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        before = process_cpu_seconds(pid)
+        time.sleep(1)
+        if process_cpu_seconds(pid) - before < 0.2:
+            return
+    pytest.fail(f"the server did not become idle within {timeout_s:.0f} s")
+
+
+def precompile_workers() -> list[str]:
+    out = subprocess.run(["pgrep", "-f", "rnnlab.server.precompile"], capture_output=True, text=True)
+    return out.stdout.split()
+
+
+@pytest.mark.e2e
+def test_a_closed_tab_ends_a_long_compile_and_the_server_idles(browser, artifacts, monkeypatch, tmp_path) -> None:
+    """A ConvLSTM's first compile runs in a worker process: closing the tab kills it, and the server's CPU stops."""
+    from tests.e2e.conftest import streamlit_server
+
+    monkeypatch.setenv("RNNLAB_JAX_CACHE_DIR", str(tmp_path / "jax"))  # nothing compiled yet
+    started: list = []
+    with streamlit_server(artifacts / "streamlit-server-compile.log", started) as base:
+        context, page, console = open_tab(browser, base)
+        page.goto("/explore?" + urlencode({"cell": "conv_lstm", "task": "moving_dot", "steps": "10"}))
+        wait_idle(page)
+        wait_until_idle(started[0].pid)
+        press(page, "Train")
+        page.get_by_text("Stop ends it at once").wait_for(timeout=FIRST_CHART_TIMEOUT_MS)
+        time.sleep(3)  # into the compile itself (the worker has imported JAX)
+        assert precompile_workers(), "the compile runs in a worker process"
+        context.close()  # the tab is gone
+        deadline = time.monotonic() + 10
+        while precompile_workers() and time.monotonic() < deadline:
+            time.sleep(0.25)
+        assert precompile_workers() == [], "the worker outlived the tab"
+        before = process_cpu_seconds(started[0].pid)
+        time.sleep(3)
+        used = process_cpu_seconds(started[0].pid) - before
+        assert used < 0.5, f"the server used {used:.2f} CPU-seconds in the 3 s after the worker was gone"
