@@ -144,7 +144,7 @@ if action == "train" and not errors:
 elif action == "step" and not errors:
     step()
 elif action == "stop":
-    ss.training = False
+    ss.training = ss.step_once = False  # also a Step whose run waits for its compile
 elif action == "reset":
     reset()
 elif action == "load":
