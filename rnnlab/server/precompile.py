@@ -24,6 +24,7 @@ WORKER_COMPILE_S = float(os.environ.get("RNNLAB_WORKER_COMPILE_S", "8"))
 """Compiles expected to take at least this long (seconds) go to a worker process."""
 
 POLL_S = 0.25
+MAX_REMEMBERED = 1000
 _on_disk: set[tuple] = set()  # static keys a worker has compiled into the disk cache in this server's life
 
 
@@ -61,6 +62,8 @@ def compile_in_worker(config, should_stop: Callable[[], bool], timeout_s: float 
             time.sleep(POLL_S)
         if worker.returncode != 0:
             return FAILED
+        if len(_on_disk) >= MAX_REMEMBERED:
+            _on_disk.clear()  # forgetting only means a worker is started again, and it finds the disk cache
         _on_disk.add(config.static_key())
         return DONE
     finally:

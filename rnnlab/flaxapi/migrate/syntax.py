@@ -20,7 +20,6 @@ ARRAY_MAKERS = frozenset(
     {"ones", "zeros", "empty", "ones_like", "zeros_like", "empty_like", "full", "array", "asarray"}
 )
 CARRY_NAME = re.compile(r"carry|hidden|state|initial|^h_?0$|^c_?0$|^h$|^c$|^(h|c)_?init$|^init_?(h|c)$", re.I)
-SIZE_NAME = re.compile(r"size|units|features|hidden|dim", re.I)
 KEYWORDS = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)
 NEWLINE = re.compile(r"\r\n|\r|\n")
 PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
