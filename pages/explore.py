@@ -360,16 +360,15 @@ def zero_key(run: Run) -> tuple:
 pending = ss.get("pending_config")
 if pending is not None:  # a new run whose long first compile runs in a worker, which Stop and leaving end
     wanted = ss.training or ss.get("step_once", False)
+    stopped = not wanted
     if wanted and pending.static_key() == config.static_key() and pending.seed == config.seed:
         with slot(pending, "compiling"):
-            built = compile_first(pending, status_slot, lambda: bool(ss.training or ss.get("step_once")))
-        if built:
+            stopped = not compile_first(pending, status_slot, lambda: bool(ss.training or ss.get("step_once")))
+        if not stopped:
             ss.run = run = Run(pending)
             stale = False
-        else:
-            ss.training = ss.step_once = False
-            status_slot.info("Stopped while compiling; press Train to start again.", icon=":material/stop_circle:")
-    elif not wanted:
+    if stopped:
+        ss.training = ss.step_once = False
         status_slot.info("Stopped while compiling; press Train to start again.", icon=":material/stop_circle:")
     ss.pending_config = None
 

@@ -23,8 +23,9 @@ from rnnlab.server.compilation import cache_folder, enable_persistent_cache
 WORKER_COMPILE_S = float(os.environ.get("RNNLAB_WORKER_COMPILE_S", "8"))
 """Compiles expected to take at least this long (seconds) go to a worker process."""
 
+DONE, STOPPED, FAILED = "done", "stopped", "failed"  # what compile_in_worker returns
 POLL_S = 0.25
-MAX_REMEMBERED = 1000
+MAX_REMEMBERED = 1000  # configurations remembered as compiled by a worker
 _on_disk: set[tuple] = set()  # static keys a worker has compiled into the disk cache in this server's life
 
 
@@ -35,9 +36,6 @@ def use_worker(config) -> bool:
     if cache_folder() is None or config.static_key() in _on_disk:
         return False
     return estimate.estimate(config, 1).compile_s >= WORKER_COMPILE_S
-
-
-DONE, STOPPED, FAILED = "done", "stopped", "failed"
 
 
 def compile_in_worker(config, should_stop: Callable[[], bool], timeout_s: float | None = None) -> str:
