@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
 import jax
@@ -121,12 +122,35 @@ class History:
 MAX_SNAPSHOTS = 9
 
 
+@dataclass(frozen=True)
+class RunView:
+    """What a run had computed at one moment, for drawing while another thread may train it further."""
+
+    config: Config
+    history: History
+
+    @property
+    def step(self) -> int:
+        return self.history.last_step
+
+    @property
+    def done(self) -> bool:
+        return self.step >= self.config.steps or self.history.stop_reason is not None
+
+    @property
+    def program(self) -> Program:
+        return get_program(self.config)
+
+
 class Run:
     """One training run of ``config``. ``train()`` runs to ``config.steps``; ``run_chunk()`` does one chunk.
 
     ``params`` (e.g. from :func:`rnnlab.export.load_params`) replaces the seed's initial parameters; the rest
     starts as for a new run: step 0, the optimiser's state fresh (Adam's moments at zero), the seed's batches.
-    A run is used by one thread at a time; :meth:`fork` gives another thread a copy of its last finished call.
+    Calls are serialised: threads may take turns training one run (each call continues where the last ended),
+    :meth:`view` reads what it has computed at any moment, and :meth:`fork` gives an independent copy.
+    A run is *pristine* while its history is exactly what a fresh run of its configuration gives: started from
+    the seed (no ``params``) and no setting changed during it.
     """
 
     def __init__(self, config: Config, budget: int | None = None, params=None, origin: str | None = None):
@@ -135,7 +159,9 @@ class Run:
             raise ConfigError(errors)
         self.config = config
         self.origin = origin  # where the starting parameters came from when not from the seed (shown on screen)
+        self.pristine = params is None and origin is None
         self._lock = threading.RLock()
+        self._history_lock = threading.Lock()  # held while a call appends to the history, and by view()
         program = self.program
         lr, clip, scale = hyper_args(config)
         self.state = program.init(np.int32(config.seed), scale, lr, clip)
@@ -192,17 +218,38 @@ class Run:
         errors = config.validate(budget=2**62)
         if errors:
             raise ConfigError(errors)
+        if config != self.config:
+            self.pristine = False
         self.config = config
 
-    def run_chunk(self, max_seconds: float | None = None) -> Progress:
+    def run_chunk(self, max_seconds: float | None = None, wait: bool = True) -> Progress | None:
         """Train to the end of the current chunk (every ``config.chunk`` steps, and the last step) and evaluate.
 
         With ``max_seconds``, stop earlier after the steps expected to fit in that time (at least one), so that
         a caller can check for Stop at that granularity; the evaluation is added only once the chunk is
-        complete, so the history does not depend on how a chunk was divided.
+        complete, so the history does not depend on how a chunk was divided. A call waits for one in progress
+        in another thread, or with ``wait=False`` returns None at once (that thread is training it); a run that
+        is done by then trains no further.
         """
-        with self._lock:  # a fork waits for the call in progress
+        if not self._lock.acquire(blocking=wait):
+            return None
+        try:
+            if self.done:
+                return Progress(self.step, self.config.steps, self._last_loss(), 0.0, 0.0)
             return self._run_part(max_seconds)
+        finally:
+            self._lock.release()
+
+    @contextmanager
+    def between_calls(self) -> Iterator[Run]:
+        """Hold the run between compiled calls (waiting for one in progress), to read its state consistently."""
+        with self._lock:
+            yield self
+
+    def view(self) -> RunView:
+        """The configuration and a copy of the history as of the last finished call (never waits for one)."""
+        with self._history_lock:
+            return RunView(self.config, self.history.copy())
 
     def settle(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for a call in progress in another thread; True once none is."""
@@ -222,12 +269,13 @@ class Run:
         self.state, records, evaluation = program.train_chunk(self.state, lr, clip, scale,
                                                                    np.int32(n_active))
         records, evaluation = jax.device_get((records, evaluation))
-        applied = self.history.add_records(first, records)
-        complete = applied < n_active or at_boundary(first + applied, self.config.chunk, self.config.steps)
-        if complete:
-            self.history.add_evaluation(first + applied, evaluation)
-        check_chunk(self.history, self.config, program.task.baseline(self.config.seq_len), first, applied,
-                    records)
+        with self._history_lock:
+            applied = self.history.add_records(first, records)
+            complete = applied < n_active or at_boundary(first + applied, self.config.chunk, self.config.steps)
+            if complete:
+                self.history.add_evaluation(first + applied, evaluation)
+            check_chunk(self.history, self.config, program.task.baseline(self.config.seq_len), first, applied,
+                        records)
         if applied and complete:
             self._keep_snapshot()
         end = time.perf_counter()
@@ -238,8 +286,11 @@ class Run:
         else:
             estimate.record_compiled(self.config)
         self._last_end = end
-        loss = self.history.steps[-1]["loss"] if self.history.steps else float("nan")
-        return Progress(self.step, self.config.steps, loss, applied / seconds if seconds else 0.0, seconds)
+        return Progress(self.step, self.config.steps, self._last_loss(), applied / seconds if seconds else 0.0,
+                        seconds)
+
+    def _last_loss(self) -> float:
+        return self.history.steps[-1]["loss"] if self.history.steps else float("nan")
 
     def train(self, callback: Callable[[Progress], bool | None] | None = None,
               max_seconds: float | None = None) -> History:
@@ -258,7 +309,7 @@ class Run:
         with self._lock:
             other = object.__new__(Run)
             other.__dict__.update(self.__dict__)
-            other._lock = threading.RLock()
+            other._lock, other._history_lock = threading.RLock(), threading.Lock()
             # own device buffers: a chunk donates its input state, which must not delete the other run's
             other.state = jax.tree_util.tree_map(jnp.copy, self.state)
             other.history = self.history.copy()

@@ -39,12 +39,16 @@ def _plain(value):
 
 def run_to_bytes(run: Run) -> bytes:
     """``run`` (its last finished call) as bytes for :func:`run_from_bytes`."""
-    state = jax.device_get(run.state)
-    history = run.history
+    with run.between_calls():  # another thread may be training it (a run shared by sessions)
+        state = jax.device_get(run.state)
+        history = run.view().history
+        snapshots = list(run.snapshots)
+        pristine, config, origin = run.pristine, run.config, run.origin
     record = {
         "format": FORMAT,
-        "config": _plain(asdict(run.config)),
-        "origin": run.origin or "",
+        "config": _plain(asdict(config)),
+        "origin": origin or "",
+        "pristine": bool(pristine),
         "state": flax.serialization.to_state_dict(state),
         "history": {
             "steps": _plain(history.steps),
@@ -55,7 +59,7 @@ def run_to_bytes(run: Run) -> bytes:
             "diverged_at": -1 if history.diverged_at is None else int(history.diverged_at),
         },
         "snapshots": [{"step": int(step), "params": flax.serialization.to_state_dict(params)}
-                      for step, params in run.snapshots],
+                      for step, params in snapshots],
     }
     return flax.serialization.msgpack_serialize(record)
 
@@ -84,6 +88,7 @@ def run_from_bytes(data: bytes) -> Run:
     history.stop_reason = saved["stop_reason"] or None
     history.diverged_at = None if saved["diverged_at"] < 0 else int(saved["diverged_at"])
     run.history = history
+    run.pristine = bool(record.get("pristine", False))
     params = jax.device_get(run.params)
     run.snapshots = [(int(s["step"]), flax.serialization.from_state_dict(params, s["params"]))
                      for s in _as_list(record["snapshots"])]
