@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 
 import numpy as np
@@ -12,12 +14,13 @@ import streamlit as st
 from rnnlab import analysis, estimate, export, plots, probes
 from rnnlab.config import STATIC_FIELDS, Config
 from rnnlab.server import scheduler as scheduling
+from rnnlab.server.shared_runs import RUNS
 from rnnlab.text import error_text, escape_markdown
-from rnnlab.train import PART_SECONDS, ConfigError, Run, at_boundary
+from rnnlab.train import PART_SECONDS, ConfigError, Run, RunView
 from ui.charts import chart
 from ui.compiling import compile_first, compiles_in_worker
 from ui.controls import config_controls, explain
-from ui.queue import training_slot
+from ui.queue import lead_slot, training_slot
 from ui.session import keep_run, share_link, shared_state, show_url_notes, write_url
 from ui.slots import LazyContainer
 
@@ -55,8 +58,8 @@ def start_new_run() -> None:
     if not errors and compiles_in_worker(config):
         ss.run, ss.pending_config, ss.explore_error = None, config, None  # built below, once compiled
         return
-    try:
-        ss.run = Run(config)  # an initialisation and one evaluation; its training waits for a slot below
+    try:  # the same run another session has trained (or is training), else an initialisation and one evaluation
+        ss.run = RUNS.copy_of(config) or Run(config)
         ss.explore_error = None
     except ConfigError as e:
         ss.run, ss.training, ss.explore_error = None, False, " ".join(e.messages)
@@ -227,7 +230,7 @@ queue_slot = st.empty()  # the place in the server's queue while waiting for a s
 charts_slot = st.empty()
 
 
-def draw_progress(run: Run, steps_per_second: float | None = None) -> None:
+def draw_progress(run: Run | RunView, steps_per_second: float | None = None) -> None:
     fraction = min(1.0, run.step / max(run.config.steps, 1))
     speed = f" · {estimate.format_rate(steps_per_second)}" if steps_per_second else ""
     progress_slot.progress(fraction, text=f"step {run.step} / {run.config.steps}{speed}")
@@ -241,7 +244,7 @@ def draw_progress(run: Run, steps_per_second: float | None = None) -> None:
         finished_slot.empty()
 
 
-def draw_charts(run: Run, n: int) -> None:
+def draw_charts(run: Run | RunView, n: int) -> None:
     """All charts of ``run``; ``n`` makes element keys unique when redrawn during training."""
     history, task = run.history, run.program.task
     baseline = task.baseline(run.config.seq_len)
@@ -353,7 +356,40 @@ def draw_robustness(run: Run) -> None:
                     f"{theirs:.3g}: {ratio}.")
 
 
-def zero_key(run: Run) -> tuple:
+@contextmanager
+def training_of(run: Run) -> Iterator[Run]:
+    """The run to train for the session's ``run``, with a server slot: the shared run of the same configuration
+    and seed (``rnnlab.server.shared_runs``: identical steps are computed once, for everyone watching), or
+    ``run`` alone when it cannot be shared. The session's run afterwards is what was trained (a copy of it
+    when others go on training it)."""
+    further = RUNS.copy_of(run.config, after_step=run.step) if run.pristine else None
+    if further is not None:  # someone trained it further and left it: continue from there
+        ss.run = run = further
+    watch = RUNS.join(run)
+    if watch is None:
+        with slot(run.config):
+            yield run
+        return
+    try:
+        with lead_slot(watch, queue_slot, scheduler=scheduling.SLOTS):
+            yield watch.lead
+    finally:
+        watch.leave()
+        ss.run = watch.lead if watch.last else watch.lead.fork()
+
+
+def next_call(lead: Run) -> None:
+    """One compiled call of ``lead``, or (while another session's call on it is in progress) a wait for that."""
+    if lead.run_chunk(PART_SECONDS, wait=False) is None:
+        lead.settle(5 * PART_SECONDS)
+
+
+def chunk_end(run: Run) -> int:
+    """The step that ends ``run``'s current chunk."""
+    return min(run.config.steps, (run.step // run.config.chunk + 1) * run.config.chunk)
+
+
+def zero_key(run: Run | RunView) -> tuple:
     return (run.config.static_key(), run.config.seed, run.config.lr, run.config.clip, run.step)
 
 
@@ -365,7 +401,7 @@ if pending is not None:  # a new run whose long first compile runs in a worker, 
         with slot(pending, "compiling"):
             stopped = not compile_first(pending, status_slot, lambda: bool(ss.training or ss.get("step_once")))
         if not stopped:
-            ss.run = run = Run(pending)
+            ss.run = run = RUNS.copy_of(pending) or Run(pending)
             stale = False
     if stopped:
         ss.training = ss.step_once = False
@@ -376,37 +412,37 @@ if run is not None:
     draw_progress(run)
     draw_charts(run, 0)
     if ss.training and not stale:
-        n = 0
-        with slot(run.config):  # freed however this ends: finished, Stop, a widget change, another page, tab closed
-            if not compile_first(run.config, status_slot, lambda: ss.training):
+        with training_of(run) as lead:
+            if not compile_first(lead.config, status_slot, lambda: ss.training):
                 ss.training = False
-            drawn = began = time.monotonic()
-            first_step = run.step
-            while not run.done and ss.training:
-                run.run_chunk(PART_SECONDS)
-                keep_run(run, throttle=True)
+            n, drawn, began, first_step = 0, time.monotonic(), time.monotonic(), lead.step
+            while not lead.done and ss.training:
+                next_call(lead)
+                keep_run(lead, throttle=True)
                 n += 1
                 if n == 1:  # the first call may include compiling: the rate counts from its end
-                    began, first_step = time.monotonic(), run.step
-                rate = (run.step - first_step) / (time.monotonic() - began) if n > 1 else None
-                draw_progress(run, rate)  # steps per second of the user's clock, drawing included
+                    began, first_step = time.monotonic(), lead.step
+                view = lead.view()
+                rate = (view.step - first_step) / (time.monotonic() - began) if n > 1 else None
+                draw_progress(view, rate)  # steps per second of the user's clock, drawing included
                 if n == 1 or time.monotonic() - drawn >= CHART_INTERVAL_S:
-                    draw_charts(run, n)  # redrawing every chart is the browser's heaviest work: at most ~1/s
+                    draw_charts(view, n)  # redrawing every chart is the browser's heaviest work: at most ~1/s
                     drawn = time.monotonic()
         ss.training = False
         st.rerun()  # redraw the buttons (Stop off) and the downloads for the finished run
     elif ss.pop("step_once", False):
-        with slot(run.config):
-            if not compile_first(run.config, status_slot, lambda: True):
+        with training_of(run) as lead:
+            if not compile_first(lead.config, status_slot, lambda: True):
                 st.stop()
-            with st.spinner(f"Training one chunk of {run.config.chunk} steps: {cost('step').describe()}…"):
-                progress = run.run_chunk(PART_SECONDS)
-                while not run.done and not at_boundary(run.step, run.config.chunk, run.config.steps):
-                    draw_progress(run, progress.steps_per_second)  # also where a Stop click takes effect
-                    progress = run.run_chunk(PART_SECONDS)
+            began, first_step, target = time.monotonic(), lead.step, chunk_end(lead)
+            with st.spinner(f"Training one chunk of {lead.config.chunk} steps: {cost('step').describe()}…"):
+                while not lead.done and lead.step < target:
+                    next_call(lead)
+                    draw_progress(lead.view())  # also where a Stop click takes effect
             status_slot.empty()
+        run = ss.run
         keep_run(run)
-        draw_progress(run, progress.steps_per_second)
+        draw_progress(run, (run.step - first_step) / max(time.monotonic() - began, 1e-9))
         draw_charts(run, 1)
 
     if compare_zero and run.step > 0 and not ss.training:

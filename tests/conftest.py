@@ -17,3 +17,13 @@ def release_compiled_programs():
     that and crashed inside XLA (a segmentation fault at about 80% of the run)."""
     yield
     jax.clear_caches()
+
+
+@pytest.fixture(autouse=True)
+def forget_shared_runs():
+    """Each test starts as on a fresh server: no run of another test is shared with it."""
+    from rnnlab.server.shared_runs import RUNS
+
+    RUNS.clear()
+    yield
+    RUNS.clear()

@@ -17,9 +17,11 @@ from rnnlab import (
     probes,
 )
 from rnnlab.config import Config
+from rnnlab.program import get_program
 from rnnlab.server import scheduler as scheduling
 from rnnlab.server.compilation import compile_count
 from rnnlab.server.session_store import valid_token
+from rnnlab.server.shared_runs import RUNS
 from rnnlab.tasks import TASKS
 from rnnlab.train import Run
 from tests.app.conftest import SMALL, button, figures, open_page, trace, unescaped, values
@@ -194,6 +196,7 @@ def test_divergence_is_reported_marked_and_history_kept(small, downloads):
 
 def test_step_step_then_train_equals_one_train_through_page_switches_and_widget_changes(small):
     whole = open_page("explore", **small, run="1").session_state.run.history
+    RUNS.clear()  # as on another server: the run is not shared, this session computes it step by step
     at = open_page("explore", **small)
     button(at, "Step").click().run()
     run = at.session_state.run
@@ -224,6 +227,28 @@ def test_same_configuration_and_seed_give_the_same_history_in_two_sessions(small
         np.testing.assert_array_equal(a.history.carry_snapshots(leaf), b.history.carry_snapshots(leaf))
 
 
+def test_a_second_session_on_the_same_link_gets_the_finished_run_without_computing_it(small, monkeypatch):
+    first = open_page("explore", **small, run="1").session_state.run
+    program = get_program(first.config)
+    real, computed = program.train_chunk, []
+
+    def counting(*args):
+        computed.append(int(args[-1]))
+        return real(*args)
+
+    counting._cache_size = real._cache_size
+    monkeypatch.setattr(program, "train_chunk", counting)
+    at = open_page("explore", **small, run="1")  # a student opening the teacher's link
+    no_exception(at)
+    second = at.session_state.run
+    assert computed == [] and second is not first and second.done
+    pd.testing.assert_frame_equal(second.history.steps_df(), first.history.steps_df(), check_exact=True)
+    assert any(p.proto.text.startswith("step 50 / 50") for p in at.get("progress")) and "Loss" in figures(at)
+    at.sidebar.number_input(key="w_steps").set_value(60).run()  # their own continuation, computed for them
+    button(at, "Train").click().run()
+    assert at.session_state.run.step == 60 and sum(computed) == 10 and first.step == 50
+
+
 def test_over_the_server_limit_the_queue_position_shows_and_training_starts_by_itself(small, monkeypatch):
     import ui.queue as queueing
 
@@ -252,6 +277,7 @@ def test_over_the_server_limit_the_queue_position_shows_and_training_starts_by_i
     assert at.session_state.run.done  # it started by itself once the slot was free
     assert slots.counts() == (0, 0)  # and gave its slot back
     button(at, "Reset").click().run()
+    RUNS.clear()  # else Step would get the finished run at once, computing nothing
     button(at, "Step").click().run()  # Step takes a slot too, and frees it
     assert at.session_state.run.step == 10 and slots.counts() == (0, 0)
 

@@ -1,0 +1,194 @@
+"""Identical runs computed once: sessions that train the same configuration and seed share one run.
+
+Training is deterministic: a configuration and seed give the same history however the work is divided into
+calls (see :mod:`rnnlab.train`). A *pristine* run (started from the seed, no setting changed during it) is
+registered here under its full configuration as that configuration's *lead*. A session that trains a pristine
+run of the same configuration, not further along than the lead, follows the lead instead of computing the same
+steps again: in flight, it sees the history so far and each call from then on; finished, the result at once.
+
+The lead's watchers train it together: each loop asks for the next call and, while another watcher's call is in
+progress, waits for it (:meth:`rnnlab.train.Run.run_chunk` with ``wait=False``), so every step is computed once
+and training goes on while anyone watches and stops when the last watcher leaves. One server slot is held for
+the lead as a whole (:class:`Watch`): taken by the first watcher admitted, released when the last one leaves.
+A session that stops watching while others go on takes a copy (``lead.fork()``); the last one keeps the lead.
+A lead whose settings a session then changes is no longer pristine and is forgotten here.
+
+Bounded: leads nobody watches are forgotten, least recently used first, beyond ``max_runs`` runs or
+``max_bytes`` of memory (``RNNLAB_SHARED_RUNS_MB``, 256 MB by default).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections import OrderedDict
+
+from rnnlab.config import Config
+from rnnlab.server.scheduler import Ticket
+from rnnlab.train import Run
+
+ENV_MAX_MB = "RNNLAB_SHARED_RUNS_MB"
+DEFAULT_MAX_RUNS = 64
+
+
+def max_bytes_from_env(default_mb: float = 256.0) -> int:
+    """``$RNNLAB_SHARED_RUNS_MB`` in bytes; a malformed or non-positive value means the default."""
+    try:
+        mb = float(os.environ.get(ENV_MAX_MB, default_mb))
+    except ValueError:
+        mb = default_mb
+    return int((mb if math.isfinite(mb) and mb > 0 else default_mb) * 2**20)
+
+
+class Watch:
+    """One session watching (and helping to train) a lead; the lead's slot is held while anyone watches."""
+
+    def __init__(self, registry: SharedRuns, lead: Run):
+        self.registry, self.lead = registry, lead
+        self.left = False
+        self.last = False
+
+    def needs_slot(self) -> bool:
+        """Whether no watcher of the lead holds a server slot for it yet."""
+        return self.registry._ticket_of(self.lead) is None
+
+    def hold(self, ticket: Ticket) -> bool:
+        """Give an admitted ``ticket`` to the lead; False when another watcher gave one first (release yours)."""
+        return self.registry._hold(self.lead, ticket)
+
+    def leave(self) -> bool:
+        """Stop watching (idempotent). True for the last watcher to leave, which frees the lead's slot and may
+        keep the lead itself as its run: nobody else trains a lead nobody watches (see :meth:`SharedRuns.join`)."""
+        if not self.left:
+            self.left = True
+            self.last = self.registry._leave(self.lead)
+        return self.last
+
+    def __enter__(self) -> Watch:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.leave()
+
+
+class SharedRuns:
+    """Leads by configuration, with their watchers and slots. Thread-safe.
+
+    A lead nobody watches may be the run of the session that watched it last; another session that wants to
+    train it takes a copy (:meth:`copy_of`), which becomes the lead (:meth:`join`), so that a session's run is
+    only ever trained by the sessions watching it.
+    """
+
+    def __init__(self, max_runs: int = DEFAULT_MAX_RUNS, max_bytes: int | None = None):
+        self.max_runs = max_runs
+        self.max_bytes = max_bytes_from_env() if max_bytes is None else max_bytes
+        self._lock = threading.Lock()
+        self._leads: OrderedDict[Config, Run] = OrderedDict()  # least recently used first
+        self._watchers: dict[int, int] = {}  # id(lead) -> sessions watching it
+        self._tickets: dict[int, Ticket] = {}  # id(lead) -> the slot held for it
+
+    def copy_of(self, config: Config, after_step: int = -1, wait_s: float = 2.0) -> Run | None:
+        """A copy of ``config``'s lead as of its last finished call, when it has got further than ``after_step``;
+        None when there is none, or when its call in progress has not ended within ``wait_s`` seconds."""
+        lead = self._lead(config)
+        if lead is None or lead.step <= after_step or not lead.settle(wait_s):
+            return None
+        copy = lead.fork()
+        return copy if copy.pristine and copy.config == config else None
+
+    def join(self, run: Run) -> Watch | None:
+        """Watch the run to train for a session's ``run``: its configuration's lead while others watch it and it
+        has got at least as far, else ``run`` itself, which becomes the lead. None when ``run`` is not pristine,
+        or a lead others watch is behind it: ``run`` is then trained alone."""
+        if not run.pristine:
+            return None
+        config = run.config
+        with self._lock:
+            lead = self._valid(config)
+            if lead is not None and lead is not run and self._watchers.get(id(lead)):
+                if lead.step < run.step:
+                    return None
+            else:
+                lead = self._leads[config] = run
+            self._leads.move_to_end(config)
+            self._watchers[id(lead)] = self._watchers.get(id(lead), 0) + 1
+            self._evict()
+            return Watch(self, lead)
+
+    def watchers(self, run: Run) -> int:
+        with self._lock:
+            return self._watchers.get(id(run), 0)
+
+    def is_lead(self, run: Run) -> bool:
+        with self._lock:
+            return self._leads.get(run.config) is run
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._leads)
+
+    @property
+    def nbytes(self) -> int:
+        with self._lock:
+            return sum(lead.nbytes() for lead in self._leads.values())
+
+    def clear(self) -> None:
+        """Forget every lead nobody watches."""
+        with self._lock:
+            for config in [c for c, lead in self._leads.items() if not self._watchers.get(id(lead))]:
+                del self._leads[config]
+
+    # ---- internals ----------------------------------------------------------------------------------------
+    def _lead(self, config: Config) -> Run | None:
+        with self._lock:
+            lead = self._valid(config)
+            if lead is not None:
+                self._leads.move_to_end(config)
+            return lead
+
+    def _valid(self, config: Config) -> Run | None:
+        """``config``'s lead, forgotten (with the lock held) if a setting of it has changed since."""
+        lead = self._leads.get(config)
+        if lead is not None and not (lead.pristine and lead.config == config):
+            del self._leads[config]
+            return None
+        return lead
+
+    def _ticket_of(self, lead: Run) -> Ticket | None:
+        with self._lock:
+            return self._tickets.get(id(lead))
+
+    def _hold(self, lead: Run, ticket: Ticket) -> bool:
+        with self._lock:
+            if id(lead) in self._tickets:
+                return False
+            self._tickets[id(lead)] = ticket
+            return True
+
+    def _leave(self, lead: Run) -> bool:
+        with self._lock:
+            left = self._watchers.get(id(lead), 0) - 1
+            if left > 0:
+                self._watchers[id(lead)] = left
+                return False
+            self._watchers.pop(id(lead), None)
+            ticket = self._tickets.pop(id(lead), None)
+            self._evict()
+        if ticket is not None:
+            ticket.release()
+        return True
+
+    def _evict(self) -> None:
+        """Forget unwatched leads, least recently used first, while over the bounds (with the lock held)."""
+        total = sum(lead.nbytes() for lead in self._leads.values())
+        for config in list(self._leads):
+            if len(self._leads) <= self.max_runs and total <= self.max_bytes:
+                break
+            lead = self._leads[config]
+            if not self._watchers.get(id(lead)):
+                total -= lead.nbytes()
+                del self._leads[config]
+
+
+RUNS = SharedRuns()  # the server's: shared by every session in this process
