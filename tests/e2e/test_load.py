@@ -1,15 +1,18 @@
-"""Load test: N browser sessions open the same preset on one real server at once.
+"""Load test: a class of N browser sessions on one real server at once.
 
-Each session is its own headless-Chromium context (its own Streamlit session) opening the first preset's link,
-which trains at once. The server runs at most ``RNNLAB_MAX_TRAININGS`` trainings together (2 here), so with
-N > 2 the others wait in the queue and must start by themselves.
+Each session is its own headless-Chromium context (its own Streamlit session). Half of them open the first
+preset's link, as students given the teacher's link; the other half open the same preset with a seed of their
+own, each a distinct run (as students trying their own settings). Every link trains at once. The server runs at
+most ``RNNLAB_MAX_TRAININGS`` trainings together (2 here): the preset's sessions share one run (identical runs
+are computed once), the distinct ones wait in the queue and must start by themselves.
 
-Asserted: every session finishes all its steps, none shows an error, and all reach the same final evaluation
-loss (same configuration and seed; nothing crossed sessions). Reported, never asserted: time to the first
-loss-chart update and to completion, p50/p95, in test-artifacts/load-test.md and .json.
+Asserted: every session finishes all its steps, none shows an error, the preset's sessions all reach the same
+final evaluation loss and each distinct one its own, and after every tab has closed the server's CPU goes idle
+(nothing runs for nobody). Reported, never asserted: time to the first loss-chart update and to completion,
+p50/p95 per group, and the server's CPU seconds, in test-artifacts/load-test.md and .json.
 
-CI runs the small size (N = 2). The full report: ``RNNLAB_LOAD_SESSIONS=1,5,10 python -m pytest
-tests/e2e/test_load.py -s``.
+CI runs the small size (N = 4, half and half). The full report: ``RNNLAB_LOAD_SESSIONS=1,10,30
+RNNLAB_LOAD_MIXES=same,half python -m pytest tests/e2e/test_load.py -s``.
 """
 
 from __future__ import annotations
@@ -28,11 +31,14 @@ from rnnlab.presets import PRESETS
 from tests.e2e.conftest import streamlit_server
 from tests.e2e.test_browser import HELPERS, LOSS_TITLE
 
-SESSIONS = [int(n) for n in os.environ.get("RNNLAB_LOAD_SESSIONS", "2").split(",") if n.strip()]
+SESSIONS = [int(n) for n in os.environ.get("RNNLAB_LOAD_SESSIONS", "4").split(",") if n.strip()]
+MIXES = [m.strip() for m in os.environ.get("RNNLAB_LOAD_MIXES", "half").split(",") if m.strip()]
 SLOTS = 2
 PRESET = PRESETS[0]
 POLL_S = 0.25
 TIMEOUT_S = 120 + 30 * max(SESSIONS)  # generous: a 2-core machine also runs N browsers
+IDLE_AFTER_S = 10.0  # after the last tab closed, the server's CPU is measured over the next seconds
+IDLE_CPU_S = 1.0  # at most this many CPU-seconds in them
 
 STATE = """(title) => {
   const figs = window.__rnnlab.figures(title);
@@ -49,12 +55,13 @@ STATE = """(title) => {
 
 @pytest.fixture(scope="module")
 def load_server(artifacts: Path):
-    """A server of its own with a known training limit (2)."""
+    """A server of its own with a known training limit (2); yields its base URL and process id."""
     old = os.environ.get("RNNLAB_MAX_TRAININGS")
     os.environ["RNNLAB_MAX_TRAININGS"] = str(SLOTS)
+    started: list = []
     try:
-        with streamlit_server(artifacts / "streamlit-server-load.log") as base:
-            yield base
+        with streamlit_server(artifacts / "streamlit-server-load.log", started) as base:
+            yield base, started[0].pid
     finally:
         if old is None:
             os.environ.pop("RNNLAB_MAX_TRAININGS", None)
@@ -72,13 +79,32 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def cpu_seconds(pid: int) -> float:
+    """The user and system CPU time the process has used so far (its threads included), from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def session_urls(base: str, n: int, mix: str) -> list[str]:
+    """With ``mix`` 'half', half the sessions (rounded up, the even ones) on the preset's own link and the others
+    on the preset with a seed of their own; with 'same', all on the preset's link."""
+    urls = []
+    for i in range(n):
+        own = mix == "half" and i % 2 == 1
+        query = {**PRESET.query(), "seed": str(100 + i)} if own else PRESET.query()
+        urls.append(f"{base}/{PRESET.page}?{urllib.parse.urlencode(query)}")
+    return urls
+
+
 def percentile(values: list[float], q: float) -> float:
     return float(np.percentile(values, q)) if values else float("nan")
 
 
-def run_sessions(browser, base: str, n: int) -> dict:
-    """Open ``n`` sessions at once on the preset's link; poll them all until each finished or timed out."""
-    url = f"{base}/{PRESET.page}?{urllib.parse.urlencode(PRESET.query())}"
+def run_sessions(browser, base: str, pid: int, n: int, mix: str) -> dict:
+    """Open ``n`` sessions at once (:func:`session_urls`); poll them all until each finished or timed out; close
+    them and measure the server's CPU after."""
+    urls = session_urls(base, n, mix)
+    cpu_before = cpu_seconds(pid)
     contexts, pages = [], []
     for _ in range(n):
         context = browser.new_context(viewport={"width": 1400, "height": 2400})
@@ -87,7 +113,7 @@ def run_sessions(browser, base: str, n: int) -> dict:
         contexts.append(context)
         pages.append(page)
     start = time.monotonic()
-    for page in pages:
+    for page, url in zip(pages, urls):
         page.goto(url, wait_until="commit")
     first = [None] * n
     done = [None] * n  # when "Finished" (or an error) appeared
@@ -114,45 +140,77 @@ def run_sessions(browser, base: str, n: int) -> dict:
     finally:
         for context in contexts:
             context.close()
-    return {"n": n, "first_chart_s": first, "completed_s": done, "states": states, "queued": seen_queue}
+    cpu_used = cpu_seconds(pid) - cpu_before
+    time.sleep(2.0)  # the sessions' connections close
+    idle_from = cpu_seconds(pid)
+    time.sleep(IDLE_AFTER_S)
+    return {"n": n, "mix": mix, "first_chart_s": first, "completed_s": done, "states": states, "queued": seen_queue,
+            "cpu_s": cpu_used, "cpu_after_close_s": cpu_seconds(pid) - idle_from}
 
 
 def summarise(result: dict) -> dict:
-    first = [t for t in result["first_chart_s"] if t is not None]
-    done = [t for t, s in zip(result["completed_s"], result["states"]) if t is not None and s.get("finished")]
-    return {"sessions": result["n"], "completed": len(done), "queued_at_some_point": sum(result["queued"]),
-            "first_chart_p50_s": round(percentile(first, 50), 2), "first_chart_p95_s": round(percentile(first, 95), 2),
-            "completion_p50_s": round(percentile(done, 50), 2), "completion_p95_s": round(percentile(done, 95), 2)}
+    row = {"sessions": result["n"], "mix": result["mix"], "server_cpu_s": round(result["cpu_s"], 1),
+           "cpu_after_close_s": round(result["cpu_after_close_s"], 2),
+           "errors": sum(bool(s.get("exceptions") or s.get("errors")) for s in result["states"])}
+    step = 2 if result["mix"] == "half" else 1
+    groups = [("same", slice(0, None, step)), ("distinct", slice(1, None, 2) if step == 2 else slice(0))]
+    for group, picks in groups:
+        states = result["states"][picks]
+        first = [t for t in result["first_chart_s"][picks] if t is not None]
+        done = [t for t, s in zip(result["completed_s"][picks], states) if t is not None and s.get("finished")]
+        row[group] = {"sessions": len(states), "completed": len(done), "queued": sum(result["queued"][picks]),
+                      "first_chart_p50_s": round(percentile(first, 50), 2),
+                      "first_chart_p95_s": round(percentile(first, 95), 2),
+                      "completion_p50_s": round(percentile(done, 50), 2),
+                      "completion_p95_s": round(percentile(done, 95), 2)}
+    return row
 
 
 def write_report(artifacts: Path, rows: list[dict]) -> None:
-    lines = [f"# Load test: N sessions open the preset '{PRESET.title}' at once", "",
-             f"Machine: {cpu_model()}, {os.cpu_count()} cores; server limit "
-             f"RNNLAB_MAX_TRAININGS={SLOTS}; {PRESET.config.steps} steps per session; the browsers run on the same "
-             "machine. Times from opening the link, in seconds.", "",
-             "| N | completed | queued at some point | first chart p50 | p95 | completion p50 | p95 |",
-             "|---|---|---|---|---|---|---|"]
+    lines = [f"# Load test: a class of N sessions on the preset '{PRESET.title}'", "",
+             f"Machine: {cpu_model()}, {os.cpu_count()} cores; server limit RNNLAB_MAX_TRAININGS={SLOTS}; "
+             f"{PRESET.config.steps} steps per session; the browsers run on the same machine. Half the sessions "
+             "(rounded up) open the preset's link, the others the preset with a seed of their own (a distinct "
+             "run each), or (mix 'same') all open the preset's link; all open at once. "
+             "Times from opening the link, in seconds; the server's CPU seconds "
+             f"while they ran, and in the {IDLE_AFTER_S:.0f} s from 2 s after the last tab closed.", "",
+             "| N | mix | group | completed | queued at some point | first chart p50 | p95 | completion p50 | p95 "
+             "| server CPU s | CPU s after close | errors |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['sessions']} | {r['completed']}/{r['sessions']} | {r['queued_at_some_point']} | "
-                     f"{r['first_chart_p50_s']} | {r['first_chart_p95_s']} | {r['completion_p50_s']} | "
-                     f"{r['completion_p95_s']} |")
+        for group in ("same", "distinct"):
+            g = r[group]
+            if not g["sessions"]:
+                continue
+            lines.append(f"| {r['sessions']} | {r['mix']} | {group} link | {g['completed']}/{g['sessions']} | "
+                         f"{g['queued']} | "
+                         f"{g['first_chart_p50_s']} | {g['first_chart_p95_s']} | {g['completion_p50_s']} | "
+                         f"{g['completion_p95_s']} | {r['server_cpu_s']} | {r['cpu_after_close_s']} | "
+                         f"{r['errors']} |")
     (artifacts / "load-test.md").write_text("\n".join(lines) + "\n")
     (artifacts / "load-test.json").write_text(json.dumps(rows, indent=2) + "\n")
     print("\n" + "\n".join(lines))
 
 
 @pytest.mark.e2e
-def test_sessions_at_once_all_complete_with_the_same_result(browser, load_server, artifacts: Path) -> None:
+def test_a_class_at_once_all_complete_and_the_server_idles_after(browser, load_server, artifacts: Path) -> None:
+    base, pid = load_server
     rows = []
-    for n in SESSIONS:
-        result = run_sessions(browser, load_server, n)
+    for n, mix in [(n, mix) for n in SESSIONS for mix in MIXES]:
+        result = run_sessions(browser, base, pid, n, mix)
         rows.append(summarise(result))
         write_report(artifacts, rows)
         for i, state in enumerate(result["states"]):
             assert state.get("exceptions") == 0 and not state.get("errors"), f"N={n}, session {i}: {state}"
             assert state.get("finished"), f"N={n}, session {i} did not finish within {TIMEOUT_S} s: {state}"
             assert state["points"] == PRESET.config.steps, f"N={n}, session {i} lost steps: {state}"
-        finals = {s["last_eval"] for s in result["states"]}
-        assert len(finals) == 1, f"N={n}: sessions with one configuration and seed ended differently: {finals}"
-        if n > SLOTS:
-            assert any(result["queued"]), f"N={n} > {SLOTS} slots, but no session showed a queue position"
+        step = 2 if mix == "half" else 1
+        same = {s["last_eval"] for s in result["states"][::step]}
+        assert len(same) == 1, f"N={n}: sessions with one configuration and seed ended differently: {same}"
+        distinct = [s["last_eval"] for s in result["states"][1::2]] if mix == "half" else []
+        assert len(set(distinct) | same) == len(distinct) + 1, f"N={n}: distinct seeds, equal results: {distinct}"
+        if mix == "half" and n // 2 > SLOTS:
+            assert any(result["queued"][1::2]), f"N={n}: more distinct runs than slots, but nobody was queued"
+        assert result["cpu_after_close_s"] < IDLE_CPU_S, (
+            f"N={n}: {result['cpu_after_close_s']:.2f} CPU-seconds in the {IDLE_AFTER_S:.0f} s after every tab "
+            "closed: work went on for nobody")
