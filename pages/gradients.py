@@ -12,7 +12,7 @@ from rnnlab.text import error_text, escape_markdown
 from rnnlab.train import PART_SECONDS, ConfigError, Run
 from rnnlab.urlstate import parse_cells, parse_lengths
 from ui.charts import chart
-from ui.queue import training_slot
+from ui.queue import shared_result, training_slot
 from ui.session import kept, shared_state, show_url_notes, write_url
 
 ss = st.session_state
@@ -34,6 +34,11 @@ def current_model() -> tuple[Run, bool]:
         with gate("building the untrained model"):
             cached = ss.untrained = Run(config)
     return cached, False
+
+
+def result_key(kind: str, run: Run) -> tuple | None:
+    """What a probe of ``run`` depends on, when that is its configuration and step alone (a pristine run)."""
+    return (kind, run.config, run.step) if run.pristine else None
 
 
 def gate(what: str):
@@ -59,8 +64,10 @@ if not trained:
 st.subheader("1. ||dL/dh_t|| through time")
 key = (id(run), run.step)
 if ss.get("grad_time_key") != key:
-    with gate("gradient probe"), st.spinner("Probing the gradient at every time step…"):
-        ss.grad_time, ss.grad_time_key = probes.run_grad_through_time(run), key
+    with st.spinner("Probing the gradient at every time step…"):
+        ss.grad_time = shared_result(result_key("grad_time", run), lambda: probes.run_grad_through_time(run),
+                                     lambda: gate("gradient probe"), queue_slot)
+        ss.grad_time_key = key
 grads = ss.grad_time
 chart(st, plots.grad_through_time_figure(grads), key="grad_time")
 last_t = grads["t"].max()
@@ -121,8 +128,9 @@ if ss.pop("sweep_requested", False) or ss.pop("autorun_pending", False):
                     if problems:
                         raise ConfigError([f"{CELLS[c].label} at T = {T}: " + " ".join(problems)])
             need = max(replace(base, cell=c, seq_len=T).memory_bytes() for c in cells for T in lengths)
-            params = None
-            with training_slot(need, st.empty(), "gradient sweep"):
+
+            def sweep_now() -> tuple:
+                params = None
                 if weights == "trained":
                     params, bar = {}, st.progress(0.0)
                     for i, c in enumerate(cells):
@@ -138,7 +146,11 @@ if ss.pop("sweep_requested", False) or ss.pop("autorun_pending", False):
                 sweep = probes.decay_sweep(base, list(cells), list(lengths), params=params,
                                            callback=lambda done, total, text: bar.progress(done / total, text=text))
                 bar.empty()
-            ss.sweep_result = (sweep, probes.fit_decay(sweep), base.task, weights)
+                return sweep, probes.fit_decay(sweep)
+
+            sweep_key = ("decay_sweep", base, tuple(cells), tuple(lengths), weights)
+            sweep, fits = shared_result(sweep_key, sweep_now, lambda: training_slot(need, st.empty(), "gradient sweep"))
+            ss.sweep_result = (sweep, fits, base.task, weights)
         except ConfigError as e:
             sweep_error = " ".join(e.messages)
         except Exception as e:  # noqa: BLE001 - a message, never a traceback; the last sweep stays
@@ -189,8 +201,10 @@ almost no signal unless the loss also covers early steps.""")
 st.subheader("3. Connectivity: which inputs the last output depends on")
 ckey = (id(run), run.step)
 if ss.get("conn_key") != ckey:
-    with gate("connectivity probe"), st.spinner("Computing connectivity…"):
-        ss.conn, ss.conn_key = probes.run_connectivity(run), ckey
+    with st.spinner("Computing connectivity…"):
+        ss.conn = shared_result(result_key("connectivity", run), lambda: probes.run_connectivity(run),
+                                lambda: gate("connectivity probe"), queue_slot)
+        ss.conn_key = ckey
 chart(st, plots.connectivity_figure(ss.conn), key="connectivity")
 with st.expander("What am I looking at?"):
     st.markdown(

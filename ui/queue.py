@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from rnnlab.server.results import RESULTS, Results
 from rnnlab.server.scheduler import SLOTS, Scheduler, Ticket
 from rnnlab.server.shared_runs import Watch
 from rnnlab.text import format_bytes
@@ -99,3 +101,26 @@ def lead_slot(watch: Watch, placeholder=None, label: str = "training", scheduler
         finally:
             if ticket is not None:
                 ticket.release()
+
+
+def shared_result(key: Hashable | None, make: Callable[[], Any], gate: Callable[[], AbstractContextManager],
+                  placeholder=None, results: Results = RESULTS) -> Any:
+    """``make()``'s result, computed once per server for ``key`` (``rnnlab.server.results``; None: not shared).
+
+    Kept: at once. Being computed for another session: this one waits for it (saying so), holding no slot.
+    Else computed here inside ``gate()`` (a server slot).
+    """
+    if key is None:
+        with gate():
+            return make()
+    placeholder = placeholder if placeholder is not None else st.empty()
+    value = results.get(key)
+    while value is None and results.computing(key):
+        placeholder.info("Someone else on this server is computing exactly this; waiting for their result…",
+                         icon=":material/hourglass_top:")
+        value = results.get(key, wait_s=POLL_S)
+    placeholder.empty()
+    if value is None:
+        with gate():
+            value = results.compute(key, make)
+    return value

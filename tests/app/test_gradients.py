@@ -100,3 +100,22 @@ def test_typed_sweep_lengths_go_into_the_url_so_a_reload_keeps_them():
     assert at.query_params["sweep_lengths"] in (["7,9"], "7,9")
     again = open_page("gradients", **SMALL, sweep_lengths="7,9")  # the reloaded address
     assert again.text_input(key="w_sweep_lengths").value == "7, 9"
+
+
+def test_a_class_on_one_link_computes_its_probes_and_sweep_once(monkeypatch):
+    calls = {"grad": 0, "conn": 0, "sweep": 0}
+    for name, kind in (("run_grad_through_time", "grad"), ("run_connectivity", "conn"), ("decay_sweep", "sweep")):
+        real = getattr(probes, name)
+
+        def counting(*args, real=real, kind=kind, **kwargs):
+            calls[kind] += 1
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(probes, name, counting)
+    preset = PRESETS_BY_KEY["lstm_h0_50_vs_500"]
+    first, second = (open_page("gradients", **preset.query()) for _ in range(2))
+    assert calls == {"grad": 1, "conn": 1, "sweep": 1}  # the second student's page computed nothing
+    for key in ("grad_time", "conn"):
+        assert first.session_state[key].equals(second.session_state[key])
+    assert first.session_state.sweep_result[0].equals(second.session_state.sweep_result[0])
+    assert figures(first) == figures(second)

@@ -1,0 +1,100 @@
+"""Results of deterministic heavy work (probes, sweeps) computed once per server, for every session asking.
+
+The gradient probes of a run and the decay sweep depend only on their inputs (a pristine run's configuration
+and step, or the sweep's settings), so a class opening one link needs each of them once. :class:`Results` keeps
+them by key, bounded (least recently used first beyond ``max_entries`` or ``max_bytes``), and computes each key
+once at a time: a caller asking for a key being computed waits for that result instead of computing it again.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from typing import Any
+
+import pandas as pd
+
+DEFAULT_MAX_ENTRIES = 256
+DEFAULT_MAX_BYTES = 64 * 2**20
+
+
+def result_bytes(value: Any) -> int:
+    """Rough memory of a result: a table's, a tuple's parts', else a small constant."""
+    if isinstance(value, pd.DataFrame):
+        return int(value.memory_usage(index=True, deep=True).sum())
+    if isinstance(value, (tuple, list)):
+        return sum(result_bytes(v) for v in value)
+    return 1024
+
+
+class Results:
+    """Finished results by key, and the keys being computed. Thread-safe."""
+
+    def __init__(self, max_entries: int = DEFAULT_MAX_ENTRIES, max_bytes: int = DEFAULT_MAX_BYTES):
+        self.max_entries, self.max_bytes = max_entries, max_bytes
+        self._cond = threading.Condition()
+        self._done: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()  # key -> (value, bytes)
+        self._computing: set[Hashable] = set()
+
+    def get(self, key: Hashable, wait_s: float = 0.0) -> Any | None:
+        """The result for ``key``; while another caller computes it, wait up to ``wait_s`` seconds for it.
+        None when there is none (yet)."""
+        with self._cond:
+            self._cond.wait_for(lambda: key not in self._computing, timeout=wait_s)
+            if key in self._done:
+                self._done.move_to_end(key)
+                return self._done[key][0]
+            return None
+
+    def computing(self, key: Hashable) -> bool:
+        """Whether a caller is computing ``key`` now."""
+        with self._cond:
+            return key in self._computing
+
+    def compute(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        """The result for ``key``: kept, or being computed by another caller (waited for), or ``make()`` now."""
+        with self._cond:
+            while True:
+                if key in self._done:
+                    self._done.move_to_end(key)
+                    return self._done[key][0]
+                if key not in self._computing:
+                    self._computing.add(key)
+                    break
+                self._cond.wait()
+        try:
+            value = make()
+        except BaseException:
+            with self._cond:
+                self._computing.discard(key)
+                self._cond.notify_all()
+            raise
+        with self._cond:
+            self._computing.discard(key)
+            self._done[key] = (value, result_bytes(value))
+            self._evict()
+            self._cond.notify_all()
+        return value
+
+    def __len__(self) -> int:
+        with self._cond:
+            return len(self._done)
+
+    @property
+    def nbytes(self) -> int:
+        with self._cond:
+            return sum(size for _, size in self._done.values())
+
+    def clear(self) -> None:
+        with self._cond:
+            self._done.clear()
+
+    def _evict(self) -> None:
+        total = sum(size for _, size in self._done.values())
+        while self._done and (len(self._done) > self.max_entries or total > self.max_bytes):
+            _, (_, size) = self._done.popitem(last=False)
+            total -= size
+
+
+RESULTS = Results()  # the server's: shared by every session in this process
