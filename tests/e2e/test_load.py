@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import time
 import urllib.parse
 from pathlib import Path
@@ -36,6 +37,7 @@ MIXES = [m.strip() for m in os.environ.get("RNNLAB_LOAD_MIXES", "half").split(",
 SLOTS = 2
 PRESET = PRESETS[0]
 POLL_S = 0.25
+TRAINED_STEP = re.compile(rb"step [1-9][0-9]* / [0-9]+")  # the progress text once a step was trained
 TIMEOUT_S = 120 + 30 * max(SESSIONS)  # generous: a 2-core machine also runs N browsers
 IDLE_AFTER_S = 10.0  # after the last tab closed, the server's CPU is measured over the next seconds
 IDLE_CPU_S = 1.0  # at most this many CPU-seconds in them
@@ -106,10 +108,19 @@ def run_sessions(browser, base: str, pid: int, n: int, mix: str) -> dict:
     urls = session_urls(base, n, mix)
     cpu_before = cpu_seconds(pid)
     contexts, pages = [], []
-    for _ in range(n):
+    sent = [None] * n  # when the server's first message with a trained step reached the browser
+
+    def listen(i: int):
+        def on_frame(payload) -> None:
+            if sent[i] is None and isinstance(payload, bytes) and TRAINED_STEP.search(payload):
+                sent[i] = time.monotonic() - start
+        return lambda socket: socket.on("framereceived", on_frame)
+
+    for i in range(n):
         context = browser.new_context(viewport={"width": 1400, "height": 2400})
         page = context.new_page()
         page.add_init_script(HELPERS)
+        page.on("websocket", listen(i))
         contexts.append(context)
         pages.append(page)
     start = time.monotonic()
@@ -136,7 +147,7 @@ def run_sessions(browser, base: str, pid: int, n: int, mix: str) -> dict:
                     done[i] = now
                 # The browser may draw the last chart a little after the text appears (a loaded CPU).
                 settled[i] = failed or (state["finished"] and state["points"] >= PRESET.config.steps)
-            time.sleep(POLL_S)
+            pages[0].wait_for_timeout(POLL_S * 1000)  # also takes in the websocket events meanwhile
     finally:
         for context in contexts:
             context.close()
@@ -144,8 +155,8 @@ def run_sessions(browser, base: str, pid: int, n: int, mix: str) -> dict:
     time.sleep(2.0)  # the sessions' connections close
     idle_from = cpu_seconds(pid)
     time.sleep(IDLE_AFTER_S)
-    return {"n": n, "mix": mix, "first_chart_s": first, "completed_s": done, "states": states, "queued": seen_queue,
-            "cpu_s": cpu_used, "cpu_after_close_s": cpu_seconds(pid) - idle_from}
+    return {"n": n, "mix": mix, "first_chart_s": first, "sent_s": sent, "completed_s": done, "states": states,
+            "queued": seen_queue, "cpu_s": cpu_used, "cpu_after_close_s": cpu_seconds(pid) - idle_from}
 
 
 def summarise(result: dict) -> dict:
@@ -157,8 +168,11 @@ def summarise(result: dict) -> dict:
     for group, picks in groups:
         states = result["states"][picks]
         first = [t for t in result["first_chart_s"][picks] if t is not None]
+        sent = [t for t in result["sent_s"][picks] if t is not None]
         done = [t for t, s in zip(result["completed_s"][picks], states) if t is not None and s.get("finished")]
         row[group] = {"sessions": len(states), "completed": len(done), "queued": sum(result["queued"][picks]),
+                      "first_sent_p50_s": round(percentile(sent, 50), 2),
+                      "first_sent_p95_s": round(percentile(sent, 95), 2),
                       "first_chart_p50_s": round(percentile(first, 50), 2),
                       "first_chart_p95_s": round(percentile(first, 95), 2),
                       "completion_p50_s": round(percentile(done, 50), 2),
@@ -172,18 +186,20 @@ def write_report(artifacts: Path, rows: list[dict]) -> None:
              f"{PRESET.config.steps} steps per session; the browsers run on the same machine. Half the sessions "
              "(rounded up) open the preset's link, the others the preset with a seed of their own (a distinct "
              "run each), or (mix 'same') all open the preset's link; all open at once. "
-             "Times from opening the link, in seconds; the server's CPU seconds "
+             "Times from opening the link, in seconds: the first chart with a trained step *sent* (its message "
+             "reached the browser) and *drawn* (Plotly shows its points), which on this machine also waits for "
+             "the N browsers' own rendering on the same two cores; the server's CPU seconds "
              f"while they ran, and in the {IDLE_AFTER_S:.0f} s from 2 s after the last tab closed.", "",
-             "| N | mix | group | completed | queued at some point | first chart p50 | p95 | completion p50 | p95 "
-             "| server CPU s | CPU s after close | errors |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| N | mix | group | completed | queued at some point | first chart sent p50 | p95 | drawn p50 | p95 "
+             "| completion p50 | p95 | server CPU s | CPU s after close | errors |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         for group in ("same", "distinct"):
             g = r[group]
             if not g["sessions"]:
                 continue
             lines.append(f"| {r['sessions']} | {r['mix']} | {group} link | {g['completed']}/{g['sessions']} | "
-                         f"{g['queued']} | "
+                         f"{g['queued']} | {g['first_sent_p50_s']} | {g['first_sent_p95_s']} | "
                          f"{g['first_chart_p50_s']} | {g['first_chart_p95_s']} | {g['completion_p50_s']} | "
                          f"{g['completion_p95_s']} | {r['server_cpu_s']} | {r['cpu_after_close_s']} | "
                          f"{r['errors']} |")
