@@ -210,11 +210,10 @@ class SessionStore:
 
     def _freeze_gone(self) -> None:
         """Keep the values of owners that are gone as dump(value), so that no live object stays pinned."""
-        with self._lock:
-            gone = [(t, e) for t, e in self._entries.items()
+        with self._lock:  # each value read with the lock held: another thread may be freezing it too
+            gone = [(t, e, e.value) for t, e in self._entries.items()
                     if not e.frozen and e.owner and not self.is_connected(e.owner)]
-        for token, entry in gone:
-            value = entry.value
+        for token, entry, value in gone:
             kept = self._dump(value)
             with self._lock:
                 if self._entries.get(token) is entry and entry.value is value:

@@ -196,3 +196,30 @@ def test_a_gone_tabs_run_is_kept_as_bytes_and_written_to_disk_at_most_every_10_s
     small = RunFolder(tmp_path, max_bytes=1)  # over the bound: the oldest files go
     small.write(new_token(), b"x" * 10)
     assert len(list(tmp_path.glob("*.run"))) <= 1
+
+
+def test_values_left_by_closed_tabs_are_frozen_safely_while_sessions_save_at_once():
+    import threading
+    import time
+
+    dumped, connected = [], {}
+
+    def slow_dump(value):
+        dumped.append(value)  # a value dumped already would be bytes here
+        time.sleep(0.2 if value == "the run 0" else 0.01)  # a dump may wait (for a call on a shared run)
+        return b"bytes of " + value.encode()
+
+    store = SessionStore(dump=slow_dump, load=bytes.decode, size=len,
+                         is_connected=lambda session: connected.get(session, True))
+    connected.update({f"owner {i}": True for i in range(3)})
+    for i in range(3):
+        store.save(new_token(), f"owner {i}", f"the run {i}")
+    for i in range(3):
+        connected[f"owner {i}"] = False  # the tabs closed; every later save freezes what their owners left
+    threads = [threading.Thread(target=store.save, args=(new_token(), f"s{i}", f"run {i}")) for i in range(8)]
+    for t in threads:
+        t.start()
+        time.sleep(0.02)  # staggered: one session reads a value while another is freezing it
+    for t in threads:
+        t.join()
+    assert all(isinstance(v, str) for v in dumped) and {f"the run {i}" for i in range(3)} <= set(dumped)
