@@ -27,6 +27,8 @@ class CellSpec:
     spatial: bool = False  # needs inputs with spatial axes (ConvLSTM)
     saved_per_step: int = 4  # arrays of (batch, features) kept per step by backprop (memory estimate)
     description: str = ""
+    # Settings that run this cell quickly, applied when it is chosen with a task it cannot run (setting, value).
+    quick_settings: tuple[tuple[str, object], ...] = ()
 
     @property
     def output_leaf(self) -> int:
@@ -65,7 +67,8 @@ CELLS: dict[str, CellSpec] = {
         CellSpec("simple", "Simple RNN", nn.SimpleCell, ("h",), saved_per_step=2,
                  description="h_t = tanh(W h_{t-1} + U x_t + b): no gates, the textbook vanishing gradient."),
         CellSpec("conv_lstm", "ConvLSTM", nn.ConvLSTMCell, ("c", "h"), spatial=True, saved_per_step=9,
-                 description="An LSTM whose matmuls are convolutions: needs a spatial task."),
+                 description="An LSTM whose matmuls are convolutions: needs a spatial task.",
+                 quick_settings=(("task", "moving_dot"), ("features", 16), ("batch", 16), ("seq_len", 20))),
     ]
 }
 

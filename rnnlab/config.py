@@ -213,3 +213,27 @@ Static.__doc__ = "The part of a configuration that needs its own compiled progra
 def static_part(config: Config) -> Static:
     """``config``'s :class:`Static` part: the key of its compiled program."""
     return Static(*config.static_key())
+
+
+def with_cell(config: Config, cell: str) -> tuple[Config, dict[str, object]]:
+    """``config`` with ``cell``, and the other settings changed so that it can run: a cell that cannot run the
+    task gets its quick settings (:attr:`rnnlab.cells.CellSpec.quick_settings`; the ConvLSTM's moving dot at a
+    size that compiles and trains in seconds), and a vector cell after a spatial task gets the default task.
+    Returns the new configuration and the settings changed besides the cell."""
+    spec, task = CELLS[cell], TASKS[config.task]
+    changes: dict[str, object] = {}
+    if not compatible(spec.spatial, task):
+        changes = dict(spec.quick_settings) if spec.quick_settings else {"task": SETTING["task"].default}
+    changes = {name: value for name, value in changes.items() if getattr(config, name) != value}
+    return replace(config, cell=cell, **changes), changes
+
+
+def describe_changes(cell: str, changes: Mapping[str, object]) -> str:
+    """What :func:`with_cell` changed, in words: 'ConvLSTM cannot run the adding problem: Task is now ...'."""
+    parts = []
+    for name, value in changes.items():
+        setting = SETTING[name]
+        shown = getattr(setting.choices.get(value), "label", value) if setting.choices else value
+        parts.append(f"{setting.label} {shown}")
+    return (f"{CELLS[cell].label} needs other settings to run, so these changed with it: {', '.join(parts)}. "
+            "Change them as you like.")

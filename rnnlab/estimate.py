@@ -23,11 +23,13 @@ DEFAULT_FLOPS = 3e10  # FLOP/s of a recurrent training step's matmuls on a 2-cor
 PER_TIME_STEP_S = 1.3e-5  # plus this per scanned time step of every training step (the scan's own work)
 MIN_LEARNING_FLOPS = 1e8  # smaller steps are all overhead: their speed says nothing about larger ones
 SPATIAL_SPEED = 0.25  # a ConvLSTM step runs at about a quarter of that speed (measured here: 7e9)
-COMPILE_S = {"conv_lstm": 40.0}  # first compile of a training chunk, seconds (measured here; others below)
-DEFAULT_COMPILE_S = 6.0
+COMPILE_S: dict[str, float] = {}  # first compile of a training chunk by cell, when not DEFAULT_COMPILE_S
+DEFAULT_COMPILE_S = 6.0  # seconds, with the initialisation and evaluation (measured here: 5-6 s, ConvLSTM too)
 CONFIRM_S = 60.0  # longer than this: the page asks before it starts
 ENV_MAX_JOB = "RNNLAB_MAX_JOB_MINUTES"
 DEFAULT_MAX_JOB_MINUTES = 20.0  # longer than this: refused (a teacher raises it with the variable above)
+ENV_MAX_STEP = "RNNLAB_MAX_STEP_SECONDS"
+DEFAULT_MAX_STEP_S = 10.0  # one training step longer than this: refused (Stop acts between steps, not within one)
 MAX_MEASURED = 2000  # configurations whose step time is remembered (a few hundred KB at most)
 
 _lock = threading.Lock()
@@ -91,8 +93,20 @@ def max_job_seconds() -> float:
     return env_float(ENV_MAX_JOB, DEFAULT_MAX_JOB_MINUTES) * 60
 
 
+def max_step_seconds() -> float:
+    """The longest single training step this server starts: ``$RNNLAB_MAX_STEP_SECONDS`` (default 10)."""
+    return env_float(ENV_MAX_STEP, DEFAULT_MAX_STEP_S)
+
+
 def over_limit(guess: Estimate, what: str = "This run") -> str | None:
-    """Why a job estimated at ``guess`` is refused (longer than :func:`max_job_seconds`), else None."""
+    """Why a job estimated at ``guess`` is refused (one step longer than :func:`max_step_seconds`, or all of it
+    longer than :func:`max_job_seconds`), else None."""
+    step_limit = max_step_seconds()
+    if guess.step_s > step_limit:
+        return (f"{what} would take {format_seconds(guess.step_s)} per training step, more than this server's limit "
+                f"of {format_seconds(step_limit)} per step: a step cannot be stopped midway, so Stop would wait "
+                f"that long. Fewer features, a smaller batch or a shorter sequence make each step shorter; whoever "
+                f"runs the server can raise the limit ({ENV_MAX_STEP}).")
     limit = max_job_seconds()
     if guess.total_s <= limit:
         return None

@@ -135,3 +135,23 @@ def test_every_setting_in_the_table_reaches_the_url_the_cli_and_the_validation()
             assert setting.name in too_big.field_errors()
         if setting.kind == "choice":
             assert setting.name in replace(Config(), **{setting.name: "no such thing"}).field_errors()
+
+
+def test_choosing_a_cell_brings_the_settings_it_needs_to_run():
+    from rnnlab import estimate
+    from rnnlab.config import describe_changes, with_cell
+
+    conv, changes = with_cell(Config(), "conv_lstm")
+    assert changes == {"task": "moving_dot", "features": 16, "batch": 16, "seq_len": 20}
+    assert conv.cell == "conv_lstm" and not conv.validate()
+    guess = estimate.estimate(conv)
+    assert estimate.over_limit(guess) is None and guess.total_s < estimate.CONFIRM_S  # runs without asking
+    assert describe_changes("conv_lstm", changes).startswith(
+        "ConvLSTM needs other settings to run, so these changed with it: Task Moving dot (spatial), "
+        "Hidden features 16, Batch size 16, Sequence length T 20.")
+    back, changes = with_cell(conv, "gru")
+    assert changes == {"task": "adding"} and not back.validate() and back.features == 16
+    same, changes = with_cell(Config(), "lstm")
+    assert changes == {} and same == Config(cell="lstm")
+    mine = Config(task="moving_dot", cell="conv_lstm", features=8, batch=4, seq_len=12)
+    assert with_cell(mine, "conv_lstm") == (mine, {})  # a cell that can run keeps the user's sizes

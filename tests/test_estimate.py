@@ -59,3 +59,18 @@ def test_rates_read_as_steps_per_second_or_seconds_per_step():
     assert format_rate(1234.4) == "1,234 steps/s"
     assert format_rate(3.42) == "3.4 steps/s"
     assert format_rate(1 / 26) == "26 s per step"  # not "0 steps/s"
+
+
+def test_a_step_longer_than_the_servers_step_limit_is_refused_with_the_numbers(monkeypatch):
+    big = Config(cell="conv_lstm", task="moving_dot")  # 64 features, batch 64, T = 100: about half a minute a step
+    guess = estimate.estimate(big)
+    assert guess.step_s > estimate.DEFAULT_MAX_STEP_S
+    refusal = estimate.over_limit(guess)
+    assert refusal.startswith(f"This run would take {estimate.format_seconds(guess.step_s)} per training step, "
+                              "more than this server's limit of 10 s per step")
+    assert "RNNLAB_MAX_STEP_SECONDS" in refusal
+    monkeypatch.setenv("RNNLAB_MAX_STEP_SECONDS", "60")
+    monkeypatch.setenv("RNNLAB_MAX_JOB_MINUTES", "10000")
+    assert estimate.over_limit(guess) is None  # a teacher who wants it raises both limits
+    quick = Config(cell="conv_lstm", task="moving_dot", features=16, batch=16, seq_len=20)
+    assert estimate.estimate(quick).step_s < 1.0 and estimate.estimate(quick).compile_s <= 6.0

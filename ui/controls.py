@@ -7,7 +7,7 @@ from dataclasses import fields, replace
 import streamlit as st
 
 from rnnlab.cells import CARRY_INITS
-from rnnlab.config import SETTING, SETTINGS, Config
+from rnnlab.config import SETTING, SETTINGS, Config, describe_changes, with_cell
 from rnnlab.urlstate import Shared
 
 
@@ -34,7 +34,8 @@ def _widget(name: str, value, config: Config):
         if name == "carry_mode":
             return st.radio(label, options, key=key, horizontal=True, help=help_text)
         return st.selectbox(label, options, key=key, help=_choice_help(setting),
-                            format_func=lambda n, reg=setting.choices: getattr(reg[n], "label", n))
+                            format_func=lambda n, reg=setting.choices: getattr(reg[n], "label", n),
+                            on_change=_cell_changed if name == "cell" else None)
     lo, hi = setting.low, setting.high
     if setting.kind == "int":
         return int(st.number_input(label, min_value=int(lo), max_value=int(hi), step=1, key=key, help=help_text))
@@ -45,6 +46,17 @@ def _widget(name: str, value, config: Config):
         disabled = spec.param is None
     return float(st.number_input(label, min_value=lo, max_value=hi, key=key, format="%g", step=setting.step,
                                  help=help_text, disabled=disabled))
+
+
+def _cell_changed() -> None:
+    """A newly chosen cell brings the settings it needs to run (``rnnlab.config.with_cell``), said in a note."""
+    ss = st.session_state
+    shown = {f.name: ss[f"w_{f.name}"] for f in fields(Config) if f"w_{f.name}" in ss}
+    config, changes = with_cell(replace(ss.shared.config, **shown), ss.w_cell)
+    changes = {name: value for name, value in changes.items() if name not in ss.shared.hidden}
+    for name, value in changes.items():
+        ss[f"w_{name}"] = value
+    ss.cell_note = describe_changes(config.cell, changes) if changes else None
 
 
 def config_controls(shared: Shared) -> Config:
@@ -65,6 +77,9 @@ def config_controls(shared: Shared) -> Config:
             with st.expander("Advanced"):
                 for name in advanced:
                     values[name] = _widget(name, getattr(current, name), replace(current, **values))
+        note = st.session_state.pop("cell_note", None)
+        if note:
+            st.info(note, icon=":material/tune:")
     return replace(current, **values)
 
 

@@ -123,7 +123,8 @@ def test_bad_url_values_fall_back_with_a_visible_note(small):
 
 def test_incompatible_choice_is_explained_and_train_disabled(small):
     at = open_page("explore", **small)
-    at.sidebar.selectbox(key="w_cell").set_value("conv_lstm").run()
+    at.sidebar.selectbox(key="w_cell").set_value("conv_lstm").run()  # brings a task it can run
+    at.sidebar.selectbox(key="w_task").set_value("adding").run()  # then a task it cannot
     assert any("ConvLSTM cannot run Adding problem" in e.value for e in at.error)
     assert button(at, "Train").disabled and button(at, "Step").disabled
     at.sidebar.selectbox(key="w_task").set_value("moving_dot").run()
@@ -425,3 +426,16 @@ def test_a_run_over_the_servers_time_limit_is_refused_with_the_numbers(small, mo
     refused = [unescaped(e.value) for e in at.error]
     assert any("more than this server's limit of 60 ms per job" in e and "RNNLAB_MAX_JOB_MINUTES" in e
                for e in refused), refused
+
+
+def test_choosing_convlstm_switches_to_a_task_and_size_it_can_run():
+    at = open_page("explore")
+    at.sidebar.selectbox(key="w_cell").set_value("conv_lstm").run()
+    no_exception(at)
+    assert [at.sidebar.selectbox(key="w_task").value, at.sidebar.number_input(key="w_features").value,
+            at.sidebar.number_input(key="w_batch").value, at.sidebar.number_input(key="w_seq_len").value] == [
+        "moving_dot", 16, 16, 20]
+    assert any(i.value.startswith("ConvLSTM needs other settings to run") for i in at.sidebar.info)
+    assert not at.error and at.query_params["cell"] == "conv_lstm" and at.query_params["task"] == "moving_dot"
+    at.sidebar.selectbox(key="w_cell").set_value("gru").run()
+    assert at.sidebar.selectbox(key="w_task").value == "adding" and not at.error

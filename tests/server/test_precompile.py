@@ -16,7 +16,7 @@ from rnnlab.server import precompile
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = Config(cell="gru", seq_len=12, batch=8, features=8, steps=40, chunk=10)
-LONG = Config(cell="conv_lstm", task="moving_dot")  # compiles for minutes on this machine
+LONG = Config(cell="conv_lstm", task="moving_dot")  # a compile of several seconds: long enough to stop midway
 
 
 def workers() -> list[int]:
@@ -99,6 +99,9 @@ def test_the_time_limit_kills_the_worker(tmp_path, monkeypatch):
 
 
 def test_only_long_compiles_with_a_disk_cache_use_a_worker(tmp_path, monkeypatch):
+    from rnnlab import estimate
+
+    monkeypatch.setitem(estimate.COMPILE_S, "conv_lstm", 30.0)  # as if a ConvLSTM took half a minute to compile
     monkeypatch.setattr(precompile, "cache_folder", lambda: None)
     assert not precompile.use_worker(LONG)
     monkeypatch.setattr(precompile, "cache_folder", lambda: str(tmp_path))
