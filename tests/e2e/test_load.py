@@ -88,9 +88,8 @@ def cpu_seconds(pid: int) -> float:
 
 
 def deprioritise_browsers() -> int:
-    """Give every Chromium process the lowest CPU priority (nice 19; renderers started later inherit it), so that
-    the server gets the cores first as it would with the students' browsers on their own machines. Returns how
-    many processes were changed."""
+    """Give every Chromium process the lowest CPU priority (nice 19), so that the server gets the cores first as
+    it would with the students' browsers on their own machines. Returns how many processes were changed."""
     changed = 0
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():
@@ -166,6 +165,7 @@ def run_sessions(browser, base: str, pid: int, n: int, mix: str) -> dict:
                     done[i] = now
                 # The browser may draw the last chart a little after the text appears (a loaded CPU).
                 settled[i] = failed or (state["finished"] and state["points"] >= PRESET.config.steps)
+            deprioritise_browsers()  # Chromium sets its renderers' priority itself: again every poll
             pages[0].wait_for_timeout(POLL_S * 1000)  # also takes in the websocket events meanwhile
     finally:
         for context in contexts:

@@ -225,7 +225,7 @@ def test_over_the_limit_a_tab_waits_in_the_queue_and_starts_by_itself(browser, o
         a.goto(long_run + "&run=1")
         confirm_if_asked(a, RENDER_TIMEOUT_MS)
         wait_for_progress(a, 0)  # A holds the only slot
-        b.goto(long_run)
+        b.goto(long_run + "&seed=1")  # a run of its own (the same run would be A's, computed once)
         wait_idle(b)
         press(b, "Train")
         b.get_by_text(QUEUED).wait_for(timeout=RENDER_TIMEOUT_MS)
