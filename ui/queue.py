@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ipaddress
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
@@ -11,7 +10,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from rnnlab.server.results import RESULTS, Results
-from rnnlab.server.scheduler import SLOTS, Scheduler, Ticket
+from rnnlab.server.scheduler import SLOTS, Scheduler, Ticket, client_of
 from rnnlab.server.shared_runs import Watch
 from rnnlab.text import format_bytes
 
@@ -36,22 +35,14 @@ def queue_message(ticket: Ticket, scheduler: Scheduler) -> str:
 
 
 def client_id() -> str:
-    """Who is asking, for fair shares: the browser's machine (its address), so that more tabs do not get more.
-
-    A browser on the server's own machine (a loopback address) counts per tab: the teacher's laptop, or tests.
-    """
+    """Who is asking, for fair shares (:func:`rnnlab.server.scheduler.client_of`): the browser's machine, so that
+    more tabs do not get more; per tab for a browser on the server's own machine."""
     try:
-        address = st.context.ip_address
+        address, headers = st.context.ip_address, dict(st.context.headers)
     except Exception:  # noqa: BLE001 - outside a running server
-        address = None
-    try:
-        loopback = ipaddress.ip_address(address).is_loopback if address else True
-    except ValueError:
-        loopback = False
-    if not loopback:
-        return f"ip:{address}"
+        address, headers = None, {}
     ctx = get_script_run_ctx()
-    return f"session:{ctx.session_id}" if ctx is not None else ""
+    return client_of(address, ctx.session_id if ctx is not None else "", headers)
 
 
 @contextmanager

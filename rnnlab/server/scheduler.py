@@ -10,16 +10,18 @@ tabs) holds fewer than ``per_client`` running jobs. A ticket that cannot run doe
 
 from __future__ import annotations
 
+import ipaddress
 import itertools
 import logging
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from rnnlab.device import memory_budget_bytes
 
 ENV_LIMIT = "RNNLAB_MAX_TRAININGS"
 ENV_PER_CLIENT = "RNNLAB_MAX_JOBS_PER_CLIENT"
+ENV_CLIENT_HEADER = "RNNLAB_CLIENT_HEADER"  # behind a proxy: the request header naming the browser's address
 
 
 def parse_limit(text: str) -> int:
@@ -61,6 +63,32 @@ def default_per_client(limit: int) -> int:
             logging.getLogger(__name__).warning("%s must be a whole number, got %r; using the default",
                                                 ENV_PER_CLIENT, env)
     return max(1, limit - 1)
+
+
+def client_of(address: str | None, session: str, headers: Mapping[str, str] | None = None) -> str:
+    """Who is asking, for fair shares: a person is the browser's machine (its address), so that more tabs do not
+    get more.
+
+    Behind a reverse proxy every browser arrives from the proxy's address; ``$RNNLAB_CLIENT_HEADER`` (e.g.
+    ``X-Forwarded-For``, set only when such a proxy writes it) names the header whose first address is the
+    browser's. A browser on the server's own machine (a loopback address, and no such header) counts per tab
+    (``session``): the teacher's laptop, or tests.
+    """
+    name = os.environ.get(ENV_CLIENT_HEADER, "").strip().lower()
+    if name and headers:
+        given = next((v for k, v in headers.items() if k.lower() == name), "")
+        first = given.split(",")[0].strip()
+        try:
+            return f"ip:{ipaddress.ip_address(first)}"
+        except ValueError:
+            pass
+    try:
+        loopback = ipaddress.ip_address(address).is_loopback if address else True
+    except ValueError:
+        loopback = False
+    if not loopback:
+        return f"ip:{address}"
+    return f"session:{session}" if session else ""
 
 
 class Ticket:

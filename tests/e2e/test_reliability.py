@@ -338,3 +338,44 @@ def test_a_closed_tab_ends_a_long_compile_and_the_server_idles(browser, artifact
         time.sleep(3)
         used = process_cpu_seconds(started[0].pid) - before
         assert used < 0.5, f"the server used {used:.2f} CPU-seconds in the 3 s after the worker was gone"
+
+
+@pytest.mark.e2e
+def test_one_machine_with_five_long_runs_leaves_a_slot_for_the_next(browser, artifacts, monkeypatch) -> None:
+    """Two slots; behind a proxy (RNNLAB_CLIENT_HEADER) one machine opens five tabs of long runs. It runs one at a
+    time (its share) and its other tabs say why they wait; a second machine's default run starts at once."""
+    from tests.e2e.conftest import streamlit_server
+
+    monkeypatch.setenv("RNNLAB_MAX_TRAININGS", "2")
+    monkeypatch.setenv("RNNLAB_MAX_JOB_MINUTES", "600")  # the runs here are long on purpose
+    monkeypatch.setenv("RNNLAB_CLIENT_HEADER", "X-Forwarded-For")
+    with streamlit_server(artifacts / "streamlit-server-share.log") as base:
+        greedy = browser.new_context(viewport={"width": 1400, "height": 3000}, base_url=base,
+                                     extra_http_headers={"X-Forwarded-For": "10.0.0.1"})
+        other = browser.new_context(viewport={"width": 1400, "height": 3000}, base_url=base,
+                                    extra_http_headers={"X-Forwarded-For": "10.0.0.2"})
+        try:
+            tabs = []
+            for seed in range(5):  # five distinct long runs
+                tab = greedy.new_page()
+                tab.add_init_script(HELPERS)
+                tab.goto("/explore?" + urlencode({"steps": "100000", "seed": str(seed), "run": "1"}))
+                confirm_if_asked(tab, RENDER_TIMEOUT_MS)
+                tabs.append(tab)
+            share = re.compile(r"You already have 1 job\(s\) running on this server, your share")
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and sum(t.get_by_text(share).count() for t in tabs) < 4:
+                time.sleep(0.5)
+            assert sum(t.get_by_text(share).count() for t in tabs) == 4, "four tabs wait for the machine's share"
+            student = other.new_page()
+            student.add_init_script(HELPERS)
+            opened = time.monotonic()
+            student.goto("/explore?run=1")  # the default preset
+            wait_for_progress(student, 0)
+            first_chart_s = time.monotonic() - opened
+            assert student.get_by_text(QUEUED).count() == 0
+            print(f"\nthe second machine's first chart after {first_chart_s:.1f} s")
+            (artifacts / "fair-share.json").write_text(json.dumps({"first_chart_s": round(first_chart_s, 1)}))
+        finally:
+            other.close()
+            greedy.close()

@@ -134,3 +134,17 @@ def test_the_share_per_client_comes_from_the_environment(monkeypatch):
     assert Scheduler(limit=4).per_client == 1
     monkeypatch.setenv("RNNLAB_MAX_JOBS_PER_CLIENT", "lots")
     assert Scheduler(limit=4).per_client == 3
+
+
+def test_a_client_is_a_machine_or_behind_a_proxy_the_address_it_names(monkeypatch):
+    from rnnlab.server.scheduler import client_of
+
+    monkeypatch.delenv("RNNLAB_CLIENT_HEADER", raising=False)
+    assert client_of("10.0.0.7", "tab-1") == client_of("10.0.0.7", "tab-2") == "ip:10.0.0.7"  # tabs of one machine
+    assert client_of("127.0.0.1", "tab-1") == "session:tab-1" != client_of("127.0.0.1", "tab-2")
+    forwarded = {"X-Forwarded-For": "10.1.2.3, 127.0.0.1"}
+    assert client_of("127.0.0.1", "tab-1", forwarded) == "session:tab-1"  # a header nobody vouched for is ignored
+    monkeypatch.setenv("RNNLAB_CLIENT_HEADER", "x-forwarded-for")
+    assert client_of("127.0.0.1", "tab-1", forwarded) == client_of("127.0.0.1", "tab-2", forwarded) == "ip:10.1.2.3"
+    assert client_of("127.0.0.1", "tab-1", {"X-Forwarded-For": "not an address"}) == "session:tab-1"
+    assert client_of(None, "", {}) == ""
