@@ -127,12 +127,18 @@ def run_sessions(browser, base: str, pid: int, n: int, mix: str) -> dict:
     cpu_before = cpu_seconds(pid)
     contexts, pages = [], []
     sent = [None] * n  # when the server's first message with a trained step reached the browser
+    connected = [None] * n  # when the page, loaded and started, opened its connection to the server
 
     def listen(i: int):
         def on_frame(payload) -> None:
             if sent[i] is None and isinstance(payload, bytes) and TRAINED_STEP.search(payload):
                 sent[i] = time.monotonic() - start
-        return lambda socket: socket.on("framereceived", on_frame)
+
+        def on_socket(socket) -> None:
+            if connected[i] is None:
+                connected[i] = time.monotonic() - start
+            socket.on("framereceived", on_frame)
+        return on_socket
 
     for i in range(n):
         context = browser.new_context(viewport={"width": 1400, "height": 2400})
@@ -174,7 +180,8 @@ def run_sessions(browser, base: str, pid: int, n: int, mix: str) -> dict:
     time.sleep(2.0)  # the sessions' connections close
     idle_from = cpu_seconds(pid)
     time.sleep(IDLE_AFTER_S)
-    return {"n": n, "mix": mix, "first_chart_s": first, "sent_s": sent, "completed_s": done, "states": states,
+    return {"n": n, "mix": mix, "first_chart_s": first, "sent_s": sent, "connected_s": connected,
+            "completed_s": done, "states": states,
             "queued": seen_queue, "cpu_s": cpu_used, "cpu_after_close_s": cpu_seconds(pid) - idle_from}
 
 
@@ -188,8 +195,12 @@ def summarise(result: dict) -> dict:
         states = result["states"][picks]
         first = [t for t in result["first_chart_s"][picks] if t is not None]
         sent = [t for t in result["sent_s"][picks] if t is not None]
+        answered = [s - c for s, c in zip(result["sent_s"][picks], result["connected_s"][picks])
+                    if s is not None and c is not None]
         done = [t for t, s in zip(result["completed_s"][picks], states) if t is not None and s.get("finished")]
         row[group] = {"sessions": len(states), "completed": len(done), "queued": sum(result["queued"][picks]),
+                      "server_answer_p50_s": round(percentile(answered, 50), 2),
+                      "server_answer_p95_s": round(percentile(answered, 95), 2),
                       "first_sent_p50_s": round(percentile(sent, 50), 2),
                       "first_sent_p95_s": round(percentile(sent, 95), 2),
                       "first_chart_p50_s": round(percentile(first, 50), 2),
@@ -206,20 +217,23 @@ def write_report(artifacts: Path, rows: list[dict]) -> None:
              "(rounded up) open the preset's link, the others the preset with a seed of their own (a distinct "
              "run each), or (mix 'same') all open the preset's link; all open at once. The browsers run at the "
              "lowest CPU priority (nice 19), standing in for the students' own machines. "
-             "Times from opening the link, in seconds: the first chart with a trained step *sent* (its message "
-             "reached the browser) and *drawn* (Plotly shows its points), which on this machine also waits for "
-             "the N browsers' own rendering on the same two cores; the server's CPU seconds "
+             "Times in seconds. *Server answer*: from the page's connection to the server (once the browser has "
+             "loaded and started the app) to the first chart with a trained step reaching the browser: the "
+             "server's part. From opening the link: that chart *sent* (its message reached the browser) and "
+             "*drawn* (Plotly shows its points), which on this machine also wait for the N browsers' own work on "
+             "the same two cores. The server's CPU seconds "
              f"while they ran, and in the {IDLE_AFTER_S:.0f} s from 2 s after the last tab closed.", "",
-             "| N | mix | group | completed | queued at some point | first chart sent p50 | p95 | drawn p50 | p95 "
-             "| completion p50 | p95 | server CPU s | CPU s after close | errors |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| N | mix | group | completed | queued at some point | server answer p50 | p95 | first chart sent p50 "
+             "| p95 | drawn p50 | p95 | completion p50 | p95 | server CPU s | CPU s after close | errors |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         for group in ("same", "distinct"):
             g = r[group]
             if not g["sessions"]:
                 continue
             lines.append(f"| {r['sessions']} | {r['mix']} | {group} link | {g['completed']}/{g['sessions']} | "
-                         f"{g['queued']} | {g['first_sent_p50_s']} | {g['first_sent_p95_s']} | "
+                         f"{g['queued']} | {g['server_answer_p50_s']} | {g['server_answer_p95_s']} | "
+                         f"{g['first_sent_p50_s']} | {g['first_sent_p95_s']} | "
                          f"{g['first_chart_p50_s']} | {g['first_chart_p95_s']} | {g['completion_p50_s']} | "
                          f"{g['completion_p95_s']} | {r['server_cpu_s']} | {r['cpu_after_close_s']} | "
                          f"{r['errors']} |")
