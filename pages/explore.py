@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
 
@@ -358,25 +358,30 @@ def draw_robustness(run: Run) -> None:
 
 
 @contextmanager
-def training_of(run: Run) -> Iterator[Run]:
+def training_of(run: Run, keep: Callable[[Run], None], what: str = "training") -> Iterator[Run]:
     """The run to train for the session's ``run``, with a server slot: the shared run of the same configuration
     and seed (``rnnlab.server.shared_runs``: identical steps are computed once, for everyone watching), or
-    ``run`` alone when it cannot be shared. The session's run afterwards is what was trained (a copy of it
-    when others go on training it)."""
+    ``run`` alone when it cannot be shared. ``keep`` receives the session's run afterwards: what was trained (a
+    copy of it when others go on training it)."""
     further = RUNS.copy_of(run.config, after_step=run.step) if run.pristine else None
     if further is not None:  # someone trained it further and left it: continue from there
-        ss.run = run = further
+        run = further
+        keep(run)
     watch = RUNS.join(run)
     if watch is None:
-        with slot(run.config):
+        with slot(run.config, what):
             yield run
         return
     try:
-        with lead_slot(watch, queue_slot, scheduler=scheduling.SLOTS):
+        with lead_slot(watch, queue_slot, what, scheduler=scheduling.SLOTS):
             yield watch.lead
     finally:
         watch.leave()
-        ss.run = watch.lead if watch.last else watch.lead.fork()
+        keep(watch.lead if watch.last else watch.lead.fork())
+
+
+def keep_as_run(run: Run) -> None:
+    ss.run = run
 
 
 def next_call(lead: Run) -> None:
@@ -413,7 +418,7 @@ if run is not None:
     draw_progress(run)
     draw_charts(run, 0)
     if ss.training and not stale:
-        with training_of(run) as lead:
+        with training_of(run, keep_as_run) as lead:
             if not compile_first(lead.config, status_slot, lambda: ss.training):
                 ss.training = False
             n, drawn, began, first_step = 0, time.monotonic(), time.monotonic(), lead.step
@@ -432,7 +437,7 @@ if run is not None:
         ss.training = False
         st.rerun()  # redraw the buttons (Stop off) and the downloads for the finished run
     elif ss.pop("step_once", False):
-        with training_of(run) as lead:
+        with training_of(run, keep_as_run) as lead:
             if not compile_first(lead.config, status_slot, lambda: True):
                 st.stop()
             began, first_step, target = time.monotonic(), lead.step, chunk_end(lead)
@@ -451,15 +456,18 @@ if run is not None:
             st.caption("This run already uses a fixed zero carry.")
         elif zero_key(run) not in ss.zero_runs:
             zero_config = replace(run.config, carry_mode="fixed", carry_init="zeros", steps=run.step)
-            with slot(zero_config, "zero-carry comparison"), \
-                    st.spinner(f"Training the zero-carry comparison ({run.step} steps, "
-                               f"{estimate.estimate(zero_config).describe()})…"):
-                zero = Run(zero_config)
-                zero_bar = st.progress(0.0, text="zero-carry comparison: step 0")
-                zero.train(lambda p: zero_bar.progress(min(1.0, p.step / p.total),
-                                                       text=f"zero-carry comparison: step {p.step} / {p.total}"),
-                           PART_SECONDS)
-                zero_bar.empty()
+            twin: dict[str, Run] = {}
+            with st.spinner(f"Training the zero-carry comparison ({run.step} steps, "
+                            f"{estimate.estimate(zero_config).describe()})…"):
+                start = RUNS.copy_of(zero_config) or Run(zero_config)
+                with training_of(start, lambda r: twin.update(run=r), "zero-carry comparison") as lead:
+                    zero_bar = st.progress(0.0, text="zero-carry comparison: step 0")
+                    while not lead.done:
+                        next_call(lead)
+                        zero_bar.progress(min(1.0, lead.step / lead.config.steps),
+                                          text=f"zero-carry comparison: step {lead.step} / {lead.config.steps}")
+                    zero_bar.empty()
+            zero = twin["run"]
             ss.zero_runs = {zero_key(run): zero}
             draw_charts(run, 99)
 

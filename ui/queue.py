@@ -68,30 +68,22 @@ def training_slot(memory_bytes: int, placeholder=None, label: str = "",
 def lead_slot(watch: Watch, placeholder=None, label: str = "training", scheduler: Scheduler = SLOTS) -> Iterator[None]:
     """Watch a shared run (``rnnlab.server.shared_runs``) for the ``with`` body, with one server slot for it.
 
-    The first watcher waits for the slot (the queue position on screen) and gives it to the run; later ones
-    start at once. The slot is freed when the last watcher leaves, however it leaves.
+    Its watchers wait on one place in the queue (the position on screen) and the first to see it admitted gives
+    the slot to the run; later watchers start at once. The slot (or the place) is freed when the last watcher
+    leaves, however it leaves.
     """
     placeholder = placeholder if placeholder is not None else st.empty()
-    ticket = None
     with watch:
-        try:
-            while watch.needs_slot():
-                if ticket is None:
-                    ticket = scheduler.ticket(watch.lead.config.memory_bytes(), label, client_id())
-                if ticket.wait(POLL_S):
-                    if not watch.hold(ticket):
-                        ticket.release()
-                    ticket = None
-                else:
-                    placeholder.info(queue_message(ticket, scheduler), icon=":material/hourglass_top:")
-            if ticket is not None:  # another watcher's ticket was admitted first
-                ticket.release()
-                ticket = None
-            placeholder.empty()
-            yield
-        finally:
-            if ticket is not None:
-                ticket.release()
+        while watch.needs_slot():
+            ticket = watch.waiting_ticket(
+                lambda: scheduler.ticket(watch.lead.config.memory_bytes(), label, client_id()))
+            if ticket.wait(POLL_S):
+                if not watch.hold(ticket):
+                    ticket.release()
+            else:
+                placeholder.info(queue_message(ticket, scheduler), icon=":material/hourglass_top:")
+        placeholder.empty()
+        yield
 
 
 def shared_result(key: Hashable | None, make: Callable[[], Any], gate: Callable[[], AbstractContextManager],

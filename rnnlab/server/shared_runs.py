@@ -23,6 +23,7 @@ import math
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 
 from rnnlab.config import Config
 from rnnlab.server.scheduler import Ticket
@@ -53,8 +54,13 @@ class Watch:
         """Whether no watcher of the lead holds a server slot for it yet."""
         return self.registry._ticket_of(self.lead) is None
 
+    def waiting_ticket(self, make: Callable[[], Ticket]) -> Ticket:
+        """The lead's one place in the server's queue, made with ``make()`` by the first watcher to ask: its
+        watchers wait on one ticket, so that a run many people watch takes one place, not one per person."""
+        return self.registry._waiting_ticket(self.lead, make)
+
     def hold(self, ticket: Ticket) -> bool:
-        """Give an admitted ``ticket`` to the lead; False when another watcher gave one first (release yours)."""
+        """Give an admitted ``ticket`` to the lead; False when it holds one already (then release yours)."""
         return self.registry._hold(self.lead, ticket)
 
     def leave(self) -> bool:
@@ -87,6 +93,7 @@ class SharedRuns:
         self._leads: OrderedDict[Config, Run] = OrderedDict()  # least recently used first
         self._watchers: dict[int, int] = {}  # id(lead) -> sessions watching it
         self._tickets: dict[int, Ticket] = {}  # id(lead) -> the slot held for it
+        self._waiting: dict[int, Ticket] = {}  # id(lead) -> its place in the queue while it waits for a slot
 
     def copy_of(self, config: Config, after_step: int = -1, wait_s: float = 2.0) -> Run | None:
         """A copy of ``config``'s lead as of its last finished call, when it has got further than ``after_step``;
@@ -159,8 +166,19 @@ class SharedRuns:
         with self._lock:
             return self._tickets.get(id(lead))
 
+    def _waiting_ticket(self, lead: Run, make: Callable[[], Ticket]) -> Ticket:
+        with self._lock:
+            ticket = self._waiting.get(id(lead))
+            if ticket is None or ticket.released:
+                ticket = self._waiting[id(lead)] = make()
+            return ticket
+
     def _hold(self, lead: Run, ticket: Ticket) -> bool:
         with self._lock:
+            if self._waiting.get(id(lead)) is ticket:
+                del self._waiting[id(lead)]
+            if self._tickets.get(id(lead)) is ticket:
+                return True
             if id(lead) in self._tickets:
                 return False
             self._tickets[id(lead)] = ticket
@@ -173,10 +191,11 @@ class SharedRuns:
                 self._watchers[id(lead)] = left
                 return False
             self._watchers.pop(id(lead), None)
-            ticket = self._tickets.pop(id(lead), None)
+            tickets = [self._tickets.pop(id(lead), None), self._waiting.pop(id(lead), None)]
             self._evict()
-        if ticket is not None:
-            ticket.release()
+        for ticket in tickets:
+            if ticket is not None:
+                ticket.release()
         return True
 
     def _evict(self) -> None:

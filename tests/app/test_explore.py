@@ -401,6 +401,29 @@ def test_noisy_preset_shows_robustness_against_its_zero_trained_twin_as_numbers(
     assert f"{theirs.iloc[1] / mine.iloc[1]:.3g} times as large" in claim and theirs.iloc[1] > 5 * mine.iloc[1]
 
 
+def test_a_second_student_on_the_noisy_preset_computes_neither_run_nor_twin_nor_robustness(monkeypatch):
+    from rnnlab.presets import PRESETS_BY_KEY
+
+    query = PRESETS_BY_KEY["noisy_carry_adding"].query()
+    first = open_page("explore", **query)
+    computed: list[str] = []
+    for config in (first.session_state.run.config, next(iter(first.session_state.zero_runs.values())).config):
+        program = get_program(config)
+        real = program.train_chunk
+
+        def counting(*args, real=real, mode=config.carry_init):
+            computed.append(mode)
+            return real(*args)
+
+        counting._cache_size = real._cache_size
+        monkeypatch.setattr(program, "train_chunk", counting)
+    monkeypatch.setattr(probes, "start_robustness", lambda run: computed.append("robustness"))
+    second = open_page("explore", **query)
+    no_exception(second)
+    assert computed == []
+    assert figures(second) == figures(first) and second.session_state.robust.keys()
+
+
 def test_work_estimated_over_a_minute_asks_before_it_starts():
     from rnnlab import estimate
 

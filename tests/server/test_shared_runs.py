@@ -107,8 +107,13 @@ def test_a_shared_run_holds_one_slot_until_its_last_watcher_leaves():
     a, b = registry.join(run), registry.join(Run(SMALL))
     assert a.lead is b.lead is run and registry.watchers(run) == 2
     assert a.needs_slot() and b.needs_slot()
-    ticket = slots.ticket(0, "training", "client a")
-    assert ticket.wait(0) and a.hold(ticket)
+    blocker = slots.ticket(0, "training", "someone else")
+    assert blocker.wait(0)  # the only slot is busy: the run waits in the queue
+    ticket = a.waiting_ticket(lambda: slots.ticket(0, "training", "client a"))
+    assert b.waiting_ticket(lambda: slots.ticket(0, "training", "client b")) is ticket  # one place for the run
+    assert slots.counts() == (1, 1) and ticket.position == 1
+    blocker.release()
+    assert ticket.wait(0) and b.hold(ticket) and a.hold(ticket)  # whoever sees it admitted first; then no-op
     assert not b.needs_slot()  # the second session starts without a slot of its own
     late = slots.ticket(0, "training", "client b")
     assert not late.wait(0) or not b.hold(late)  # a second ticket is never held for the same run
