@@ -322,7 +322,8 @@ def test_a_closed_tab_ends_a_long_compile_and_the_server_idles(browser, artifact
     started: list = []
     with streamlit_server(artifacts / "streamlit-server-compile.log", started) as base:
         context, page, console = open_tab(browser, base)
-        page.goto("/explore?" + urlencode({"cell": "conv_lstm", "task": "moving_dot", "steps": "10"}))
+        page.goto("/explore?" + urlencode({"cell": "conv_lstm", "task": "moving_dot", "features": "16", "batch": "16",
+                                           "seq_len": "20", "steps": "10"}))
         wait_idle(page)
         wait_until_idle(started[0].pid)
         press(page, "Train")
@@ -379,3 +380,42 @@ def test_one_machine_with_five_long_runs_leaves_a_slot_for_the_next(browser, art
         finally:
             other.close()
             greedy.close()
+
+
+@pytest.mark.e2e
+def test_a_shared_run_goes_on_while_anyone_watches_and_stops_when_the_last_tab_closes(
+        browser, artifacts, monkeypatch) -> None:
+    """Two tabs on one link follow one run in long chunks. Closing the first leaves it training for the second;
+    closing the second stops it: the server is idle within 10 s."""
+    from tests.e2e.conftest import streamlit_server
+
+    monkeypatch.setenv("RNNLAB_MAX_JOB_MINUTES", "600")  # the run here is long on purpose
+    started: list = []
+    with streamlit_server(artifacts / "streamlit-server-shared-run.log", started) as base:
+        pid = started[0].pid
+        wait_until_idle(pid)
+        link = "/explore?" + urlencode({"steps": "100000", "chunk": "1000", "run": "1"})  # ~15 s a chunk here
+        (a_context, a, _), (b_context, b, b_console) = (open_tab(browser, base) for _ in "ab")
+        try:
+            a.goto(link)
+            confirm_if_asked(a, RENDER_TIMEOUT_MS)
+            wait_for_progress(a, 0)
+            b.goto(link)
+            confirm_if_asked(b, RENDER_TIMEOUT_MS)
+            wait_for_progress(b, 0)
+            a_context.close()  # one watcher left: the run goes on for the other
+            time.sleep(2)
+            seen = last_step(b)
+            wait_for_progress(b, seen)
+            assert b.get_by_text(QUEUED).count() == 0
+            check_page(b, b_console, "the tab still watching")
+        finally:
+            b_context.close()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:  # the last watcher is gone: within 10 s nothing runs
+            before = process_cpu_seconds(pid)
+            time.sleep(1)
+            if process_cpu_seconds(pid) - before < 0.1:
+                break
+        else:
+            pytest.fail("the server kept computing for more than 10 s after the last tab closed")
