@@ -229,11 +229,11 @@ def with_cell(config: Config, cell: str) -> tuple[Config, dict[str, object]]:
 
 
 def describe_changes(cell: str, changes: Mapping[str, object]) -> str:
-    """What :func:`with_cell` changed, in words: 'ConvLSTM cannot run the adding problem: Task is now ...'."""
+    """What :func:`with_cell` changed, in words ('ConvLSTM needs other settings to run, so these changed ...')."""
     parts = []
     for name, value in changes.items():
         setting = SETTING[name]
         shown = getattr(setting.choices.get(value), "label", value) if setting.choices else value
-        parts.append(f"{setting.label} {shown}")
-    return (f"{CELLS[cell].label} needs other settings to run, so these changed with it: {', '.join(parts)}. "
+        parts.append(f"{setting.label}: {shown}")
+    return (f"{CELLS[cell].label} needs other settings to run, so these changed with it: {'; '.join(parts)}. "
             "Change them as you like.")

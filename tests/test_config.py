@@ -147,8 +147,8 @@ def test_choosing_a_cell_brings_the_settings_it_needs_to_run():
     guess = estimate.estimate(conv)
     assert estimate.over_limit(guess) is None and guess.total_s < estimate.CONFIRM_S  # runs without asking
     assert describe_changes("conv_lstm", changes).startswith(
-        "ConvLSTM needs other settings to run, so these changed with it: Task Moving dot (spatial), "
-        "Hidden features 16, Batch size 16, Sequence length T 20.")
+        "ConvLSTM needs other settings to run, so these changed with it: Task: Moving dot (spatial); "
+        "Hidden features: 16; Batch size: 16; Sequence length T: 20.")
     back, changes = with_cell(conv, "gru")
     assert changes == {"task": "adding"} and not back.validate() and back.features == 16
     same, changes = with_cell(Config(), "lstm")
