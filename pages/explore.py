@@ -53,13 +53,19 @@ def same_run(run: Run | None, config: Config) -> bool:
     return run is not None and run.matches(config)
 
 
+def run_of(new: Config) -> Run:
+    """A run of ``new``: a copy of the one another session trained (or is training), else an initialisation and
+    one evaluation."""
+    return RUNS.copy_of(new) or Run(new)
+
+
 def start_new_run() -> None:
     ss.pending_config = None
     if not errors and compiles_in_worker(config):
         ss.run, ss.pending_config, ss.explore_error = None, config, None  # built below, once compiled
         return
-    try:  # the same run another session has trained (or is training), else an initialisation and one evaluation
-        ss.run = RUNS.copy_of(config) or Run(config)
+    try:
+        ss.run = run_of(config)
         ss.explore_error = None
     except ConfigError as e:
         ss.run, ss.training, ss.explore_error = None, False, " ".join(e.messages)
@@ -407,7 +413,7 @@ if pending is not None:  # a new run whose long first compile runs in a worker, 
         with slot(pending, "compiling"):
             stopped = not compile_first(pending, status_slot, lambda: bool(ss.training or ss.get("step_once")))
         if not stopped:
-            ss.run = run = RUNS.copy_of(pending) or Run(pending)
+            ss.run = run = run_of(pending)
             stale = False
     if stopped:
         ss.training = ss.step_once = False
@@ -459,8 +465,7 @@ if run is not None:
             twin: dict[str, Run] = {}
             with st.spinner(f"Training the zero-carry comparison ({run.step} steps, "
                             f"{estimate.estimate(zero_config).describe()})…"):
-                start = RUNS.copy_of(zero_config) or Run(zero_config)
-                with training_of(start, lambda r: twin.update(run=r), "zero-carry comparison") as lead:
+                with training_of(run_of(zero_config), lambda r: twin.update(run=r), "zero-carry comparison") as lead:
                     zero_bar = st.progress(0.0, text="zero-carry comparison: step 0")
                     while not lead.done:
                         next_call(lead)

@@ -135,11 +135,6 @@ class SharedRuns:
         with self._lock:
             return len(self._leads)
 
-    @property
-    def nbytes(self) -> int:
-        with self._lock:
-            return sum(lead.nbytes() for lead in self._leads.values())
-
     def clear(self) -> None:
         """Forget every lead nobody watches."""
         with self._lock:
