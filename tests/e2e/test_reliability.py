@@ -335,10 +335,14 @@ def test_a_closed_tab_ends_a_long_compile_and_the_server_idles(browser, artifact
         while precompile_workers() and time.monotonic() < deadline:
             time.sleep(0.25)
         assert precompile_workers() == [], "the worker outlived the tab"
-        before = process_cpu_seconds(started[0].pid)
-        time.sleep(3)
-        used = process_cpu_seconds(started[0].pid) - before
-        assert used < 0.5, f"the server used {used:.2f} CPU-seconds in the 3 s after the worker was gone"
+        deadline = time.monotonic() + 10  # the server idle within 10 s (a second using under 0.2 CPU-seconds)
+        while time.monotonic() < deadline:
+            before = process_cpu_seconds(started[0].pid)
+            time.sleep(1)
+            if process_cpu_seconds(started[0].pid) - before < 0.2:
+                break
+        else:
+            pytest.fail("the server kept computing for more than 10 s after the worker was gone")
 
 
 @pytest.mark.e2e
