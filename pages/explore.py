@@ -20,6 +20,7 @@ from rnnlab.train import PART_SECONDS, ConfigError, Run, RunView
 from ui.charts import chart
 from ui.compiling import compile_first, compiles_in_worker
 from ui.controls import config_controls, explain
+from ui.progress import progress_bar
 from ui.queue import lead_slot, shared_result, training_slot
 from ui.session import keep_run, share_link, shared_state, show_url_notes, write_url
 from ui.slots import LazyContainer
@@ -340,8 +341,11 @@ def robustness(run: Run):
     cache = {k: v for k, v in ss.get("robust", {}).items() if k[0] in (id(ss.run), *map(id, ss.zero_runs.values()))}
     if key not in cache:
         shared = ("robustness", run.config, run.step) if run.pristine else None
-        cache[key] = shared_result(shared, lambda: probes.start_robustness(run),
-                                   lambda: slot(run.config, "robustness check"), queue_slot)
+        status = st.empty()
+        cache[key] = shared_result(
+            shared, lambda: probes.start_robustness(run, progress=progress_bar("Starting the model elsewhere", status)),
+            lambda: slot(run.config, "robustness check"), queue_slot)
+        status.empty()
     ss.robust = cache
     return cache[key]
 

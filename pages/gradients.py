@@ -12,6 +12,7 @@ from rnnlab.text import error_text, escape_markdown
 from rnnlab.train import PART_SECONDS, ConfigError, Run
 from rnnlab.urlstate import parse_cells, parse_lengths
 from ui.charts import chart
+from ui.progress import progress_bar
 from ui.queue import shared_result, training_slot
 from ui.session import kept, shared_state, show_url_notes, write_url
 
@@ -64,10 +65,14 @@ if not trained:
 st.subheader("1. ||dL/dh_t|| through time")
 key = (id(run), run.step)
 if ss.get("grad_time_key") != key:
-    with st.spinner("Probing the gradient at every time step…"):
-        ss.grad_time = shared_result(result_key("grad_time", run), lambda: probes.run_grad_through_time(run),
-                                     lambda: gate("gradient probe"), queue_slot)
-        ss.grad_time_key = key
+    status = st.empty()
+    ss.grad_time = shared_result(
+        result_key("grad_time", run),
+        lambda: probes.run_grad_through_time(run, progress=progress_bar("Probing the gradient at every time step",
+                                                                        status)),
+        lambda: gate("gradient probe"), queue_slot)
+    ss.grad_time_key = key
+    status.empty()
 grads = ss.grad_time
 chart(st, plots.grad_through_time_figure(grads), key="grad_time")
 last_t = grads["t"].max()
@@ -201,10 +206,13 @@ almost no signal unless the loss also covers early steps.""")
 st.subheader("3. Connectivity: which inputs the last output depends on")
 ckey = (id(run), run.step)
 if ss.get("conn_key") != ckey:
-    with st.spinner("Computing connectivity…"):
-        ss.conn = shared_result(result_key("connectivity", run), lambda: probes.run_connectivity(run),
-                                lambda: gate("connectivity probe"), queue_slot)
-        ss.conn_key = ckey
+    status = st.empty()
+    ss.conn = shared_result(
+        result_key("connectivity", run),
+        lambda: probes.run_connectivity(run, progress=progress_bar("Computing connectivity", status)),
+        lambda: gate("connectivity probe"), queue_slot)
+    ss.conn_key = ckey
+    status.empty()
 chart(st, plots.connectivity_figure(ss.conn), key="connectivity")
 with st.expander("What am I looking at?"):
     st.markdown(

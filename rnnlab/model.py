@@ -75,7 +75,7 @@ class SeqModel(nn.Module):
         return CELLS[self.cell]
 
     @nn.compact
-    def __call__(self, x, carry_key, carry_scale, eps0=None, eps=None):
+    def __call__(self, x, carry_key, carry_scale, eps0=None, eps=None, carry=None, steps=None, start_only=False):
         """Run the model.
 
         Args:
@@ -84,21 +84,33 @@ class SeqModel(nn.Module):
           carry_scale: the carry initialiser's parameter (stddev, scale or value).
           eps0: optional perturbation added to the initial carry (a carry-shaped pytree).
           eps: with ``probe=True``, perturbations added after every step: (batch, steps, ..., leaves*features).
+          carry: continue from this carry (a piece of a longer sequence) instead of the initial one; the call
+            then returns ``(carry after step `steps`, predictions)``.
+          steps: with ``carry``, how many of x's steps are real (the rest is padding); all by default.
+          start_only: return the initial carry (plus ``eps0``) and nothing else.
         """
         spec = self.spec
         task = TASKS[self.task]
         cell = spec.build(self.features, carry_init_fn(self.carry_init, carry_scale), self.kernel_size)
         step_shape = x.shape[:1] + x.shape[2:]
-        carry0 = self.initial_carry(cell, carry_key, carry_scale, step_shape)
+        carry0 = self.initial_carry(cell, carry_key, carry_scale, step_shape) if carry is None else carry
         if eps0 is not None:
             carry0 = jax.tree_util.tree_map(jnp.add, carry0, eps0)
+        if start_only:
+            return carry0
         inputs = x if eps is None else jnp.concatenate([x, eps], axis=-1)
         rnn = nn.RNN(ProbedCell(cell, self.cell, x.shape[-1], self.probe), unroll=self.unroll, name="rnn")
-        outputs = rnn(inputs, initial_carry=carry0)
+        if carry is None:
+            outputs = rnn(inputs, initial_carry=carry0)
+        else:
+            lengths = None if steps is None else jnp.full(x.shape[:1], steps, jnp.int32)
+            final, outputs = rnn(inputs, initial_carry=carry0, seq_lengths=lengths, return_carry=True)
         if spec.spatial:
             logits = nn.Dense(1, name="readout")(outputs)[..., 0]
-            return logits.reshape(logits.shape[:2] + (-1,))
-        return nn.Dense(task.out_features, name="readout")(outputs)
+            preds = logits.reshape(logits.shape[:2] + (-1,))
+        else:
+            preds = nn.Dense(task.out_features, name="readout")(outputs)
+        return preds if carry is None else (final, preds)
 
     def initial_carry(self, cell: nn.RNNCellBase, key, scale, step_shape: tuple[int, ...]) -> Any:
         """The carry at t = 0 for this model's carry mode, with batch axis ``step_shape[0]``."""

@@ -20,14 +20,16 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-from rnnlab import estimate
+from rnnlab import estimate, probe_segments
 from rnnlab.cells import CELLS
 from rnnlab.config import Config
 from rnnlab.model import SeqModel
-from rnnlab.norms import ZERO_NORM, scaled_norm, tree_norm
+from rnnlab.norms import ZERO_NORM, combine_norms, scaled_norm, tree_norm
 from rnnlab.program import EVAL_BATCH, EVAL_CARRY, Program, get_program, hyper_args, stream
 from rnnlab.tasks import TASKS
 from rnnlab.train import Run
+
+Progress = probe_segments.Progress
 
 DEFAULT_SWEEP_CELLS = ("gru", "lstm", "simple")  # the decay sweep's default: two gated cells and the plain one
 DEFAULT_SWEEP_LENGTHS = (10, 20, 40, 80)
@@ -71,20 +73,27 @@ def _make_carry_grads(program: Program):
     return fn
 
 
-def carry_grad_norms(program: Program, params, root: jax.Array, scale, batch=None) -> dict[str, np.ndarray]:
+def carry_grad_norms(program: Program, params, root: jax.Array, scale, batch=None, segment: int | None = None,
+                     progress: Progress | None = None) -> dict[str, np.ndarray]:
     """``{leaf: array (steps + 1,)}``: ||dL/dh_t|| over the batch (Frobenius norm) for t = 0..steps.
 
     t = 0 is the gradient that reaches the initial carry; L is the task's batch-mean loss.
-    ``batch`` is ``(x, y, carry_key)``; by default the run's evaluation batch.
+    ``batch`` is ``(x, y, carry_key)``; by default the run's evaluation batch. With ``segment`` (a length), it is
+    computed in segments of that many steps, calling ``progress(fraction)`` between them
+    (:mod:`rnnlab.probe_segments`).
     """
     x, y, carry_key = batch if batch is not None else probe_batch(program, root)
-    norms = np.asarray(program.jitted("carry_grads", _make_carry_grads)(params, x, y, carry_key, scale))
+    if segment is not None:
+        norms = probe_segments.carry_grad_norms(program, params, (x, y, carry_key), scale, segment, progress)
+    else:
+        norms = np.asarray(program.jitted("carry_grads", _make_carry_grads)(params, x, y, carry_key, scale))
     return dict(zip(program.spec.leaves, norms))
 
 
-def carry_grad_df(program: Program, params, root, scale, step: int = 0) -> pd.DataFrame:
+def carry_grad_df(program: Program, params, root, scale, step: int = 0, segment: int | None = None,
+                  progress: Progress | None = None) -> pd.DataFrame:
     """Long table of :func:`carry_grad_norms`: step (training step), t, leaf, grad_norm."""
-    norms = carry_grad_norms(program, params, root, scale)
+    norms = carry_grad_norms(program, params, root, scale, segment=segment, progress=progress)
     rows = [{"step": step, "t": t, "leaf": leaf, "grad_norm": float(v)}
             for leaf, values in norms.items() for t, v in enumerate(values)]
     return pd.DataFrame(rows, columns=["step", "t", "leaf", "grad_norm"])
@@ -104,13 +113,17 @@ def _make_connectivity(program: Program):
     return fn
 
 
-def connectivity(program: Program, params, root: jax.Array, scale) -> np.ndarray:
+def connectivity(program: Program, params, root: jax.Array, scale, segment: int | None = None,
+                 progress: Progress | None = None) -> np.ndarray:
     """(steps,): the batch mean of ||d y_T / d x_t||_F, y_T the model's output at the last step.
 
     Examples are independent, so one vector-Jacobian product per output unit (vmapped) gives every example's
-    Jacobian with respect to every input step at once.
+    Jacobian with respect to every input step at once. ``segment`` and ``progress`` as for
+    :func:`carry_grad_norms`.
     """
-    x, _, carry_key = probe_batch(program, root)
+    x, y, carry_key = probe_batch(program, root)
+    if segment is not None:
+        return probe_segments.connectivity(program, params, (x, y, carry_key), scale, segment, progress)
     return np.asarray(program.jitted("connectivity", _make_connectivity)(params, x, carry_key, scale))
 
 
@@ -188,7 +201,8 @@ def decay_sweep(base: Config, cells: list[str], lengths: list[int], params: dict
 
     Each cell is initialised once with ``base.seed`` (its weights do not depend on T) unless ``params``
     gives ``{cell: params}`` (e.g. trained weights), then probed at every T on a fresh batch of length T.
-    ``callback(done, total, text)`` is called before each probe.
+    ``callback(done, total, text)`` is called before each probe, and between the pieces of a long one (``done``
+    then counts the share of that probe done).
     """
     rows = []
     lr, clip, scale = hyper_args(base)
@@ -196,15 +210,23 @@ def decay_sweep(base: Config, cells: list[str], lengths: list[int], params: dict
     for cell in cells:
         cell_params = (params or {}).get(cell)
         for T in lengths:
+            text = f"Probing the {CELLS[cell].label} at T = {T} ({len(rows) + 1} of {total})…"
             if callback is not None:
-                callback(len(rows), total,
-                         f"Probing the {CELLS[cell].label} at T = {T} ({len(rows) + 1} of {total})…")
-            program = get_program(replace(base, cell=cell, seq_len=int(T)))
+                callback(len(rows), total, text)
+            config = replace(base, cell=cell, seq_len=int(T))
+            program = get_program(config)
             root = jax.random.PRNGKey(base.seed)
             if cell_params is None:
                 cell_params = program.init(np.int32(base.seed), scale, lr, clip)["params"]
-            rows.append({"cell": cell, "T": int(T),
-                         "h0_grad_norm": h0_grad_norm(program, cell_params, root, scale)})
+            segment = probe_segments.segment_length(config, program.steps)
+            if segment is None:
+                value = h0_grad_norm(program, cell_params, root, scale)
+            else:  # a long probe: in pieces, reporting (and stoppable) between them
+                done = len(rows)
+                part = None if callback is None else (lambda f, done=done, text=text: callback(done + f, total, text))
+                norms = carry_grad_norms(program, cell_params, root, scale, segment=segment, progress=part)
+                value = combine_norms([float(v[0]) for v in norms.values()])
+            rows.append({"cell": cell, "T": int(T), "h0_grad_norm": value})
     return pd.DataFrame(rows, columns=["cell", "T", "h0_grad_norm"])
 
 
@@ -246,15 +268,25 @@ def describe_fit(rate: float, halving: float) -> str:
     """'x0.787 per step: the gradient halves every 2.9 steps', or why there is no fit."""
     text = describe_halving(halving)
     return f"×{rate:.3g} per step: {text}" if math.isfinite(rate) else text
-def run_grad_through_time(run, count: int = 3) -> pd.DataFrame:
-    """:func:`carry_grad_df` of a :class:`~rnnlab.train.Run` at ``count`` recorded training steps (start to now)."""
-    frames = [carry_grad_df(run.program, params, run.root, run.scale, step) for step, params in run.snapshots_at(count)]
+def run_grad_through_time(run, count: int = 3, progress: Progress | None = None) -> pd.DataFrame:
+    """:func:`carry_grad_df` of a :class:`~rnnlab.train.Run` at ``count`` recorded training steps (start to now).
+
+    A long probe is computed in segments, calling ``progress(fraction of all)`` between them; raise there to stop.
+    """
+    snapshots = run.snapshots_at(count)
+    segment = probe_segments.segment_length(run.config, run.program.steps)
+    frames = []
+    for i, (step, params) in enumerate(snapshots):
+        part = None if progress is None else (lambda f, i=i: progress((i + f) / len(snapshots)))
+        frames.append(carry_grad_df(run.program, params, run.root, run.scale, step, segment, part))
     return pd.concat(frames, ignore_index=True)
 
 
-def run_connectivity(run) -> pd.DataFrame:
-    """:func:`connectivity` of a :class:`~rnnlab.train.Run`'s current parameters: columns t, connectivity."""
-    values = connectivity(run.program, run.params, run.root, run.scale)
+def run_connectivity(run, progress: Progress | None = None) -> pd.DataFrame:
+    """:func:`connectivity` of a :class:`~rnnlab.train.Run`'s current parameters: columns t, connectivity.
+    ``progress`` as for :func:`run_grad_through_time`."""
+    segment = probe_segments.segment_length(run.config, run.program.steps)
+    values = connectivity(run.program, run.params, run.root, run.scale, segment, progress)
     return pd.DataFrame({"t": range(len(values)), "connectivity": values})
 
 
@@ -278,21 +310,26 @@ def start_sigma(config: Config) -> float:
     return float(config.carry_scale) if config.carry_init == "normal" and config.carry_scale > 0 else 0.5
 
 
-def start_robustness(run, draws: int = ROBUSTNESS_DRAWS) -> pd.DataFrame:
+def start_robustness(run, draws: int = ROBUSTNESS_DRAWS, progress: Progress | None = None) -> pd.DataFrame:
     """How a run with a drawn (not learned) initial carry does when started from other carries: its evaluation
     loss and metric from a zero carry, from ``draws`` fresh N(0, sigma) carries (mean) and from fresh carries
-    ``ROBUSTNESS_WIDER`` times as wide. Columns: start, loss, metric."""
+    ``ROBUSTNESS_WIDER`` times as wide. Columns: start, loss, metric. ``progress(fraction)`` is called after each
+    evaluation; raise there to stop."""
     if run.config.carry_mode == "learnable":
         raise ValueError("a learned initial carry is a parameter: start the model elsewhere on a drawn carry")
     program, sigma = run.program, start_sigma(run.config)
     x, y, _ = probe_batch(program, run.root)
     evaluate = program.jitted("start_eval", _make_start_eval)
-    rows = []
+    rows, done = [], 0
     for label, scale, count in (("zero carry", 0.0, 1), (f"fresh N(0, {sigma:g}) carries", sigma, draws),
                                 (f"fresh N(0, {ROBUSTNESS_WIDER * sigma:g}) carries", ROBUSTNESS_WIDER * sigma,
                                  draws)):
         keys = [jax.random.fold_in(jax.random.PRNGKey(7_919), d) for d in range(count)]
-        values = [evaluate(run.params, x, y, key, np.float32(scale)) for key in keys]
+        values = []
+        for key in keys:
+            values.append(jax.device_get(evaluate(run.params, x, y, key, np.float32(scale))))
+            if progress is not None:
+                progress((done := done + 1) / (1 + 2 * draws))
         rows.append({"start": label, "loss": float(np.mean([v[0] for v in values])),
                      "metric": float(np.mean([v[1] for v in values]))})
     return pd.DataFrame(rows, columns=["start", "loss", "metric"])

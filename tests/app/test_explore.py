@@ -417,7 +417,7 @@ def test_a_second_student_on_the_noisy_preset_computes_neither_run_nor_twin_nor_
 
         counting._cache_size = real._cache_size
         monkeypatch.setattr(program, "train_chunk", counting)
-    monkeypatch.setattr(probes, "start_robustness", lambda run: computed.append("robustness"))
+    monkeypatch.setattr(probes, "start_robustness", lambda run, **_: computed.append("robustness"))
     second = open_page("explore", **query)
     no_exception(second)
     assert computed == []

@@ -423,3 +423,31 @@ def test_a_shared_run_goes_on_while_anyone_watches_and_stops_when_the_last_tab_c
                 break
         else:
             pytest.fail("the server kept computing for more than 10 s after the last tab closed")
+
+
+@pytest.mark.e2e
+def test_a_closed_tab_ends_a_long_gradient_probe_and_the_server_idles(browser, artifacts) -> None:
+    """The gradient page at T = 13,000 probes in segments with a progress bar; closing the tab mid-probe stops it
+    between two segments: the server is idle within 10 s (one probe there takes about 4 s, three of them 11 s)."""
+    from tests.e2e.conftest import streamlit_server
+
+    started: list = []
+    with streamlit_server(artifacts / "streamlit-server-probe.log", started) as base:
+        pid = started[0].pid
+        wait_until_idle(pid)
+        context, page, console = open_tab(browser, base)
+        page.goto("/gradients?" + urlencode({"seq_len": "13000"}))
+        page.get_by_text(re.compile(r"Probing the gradient at every time step: \d+% done")).wait_for(
+            timeout=FIRST_CHART_TIMEOUT_MS)
+        check_page(page, console, "the gradient page while probing")
+        time.sleep(1)
+        context.close()
+        closed = time.monotonic()
+        while time.monotonic() - closed < 10:
+            before = process_cpu_seconds(pid)
+            time.sleep(1)
+            if process_cpu_seconds(pid) - before < 0.2:
+                break
+        else:
+            pytest.fail("the server kept probing for more than 10 s after the tab closed")
+        print(f"\nidle {time.monotonic() - closed:.1f} s after the tab closed")
