@@ -23,6 +23,7 @@ from rnnlab.model import SeqModel, learned_carry, sample_carry
 from rnnlab.norms import scaled_norm, tree_norm
 from rnnlab.optimizers import make_optimizer
 from rnnlab.server.compilation import compile_count
+from rnnlab.server.memory import give_back_free_memory
 from rnnlab.tasks import TASKS
 
 # Keys derived from the run's seed: one stream per purpose, so runs are reproducible piece by piece.
@@ -186,26 +187,32 @@ class Program:
                 "carry0": self.initial_carry(params, carry_key, scale)}
 
 
-# Compiled programs kept for reuse, least recently used first out. Each holds about 50 MB on a CPU server
-# (measured: the resident memory of a server grows by 45-60 MB per new configuration until programs are
-# dropped) and about 20 memory mappings (a process may have 65,530), so the cache is small: a dropped program
-# is compiled again, or read from the disk cache, when asked for. A program still used by a run stays alive
-# with that run. ``$RNNLAB_MAX_PROGRAMS`` changes the bound.
-MAX_PROGRAMS = int(env_float("RNNLAB_MAX_PROGRAMS", 8))
+# Compiled programs kept for reuse, least recently used first out. Each holds about 40 MB on a CPU server
+# (measured: a process training one new configuration after another grows by 35-45 MB per configuration until
+# programs are dropped, and stays level from then on once their memory is given back to the system) and about
+# 20 memory mappings (a process may have 65,530), so the cache is small: a dropped program is compiled again, or
+# read from the disk cache, when asked for. ``$RNNLAB_MAX_PROGRAMS`` changes the bound.
+MAX_PROGRAMS = int(env_float("RNNLAB_MAX_PROGRAMS", 4))
 _PROGRAMS: OrderedDict[Static, Program] = OrderedDict()
 _LOCK = threading.Lock()
 
 
 def get_program(config: Config) -> Program:
-    """The cached :class:`Program` for ``config``'s static part (one per static configuration, thread-safe)."""
+    """The cached :class:`Program` for ``config``'s static part (one per static configuration, thread-safe).
+
+    Setting up a new one first gives the memory of dropped programs and of earlier compiles back to the system.
+    """
     static = static_part(config)
     with _LOCK:
         program = _PROGRAMS.get(static)
-        if program is None:
+        new = program is None
+        if new:
             program = _PROGRAMS[static] = Program(static)
         _PROGRAMS.move_to_end(static)
         while len(_PROGRAMS) > MAX_PROGRAMS:
             _PROGRAMS.popitem(last=False)
+    if new:
+        give_back_free_memory()
     return program
 
 
