@@ -22,6 +22,7 @@ import numpy as np
 import rnnlab
 from rnnlab.cells import CELLS
 from rnnlab.config import HELP, Config
+from rnnlab.msgpack_scan import TooManyObjects, count_objects
 from rnnlab.program import get_program, hyper_args
 from rnnlab.text import error_text
 from rnnlab.train import ConfigError, History
@@ -34,6 +35,8 @@ class ExportError(ValueError):
 
 
 MAX_PARAMS_BYTES = 20 * 2**20  # the largest parameter file load_params reads (the app's upload limit too)
+OBJECTS_PER_NODE = 16  # msgpack objects per array or group of a parameter file, at most (about 8 in practice)
+OBJECTS_SLACK = 256
 PARAMS_SLACK_BYTES = 64 * 2**10  # beyond twice its arrays' bytes, what a parameter file's names and headers may add
 
 
@@ -89,6 +92,15 @@ def load_params(data: bytes, config: Config, max_bytes: int = MAX_PARAMS_BYTES) 
                           f"({config.cell} cell, {config.features} features, {config.task} task, {config.carry_mode} "
                           f"carry) is about {_size(expected)}: it is for a much larger model, or not a parameter "
                           "file")
+    nodes = len(jax.tree_util.tree_leaves(target)) + _groups(target)
+    try:
+        count_objects(bytes(data), OBJECTS_PER_NODE * nodes + OBJECTS_SLACK)
+    except TooManyObjects as e:  # refused before anything is unpacked
+        raise ExportError(f"not a parameter file for this configuration ({config.cell} cell, {config.features} "
+                          f"features): it holds {e} of msgpack, where such a file holds about {8 * nodes:,} "
+                          "objects. Nothing of it was unpacked.") from None
+    except ValueError:
+        pass  # msgpack says below what is wrong with it
     try:
         state = flax.serialization.msgpack_restore(bytes(data))
     except Exception as e:  # msgpack raises several unrelated types for corrupt or truncated input
@@ -109,6 +121,13 @@ def load_params(data: bytes, config: Config, max_bytes: int = MAX_PARAMS_BYTES) 
                           f"{', …' if len(bad) > 3 else ''}), e.g. saved from a run that diverged")
     restored = flax.serialization.from_state_dict(target, state)
     return jax.tree_util.tree_map(jnp.asarray, restored)
+
+
+def _groups(tree) -> int:
+    """The number of dicts in a parameter tree (each is one msgpack map)."""
+    if isinstance(tree, Mapping):
+        return 1 + sum(_groups(v) for v in tree.values())
+    return 0
 
 
 def _size(n: int) -> str:

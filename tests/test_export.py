@@ -194,3 +194,17 @@ def test_a_crafted_file_far_larger_than_the_parameters_is_refused_before_unpacki
     assert not unpacked  # nothing was materialised
     assert len(params_msgpack(runs["gru"].params)) <= 2 * sum(
         x.nbytes for x in jax.tree_util.tree_leaves(runs["gru"].params)) + PARAMS_SLACK_BYTES  # real files pass
+
+
+@pytest.mark.parametrize("crafted", [
+    msgpack.packb({"params": [{} for _ in range(6_000_000)]}),  # 6 MB of empty groups: 1 byte each
+    msgpack.packb({"params": [b""] * 3_000_000}),
+    b"\x91" * 200 + b"\xc0",
+])
+def test_a_crafted_file_within_the_size_of_a_wide_model_is_refused_before_unpacking(crafted, monkeypatch):
+    wide = Config(cell="gru", features=1024)  # its parameter file is about 12 MB, so these pass the size check
+    unpacked = []
+    monkeypatch.setattr(flax.serialization, "msgpack_restore", lambda data: unpacked.append(data))
+    with pytest.raises(ExportError, match=r"not a parameter file for this configuration .* Nothing of it was unpacked"):
+        load_params(crafted, wide)
+    assert not unpacked
