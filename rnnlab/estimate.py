@@ -19,10 +19,13 @@ from rnnlab.device import env_float
 from rnnlab.tasks import TASKS
 
 GATES = {"gru": 3, "lstm": 4, "optimized_lstm": 4, "mgu": 2, "simple": 1, "conv_lstm": 4}
-DEFAULT_FLOPS = 3e10  # FLOP/s of a recurrent training step's matmuls on a 2-core CPU (measured here: 3-6.5e10)
-PER_TIME_STEP_S = 1.3e-5  # plus this per scanned time step of every training step (the scan's own work)
+DEFAULT_FLOPS = 1.1e11  # FLOP/s a wide recurrent training step's matmuls approach on a 2-core CPU (measured here)
+HALF_SPEED_FEATURES = 150  # a cell this wide runs at half that speed, narrower ones slower (smaller matmuls):
+# measured here 3-3.7e10 FLOP/s at 64 features, 5-5.6e10 at 128, 6.4e10 at 256, 0.65-1.04e11 at 512
+PER_TIME_STEP_S = 4.5e-5  # plus this per scanned time step of a training step, forward and backward (the
+# scan's own work: measured here 40-60 us, the bulk of a step with few features or a small batch)
 MIN_LEARNING_FLOPS = 1e8  # smaller steps are all overhead: their speed says nothing about larger ones
-SPATIAL_SPEED = 0.25  # a ConvLSTM step runs at about a quarter of that speed (measured here: 7e9)
+SPATIAL_SPEED = 0.065  # a ConvLSTM step runs at this share of DEFAULT_FLOPS (measured here: 7e9 FLOP/s)
 COMPILE_S: dict[str, float] = {}  # first compile of a training chunk by cell, when not DEFAULT_COMPILE_S
 DEFAULT_COMPILE_S = 6.0  # seconds, with the initialisation and evaluation (measured here: 5-6 s, ConvLSTM too)
 CONFIRM_S = 60.0  # longer than this: the page asks before it starts
@@ -34,7 +37,7 @@ MAX_MEASURED = 2000  # configurations whose step time is remembered (a few hundr
 
 _lock = threading.Lock()
 _step_seconds: dict[tuple, float] = {}  # static key -> measured seconds per step
-_flops_rate: list[float] = []  # measured FLOP/s of finished chunks (recent first)
+_flops_rate: list[float] = []  # full speeds measured by finished chunks: FLOP/s / efficiency (recent first)
 _compiled: set[tuple] = set()
 
 
@@ -73,6 +76,14 @@ class Estimate:
         return f"about {format_seconds(self.total_s)} ({', then '.join(parts)})"
 
 
+def efficiency(config: Config) -> float:
+    """The share of the full speed (``DEFAULT_FLOPS``, or the measured one) a step of ``config`` runs at: wider
+    cells multiply larger matrices, which run faster per FLOP; a ConvLSTM's convolutions run at a fixed share."""
+    if CELLS[config.cell].spatial:
+        return SPATIAL_SPEED
+    return config.features / (config.features + HALF_SPEED_FEATURES)
+
+
 def estimate(config: Config, steps: int | None = None) -> Estimate:
     """How long ``steps`` (default: all of ``config.steps``) training steps of ``config`` will take here."""
     key = config.static_key()
@@ -81,7 +92,7 @@ def estimate(config: Config, steps: int | None = None) -> Estimate:
         measured = _step_seconds.get(key)
         rate = sorted(_flops_rate)[len(_flops_rate) // 2] if _flops_rate else DEFAULT_FLOPS
         compiled = key in _compiled
-    speed = rate * (SPATIAL_SPEED if CELLS[config.cell].spatial else 1.0)
+    speed = rate * efficiency(config)
     overhead = PER_TIME_STEP_S * TASKS[config.task].steps(config.seq_len)
     step_s = measured if measured is not None else overhead + step_flops(config) / speed
     compile_s = 0.0 if compiled else COMPILE_S.get(config.cell, DEFAULT_COMPILE_S)
@@ -149,7 +160,7 @@ def record_chunk(config: Config, steps: int, seconds: float) -> None:
         flops = step_flops(config)
         if flops >= MIN_LEARNING_FLOPS:
             compute_s = max(per_step - PER_TIME_STEP_S * TASKS[config.task].steps(config.seq_len), 0.2 * per_step)
-            _flops_rate.insert(0, flops / compute_s / (SPATIAL_SPEED if CELLS[config.cell].spatial else 1.0))
+            _flops_rate.insert(0, flops / compute_s / efficiency(config))
             del _flops_rate[50:]
         if len(_compiled) >= MAX_MEASURED:
             _compiled.clear()
