@@ -97,8 +97,8 @@ def load_params(data: bytes, config: Config, max_bytes: int = MAX_PARAMS_BYTES) 
         count_objects(bytes(data), OBJECTS_PER_NODE * nodes + OBJECTS_SLACK)
     except TooManyObjects as e:  # refused before anything is unpacked
         raise ExportError(f"not a parameter file for this configuration ({config.cell} cell, {config.features} "
-                          f"features): it holds {e} of msgpack, where such a file holds about {8 * nodes:,} "
-                          "objects. Nothing of it was unpacked.") from None
+                          f"features): it holds {e}, where such a file holds about {8 * nodes:,}. Nothing of it was "
+                          "unpacked.") from None
     except ValueError:
         pass  # msgpack says below what is wrong with it
     try:

@@ -42,10 +42,10 @@ def count_objects(data: bytes, limit: int) -> int:
 def _walk(view: memoryview, pos: int, limit: int, count: int, depth: int) -> tuple[int, int]:
     """One object from ``pos``: (position after it, objects counted so far)."""
     if depth > MAX_DEPTH:
-        raise TooManyObjects(f"objects nested more than {MAX_DEPTH} levels deep")
+        raise TooManyObjects(f"msgpack objects nested more than {MAX_DEPTH} levels deep")
     count += 1
     if count > limit:
-        raise TooManyObjects(f"more than {limit:,} objects")
+        raise TooManyObjects(f"more than {limit:,} msgpack objects")
     if pos >= len(view):
         raise ValueError("cut short")
     first = view[pos]
@@ -88,7 +88,7 @@ def _skip(view: memoryview, pos: int, length: int) -> int:
 
 def _items(view: memoryview, pos: int, n: int, limit: int, count: int, depth: int) -> tuple[int, int]:
     if count + n > limit:
-        raise TooManyObjects(f"more than {limit:,} objects")
+        raise TooManyObjects(f"more than {limit:,} msgpack objects")
     for _ in range(n):
         pos, count = _walk(view, pos, limit, count, depth + 1)
     return pos, count
