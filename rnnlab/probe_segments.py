@@ -29,6 +29,7 @@ SEGMENTED_ABOVE_S = 2.0
 """Probes estimated to take longer than this (seconds) are computed in segments."""
 SEGMENT_S = 0.5  # the time one segment's forward and backward should take
 MIN_SEGMENT = 16
+FORWARD_SHARE = 0.25  # of a segmented probe's time: the forward pass (the backward recomputes it, then more)
 Progress = Callable[[float], object]
 
 
@@ -123,7 +124,7 @@ def carry_grad_norms(program: Program, params, batch, scale, length: int,
                      progress: Progress | None = None) -> np.ndarray:
     """(leaves, steps + 1): ||dL/dh_t|| as :func:`rnnlab.probes.carry_grad_norms`, in segments of ``length``."""
     x, y, carry_key = batch
-    carries, pieces, preds = _forward(program, params, x, carry_key, scale, length, progress, 1 / 3)
+    carries, pieces, preds = _forward(program, params, x, carry_key, scale, length, progress, FORWARD_SHARE)
     g_preds = program.jitted("loss_grad", _make_loss_grad)(preds, y)
     backward = program.jitted(f"segment_carry_backward_{length}", _make_carry_backward)
     g_carry = jax.tree_util.tree_map(jnp.zeros_like, carries[0])
@@ -135,7 +136,7 @@ def carry_grad_norms(program: Program, params, batch, scale, length: int,
         g_carry, piece_norms = backward(params, carries[i], piece, np.int32(real), carry_key, scale, g_carry, g)
         norms[i] = np.asarray(piece_norms)[:, :real]
         if progress is not None:
-            progress(1 / 3 + 2 / 3 * (len(pieces) - i) / len(pieces))
+            progress(FORWARD_SHARE + (1 - FORWARD_SHARE) * (len(pieces) - i) / len(pieces))
     start = np.asarray([scaled_norm(leaf) for leaf in program.spec.carry_as_tuple(g_carry)])[:, None]
     return np.concatenate([start] + norms, axis=1)
 
@@ -152,7 +153,7 @@ def connectivity(program: Program, params, batch, scale, length: int,
                  progress: Progress | None = None) -> np.ndarray:
     """(steps,): ||d y_T / d x_t|| as :func:`rnnlab.probes.connectivity`, in segments of ``length``."""
     x, _, carry_key = batch
-    carries, pieces, _ = _forward(program, params, x, carry_key, scale, length, progress, 1 / 3)
+    carries, pieces, _ = _forward(program, params, x, carry_key, scale, length, progress, FORWARD_SHARE)
     backward = program.jitted(f"segment_connectivity_backward_{length}", _make_connectivity_backward)
     last_piece, last_real = pieces[-1]
     g_last, g_carry = _last_output_basis(program.jitted(f"segment_forward_{length}", _make_forward), params,
@@ -164,5 +165,5 @@ def connectivity(program: Program, params, batch, scale, length: int,
         values[i] = np.asarray(piece_values)[:real]
         g_last = jnp.zeros_like(g_last)
         if progress is not None:
-            progress(1 / 3 + 2 / 3 * (len(pieces) - i) / len(pieces))
+            progress(FORWARD_SHARE + (1 - FORWARD_SHARE) * (len(pieces) - i) / len(pieces))
     return np.concatenate(values)
