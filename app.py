@@ -19,12 +19,9 @@ navigation = st.navigation([
 
 @st.cache_resource(show_spinner=False)
 def compile_default_preset() -> None:
-    """Once per server: fewer malloc arenas (freed memory goes back to the system), reuse compiled programs from
-    disk, and compile the default preset in the background."""
+    """Once per server: reuse compiled programs from disk, and compile the default preset in the background."""
     from rnnlab.server.compilation import enable_persistent_cache, warm_up
-    from rnnlab.server.memory import limit_arenas
 
-    limit_arenas()
     enable_persistent_cache()
     warm_up()
 

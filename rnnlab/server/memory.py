@@ -7,31 +7,18 @@ import ctypes.util
 import gc
 import threading
 
-M_ARENA_MAX = -8  # glibc's mallopt parameter for the number of malloc arenas
-MAX_ARENAS = 2
 _lock = threading.Lock()
 _trim = None
-
-
-def _libc():
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-    except OSError:
-        return None
 
 
 def _malloc_trim():
     global _trim
     if _trim is None:
-        _trim = getattr(_libc(), "malloc_trim", None) or False  # not glibc: nothing to trim
+        try:
+            _trim = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+        except (OSError, AttributeError):  # not glibc: nothing to trim
+            _trim = False
     return _trim
-
-
-def limit_arenas(count: int = MAX_ARENAS) -> bool:
-    """Let glibc's malloc use at most ``count`` arenas from now on (it makes up to 8 per core, one per busy thread,
-    and a server's many threads then hold freed memory in many places). True when the C library took it."""
-    mallopt = getattr(_libc(), "mallopt", None)
-    return bool(mallopt and mallopt(M_ARENA_MAX, count))
 
 
 def give_back_free_memory() -> None:
