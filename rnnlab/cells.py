@@ -13,6 +13,8 @@ import flax.linen as nn
 import jax
 from jax.nn import initializers
 
+from rnnlab.gates import GRU_GATES, LSTM_GATES, MGU_GATES, GateSpec
+
 Initializer = Callable[..., jax.Array]
 
 
@@ -29,6 +31,7 @@ class CellSpec:
     description: str = ""
     # Settings that run this cell quickly, applied when it is chosen with a task it cannot run (setting, value).
     quick_settings: tuple[tuple[str, object], ...] = ()
+    gates: GateSpec | None = None  # gate activations, for the cells with gates (not the ConvLSTM's convolutions)
 
     @property
     def output_leaf(self) -> int:
@@ -57,13 +60,14 @@ CELLS: dict[str, CellSpec] = {
     spec.name: spec
     for spec in [
         CellSpec("gru", "GRU", nn.GRUCell, ("h",), saved_per_step=6,
-                 description="Gated recurrent unit: reset and update gates, one state vector."),
+                 description="Gated recurrent unit: reset and update gates, one state vector.", gates=GRU_GATES),
         CellSpec("lstm", "LSTM", nn.LSTMCell, ("c", "h"), saved_per_step=9,
-                 description="Long short-term memory: a cell state c with an additive path, and h."),
+                 description="Long short-term memory: a cell state c with an additive path, and h.",
+                 gates=LSTM_GATES),
         CellSpec("optimized_lstm", "Optimized LSTM", nn.OptimizedLSTMCell, ("c", "h"), saved_per_step=9,
-                 description="The same LSTM maths with the gate matmuls fused."),
+                 description="The same LSTM maths with the gate matmuls fused.", gates=LSTM_GATES),
         CellSpec("mgu", "MGU", nn.MGUCell, ("h",), saved_per_step=5,
-                 description="Minimal gated unit: a single forget gate."),
+                 description="Minimal gated unit: a single forget gate.", gates=MGU_GATES),
         CellSpec("simple", "Simple RNN", nn.SimpleCell, ("h",), saved_per_step=2,
                  description="h_t = tanh(W h_{t-1} + U x_t + b): no gates, the textbook vanishing gradient."),
         CellSpec("conv_lstm", "ConvLSTM", nn.ConvLSTMCell, ("c", "h"), spatial=True, saved_per_step=9,

@@ -21,6 +21,18 @@ Batch = tuple[jax.Array, jax.Array]
 
 
 @dataclass(frozen=True)
+class SequenceView:
+    """One example of a task drawn plainly, per scanned step: what the model reads and what it should answer."""
+
+    values: np.ndarray  # (steps,) the input as a number: a value, or the index of a symbol in ``symbols``
+    marked: np.ndarray  # (steps,) bool: the steps the answer depends on (markers, X/Y, the data to copy)
+    target: np.ndarray  # (steps,) the answer at each scored step (a value or a class index), NaN elsewhere
+    symbols: tuple[str, ...] | None = None  # names of the input symbols (None: values are numbers)
+    classes: tuple[str, ...] | None = None  # names of the answer's classes (None: the answer is a number)
+    input_name: str = "input"
+
+
+@dataclass(frozen=True)
 class TaskSpec:
     """One synthetic task. ``preds`` always has shape (batch, steps, out_features)."""
 
@@ -41,6 +53,7 @@ class TaskSpec:
     extra_steps: int = 0  # the input holds T + extra_steps steps
     description: str = ""
     metric_is_loss: bool = False  # the readable metric is the loss itself (MSE tasks): no chart of its own
+    view: Callable[[np.ndarray, np.ndarray], SequenceView] | None = None  # (one example's x, y) -> what to draw
 
     def steps(self, T: int) -> int:
         """Number of scanned time steps for sequence length T."""
@@ -97,6 +110,13 @@ def adding_step_baselines(T: int) -> np.ndarray:
     return out
 
 
+def adding_view(x: np.ndarray, y: np.ndarray) -> SequenceView:
+    """The values, the two marked steps, and their sum as the answer at the last step."""
+    target = np.full(len(x), np.nan)
+    target[-1] = float(y[0])
+    return SequenceView(x[:, 0].astype(float), x[:, 1] > 0, target, input_name="value")
+
+
 # --- copy memory --------------------------------------------------------------------------------------
 
 COPY_SYMBOLS, COPY_DATA, COPY_LEN = 10, 8, 10
@@ -118,6 +138,17 @@ def copy_step_baselines(T: int) -> np.ndarray:
     out = np.zeros(T + 2 * COPY_LEN)
     out[-COPY_LEN:] = math.log(COPY_DATA)
     return out
+
+
+COPY_NAMES = tuple(str(i) for i in range(COPY_DATA)) + ("_", ":")  # blank "_", delimiter ":"
+
+
+def copy_view(x: np.ndarray, y: np.ndarray) -> SequenceView:
+    """The symbols read (the first 10 are the data), and the symbol to write at every step."""
+    symbols = np.argmax(x, axis=-1)
+    marked = np.zeros(len(x), bool)
+    marked[:COPY_LEN] = True
+    return SequenceView(symbols.astype(float), marked, np.asarray(y, float), COPY_NAMES, COPY_NAMES, "symbol")
 
 
 def _copy_accuracy(preds, labels):
@@ -153,6 +184,18 @@ def order_generate(key: jax.Array, batch: int, T: int) -> Batch:
     return jax.nn.one_hot(seq, len(ORDER_SYMBOLS)), label[:, None]
 
 
+ORDER_CLASSES = ("XX", "XY", "YX", "YY")
+
+
+def order_view(x: np.ndarray, y: np.ndarray) -> SequenceView:
+    """The symbols read, the X/Y steps marked, and the ordered pair as the answer at the last step."""
+    symbols = np.argmax(x, axis=-1)
+    target = np.full(len(x), np.nan)
+    target[-1] = float(y[0])
+    return SequenceView(symbols.astype(float), (symbols == 4) | (symbols == 5), target, ORDER_SYMBOLS,
+                        ORDER_CLASSES, "symbol")
+
+
 def order_step_baselines(T: int) -> np.ndarray:
     """Only the last step (B, which says nothing) is scored: chance over the 4 classes, ln 4."""
     out = np.full(T, np.nan)
@@ -186,6 +229,12 @@ def sine_generate(key: jax.Array, batch: int, T: int) -> Batch:
     previous = jnp.concatenate([jnp.zeros((batch, 1)), y[:, :-1]], axis=1)
     x = jnp.where(jnp.arange(T) < sine_prompt(T), previous, 0.0)
     return x[..., None], y[..., None]
+
+
+def sine_view(x: np.ndarray, y: np.ndarray) -> SequenceView:
+    """The prompt (the previous value, then 0) and the curve to predict at every step."""
+    marked = np.arange(len(x)) < sine_prompt(len(x))
+    return SequenceView(x[:, 0].astype(float), marked, y[:, 0].astype(float), input_name="previous value")
 
 
 @lru_cache(maxsize=1)
@@ -239,6 +288,16 @@ def dot_generate(key: jax.Array, batch: int, T: int) -> Batch:
     return frames, cells[:, 1:]
 
 
+DOT_NAMES = tuple(f"row {r}, column {c}" for r in range(DOT_SIDE) for c in range(DOT_SIDE))
+
+
+def dot_view(x: np.ndarray, y: np.ndarray) -> SequenceView:
+    """The dot's cell in each frame, and its cell in the next frame as the answer."""
+    cells = np.argmax(x.reshape(len(x), -1), axis=-1)
+    return SequenceView(cells.astype(float), np.zeros(len(x), bool), np.asarray(y, float), DOT_NAMES, DOT_NAMES,
+                        "dot's cell")
+
+
 def _dot_accuracy(preds, cells):
     return jnp.mean(jnp.argmax(preds, -1) == cells)
 
@@ -251,7 +310,7 @@ TASKS: dict[str, TaskSpec] = {
             lambda p, t: _adding_loss(p, t), "MSE", False,
             step_baselines=adding_step_baselines,
             baseline_text="guess 1 (the last value + 0.5 when it is marked): about 1/6",
-            min_T=4, metric_is_loss=True,
+            min_T=4, metric_is_loss=True, view=adding_view,
             description="Add the two marked numbers of a long sequence; the answer is read at the last step.",
         ),
         TaskSpec(
@@ -259,7 +318,7 @@ TASKS: dict[str, TaskSpec] = {
             lambda p, t: jnp.mean(_ce_steps(p, t)), _copy_accuracy, "accuracy (10 recalled symbols)", True,
             step_baselines=copy_step_baselines,
             baseline_text="blanks, then uniform over 8 symbols: 10 ln 8 / (T + 20)",
-            min_T=1, extra_steps=20,
+            min_T=1, extra_steps=20, view=copy_view,
             description="Read 10 symbols, wait T steps, then write them back after the delimiter.",
         ),
         TaskSpec(
@@ -268,7 +327,7 @@ TASKS: dict[str, TaskSpec] = {
                 optax.softmax_cross_entropy_with_integer_labels(p[:, -1], t[:, 0])),
             lambda p, t: jnp.mean(jnp.argmax(p[:, -1], -1) == t[:, 0]), "accuracy", True,
             step_baselines=order_step_baselines, baseline_text="chance over 4 classes: ln 4",
-            min_T=10,
+            min_T=10, view=order_view,
             description="Classify the order of two X/Y symbols hidden among distractors (XX, XY, YX, YY).",
         ),
         TaskSpec(
@@ -276,7 +335,7 @@ TASKS: dict[str, TaskSpec] = {
             lambda p, t: jnp.mean((p - t) ** 2), lambda p, t: jnp.mean((p - t) ** 2), "MSE", False,
             step_baselines=sine_step_baselines,
             baseline_text="the best guess from the position and the current input alone",
-            min_T=2, metric_is_loss=True,
+            min_T=2, metric_is_loss=True, view=sine_view,
             description="See one period of sin(w t + phi) (each step's input is the previous value), then "
                         "continue the curve alone (input 0); phi is near a fixed phase, so a learned initial "
                         "carry can know the start.",
@@ -286,7 +345,7 @@ TASKS: dict[str, TaskSpec] = {
             lambda p, t: jnp.mean(_ce_steps(p, t)), _dot_accuracy, "accuracy", True,
             step_baselines=lambda T: np.full(T, math.log(8)),
             baseline_text="sees only the current frame: uniform over the 8 moves, ln 8",
-            min_T=2, spatial=True,
+            min_T=2, spatial=True, view=dot_view,
             description="A dot moves on a 6x6 torus at a constant velocity; predict its next position.",
         ),
     ]

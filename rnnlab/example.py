@@ -1,0 +1,111 @@
+"""One example of the task, step by step: what the model reads, what it answers, its carry and its gates.
+
+:func:`look` runs the run's own Flax cell over one sequence (a fresh draw per example number, from the run's
+key) and returns, per time step, the prediction, the norm of every carry leaf, the gate activations (gated
+cells) and ||dL/dh_t|| for that example's loss, with t = 0 the initial carry. It reads parameters the run
+already keeps (its snapshots), so nothing is trained again; it is compiled once per configuration, apart from
+the training step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rnnlab.norms import scaled_norm
+from rnnlab.program import EVAL_CARRY, Program, stream
+from rnnlab.tasks import SequenceView
+
+EXAMPLES = 6  # the key stream of the examples shown (after the program's streams 0-5)
+
+
+@dataclass(frozen=True)
+class Look:
+    """One example under one set of parameters (``step``: the training step they are from)."""
+
+    step: int
+    view: SequenceView  # the example itself
+    prediction: np.ndarray  # (steps,) the value predicted, or the class predicted (its index)
+    confidence: np.ndarray | None  # (steps,) the probability given to the right answer (classification tasks)
+    carry_norms: dict[str, np.ndarray]  # leaf -> (steps + 1,) ||carry_t||, t = 0 the initial carry
+    grad_norms: dict[str, np.ndarray]  # leaf -> (steps + 1,) ||dL/dcarry_t|| for this example's loss (NaN where
+    # the loss cannot depend on the leaf: an LSTM's last cell state c_T, read by no later step)
+    gates: dict[str, np.ndarray]  # gate -> (steps, features) activations (spatial cells: none)
+    loss: float  # this example's loss
+
+
+def cell_params(program: Program, params: dict) -> dict:
+    """The Flax cell's own parameters inside the model's tree."""
+    return params["params"][f"{program.spec.cls.__name__}_0"]
+
+
+def _make_look(program: Program):
+    spec, task, static = program.spec, program.task, program.static
+    cell = spec.build(static.features, None, static.kernel_size)
+
+    def fn(params, root, scale, index):
+        x, y = task.generate(stream(root, EXAMPLES, index), static.batch, static.seq_len)
+        carry_key = stream(root, EVAL_CARRY) if static.carry_mode == "noisy" else program.carry_key(root, 0)
+        start = program.model.apply(params, x, carry_key, scale, start_only=True)
+        start = jax.tree_util.tree_map(lambda leaf: leaf[:1], start)  # the example's row, batch axis kept
+        x1, y1 = x[:1], y[:1]
+        p_cell = cell_params(program, params)
+
+        def step(carry, inputs):
+            x_t, eps_t = inputs
+            new, _ = cell.apply({"params": p_cell}, carry, x_t)
+            leaves = tuple(c + e for c, e in zip(spec.carry_as_tuple(new), eps_t))
+            gates = spec.gates.compute(p_cell, carry, x_t) if spec.gates is not None else {}
+            return spec.carry_from_tuple(leaves), (leaves, gates)
+
+        def loss(eps0, eps):
+            carry0 = jax.tree_util.tree_map(jnp.add, start, eps0)
+            _, (leaves, gates) = jax.lax.scan(step, carry0, (jnp.swapaxes(x1, 0, 1), eps))
+            outputs = jnp.swapaxes(leaves[spec.output_leaf], 0, 1)  # (1, steps, ...)
+            readout = params["params"]["readout"]
+            preds = jnp.dot(outputs, readout["kernel"]) + readout["bias"]
+            preds = preds[..., 0].reshape(preds.shape[:2] + (-1,)) if spec.spatial else preds
+            all_leaves = tuple(jnp.concatenate([c0[None], c], axis=0)
+                               for c0, c in zip(spec.carry_as_tuple(carry0), leaves))
+            return task.loss(preds, y1), (preds[0], all_leaves, gates)
+
+        eps0 = jax.tree_util.tree_map(jnp.zeros_like, start)
+        eps = tuple(jnp.zeros((x1.shape[1],) + leaf.shape, x.dtype) for leaf in spec.carry_as_tuple(start))
+        (value, (preds, leaves, gates)), (g0, g) = jax.value_and_grad(loss, argnums=(0, 1), has_aux=True)(eps0, eps)
+        norm_axes = lambda a: tuple(range(1, a.ndim))  # noqa: E731  (all but time)
+        carry_norms = tuple(scaled_norm(leaf, axis=norm_axes(leaf)) for leaf in leaves)
+        grad_norms = tuple(jnp.concatenate([scaled_norm(a)[None], scaled_norm(b, axis=norm_axes(b))])
+                           for a, b in zip(spec.carry_as_tuple(g0), g))
+        gates = {name: a[:, 0] for name, a in gates.items()}  # (steps, features)
+        return {"x": x1[0], "y": y1[0], "preds": preds, "loss": value, "carry_norms": carry_norms,
+                "grad_norms": grad_norms, "gates": gates}
+
+    return fn
+
+
+def look(program: Program, params: dict, root: jax.Array, scale, index: int, step: int = 0) -> Look:
+    """Example number ``index`` of a run (its root key) under ``params``: see :class:`Look`."""
+    out = jax.device_get(program.jitted("example", _make_look)(params, root, scale, np.int32(index)))
+    task = program.task
+    x, y, preds = np.asarray(out["x"]), np.asarray(out["y"]), np.asarray(out["preds"], float)
+    view = task.view(x, y)
+    if task.out_features == 1 and not program.spec.spatial:
+        prediction, confidence = preds[:, 0], None
+    else:
+        shifted = preds - preds.max(axis=-1, keepdims=True)
+        probs = np.exp(shifted) / np.exp(shifted).sum(axis=-1, keepdims=True)
+        prediction = probs.argmax(axis=-1).astype(float)
+        right = np.nan_to_num(view.target, nan=0).astype(int)
+        confidence = np.where(np.isfinite(view.target), probs[np.arange(len(probs)), right], np.nan)
+    leaves = program.spec.leaves
+    grads = {leaf: np.asarray(g, float) for leaf, g in zip(leaves, out["grad_norms"])}
+    for i, leaf in enumerate(leaves):
+        if i != program.spec.output_leaf:
+            grads[leaf][-1] = np.nan
+    return Look(step, view, prediction, confidence,
+                dict(zip(leaves, map(np.asarray, out["carry_norms"]))),
+                grads,
+                {name: np.asarray(a) for name, a in out["gates"].items()}, float(out["loss"]))

@@ -1,0 +1,185 @@
+"""One example, step by step, against what it claims to be: the task's own definition of the answer, the whole
+model's predictions, the gradient probe, and gated cells written out by hand in NumPy."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from functools import cache
+
+import jax
+import numpy as np
+import pytest
+
+from rnnlab import example, probes
+from rnnlab.cells import CELLS
+from rnnlab.config import Config
+from rnnlab.program import EVAL_CARRY, get_program, hyper_args, stream
+from rnnlab.tasks import COPY_BLANK, COPY_LEN, ORDER_SYMBOLS, SINE_OMEGA, TASKS, sine_prompt
+
+F, B = 5, 3
+BASE = Config(task="adding", cell="gru", features=F, seq_len=12, batch=B, carry_mode="learnable",
+              carry_init="normal", carry_scale=0.5, seed=4, chunk=2, steps=2)
+SPATIAL = dict(features=3, seq_len=5)
+TASK_CELLS = [(task, cell) for task in TASKS for cell in CELLS
+              if TASKS[task].spatial == CELLS[cell].spatial]
+
+
+def config_for(cell: str, task: str, mode: str = "learnable", init: str = "normal") -> Config:
+    extra = SPATIAL if TASKS[task].spatial else {}
+    seq_len = max(BASE.seq_len, TASKS[task].min_T)
+    return replace(BASE, **{"seq_len": seq_len, **extra}, cell=cell, task=task, carry_mode=mode, carry_init=init)
+
+
+@cache
+def setup(cell: str, task: str, mode: str = "learnable", init: str = "normal"):
+    config = config_for(cell, task, mode, init)
+    program = get_program(config)
+    lr, clip, scale = hyper_args(config)
+    state = program.init(np.int32(config.seed), scale, lr, clip)
+    params = jax.tree_util.tree_map(np.array, state["params"])
+    return program, params, state["root"], scale
+
+
+def the_batch(program, root, index):
+    return program.task.generate(stream(root, example.EXAMPLES, index), program.static.batch,
+                                 program.static.seq_len)
+
+
+@pytest.mark.parametrize("task,cell", TASK_CELLS)
+@pytest.mark.parametrize("mode", ["learnable", "fixed", "noisy"])
+def test_predictions_are_the_whole_models_on_the_examples_row(task, cell, mode):
+    program, params, root, scale = setup(cell, task, mode)
+    look = example.look(program, params, root, scale, 2)
+    x, y = the_batch(program, root, 2)
+    key = stream(root, EVAL_CARRY) if mode == "noisy" else program.carry_key(root, 0)
+    preds = np.asarray(program.model.apply(params, x, key, scale))[0]
+    if program.task.out_features == 1 and not program.spec.spatial:
+        np.testing.assert_allclose(look.prediction, preds[:, 0], rtol=1e-5, atol=1e-6)
+    else:
+        np.testing.assert_array_equal(look.prediction, preds.argmax(-1))
+    np.testing.assert_allclose(look.loss, program.task.loss(preds[None], np.asarray(y)[:1]), rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("task,cell", TASK_CELLS)
+def test_gradient_at_every_step_is_the_probes_for_that_one_sequence(task, cell):
+    program, params, root, scale = setup(cell, task, "learnable", "zeros")
+    look = example.look(program, params, root, scale, 1)
+    x, y = the_batch(program, root, 1)
+    one = get_program(replace(config_for(cell, task, "learnable", "zeros"), batch=1))  # the probe's eps0: batch 1
+    probe = probes.carry_grad_norms(one, params, root, scale, batch=(x[:1], y[:1], program.carry_key(root, 0)))
+    for i, leaf in enumerate(program.spec.leaves):
+        if i == program.spec.output_leaf:
+            np.testing.assert_allclose(look.grad_norms[leaf], probe[leaf], rtol=2e-5, atol=1e-12)
+        else:  # the last cell state is read by no later step: no gradient, drawn as no value rather than a zero
+            np.testing.assert_allclose(look.grad_norms[leaf][:-1], probe[leaf][:-1], rtol=2e-5, atol=1e-12)
+            assert np.isnan(look.grad_norms[leaf][-1]) and probe[leaf][-1] == 0
+
+
+def test_a_new_example_is_a_new_sequence_and_the_same_number_the_same_one():
+    program, params, root, scale = setup("gru", "adding")
+    a, b, again = (example.look(program, params, root, scale, i) for i in (0, 1, 0))
+    assert not np.array_equal(a.view.values, b.view.values)
+    np.testing.assert_array_equal(a.view.values, again.view.values)
+
+
+# --- the example is the task's own: the answer computed from the inputs alone -------------------------
+
+def test_adding_answer_is_the_sum_of_the_two_marked_values():
+    program, params, root, scale = setup("gru", "adding")
+    for i in range(5):
+        view = example.look(program, params, root, scale, i).view
+        assert view.marked.sum() == 2
+        T = len(view.values)
+        first, second = np.flatnonzero(view.marked)
+        assert first < T // 2 <= second
+        assert np.isnan(view.target[:-1]).all()
+        np.testing.assert_allclose(view.target[-1], view.values[first] + view.values[second], rtol=1e-6)
+
+
+def test_copy_answer_is_the_first_ten_symbols_after_the_wait():
+    program, params, root, scale = setup("lstm", "copy")
+    view = example.look(program, params, root, scale, 0).view
+    data = view.values[:COPY_LEN]
+    assert (data < 8).all() and view.marked[:COPY_LEN].all() and not view.marked[COPY_LEN:].any()
+    np.testing.assert_array_equal(view.target[-COPY_LEN:], data)
+    assert (view.target[:-COPY_LEN] == COPY_BLANK).all()
+    assert view.symbols[int(view.values[-COPY_LEN - 1])] == ":"  # the delimiter comes just before the answer
+
+
+def test_temporal_order_answer_is_the_order_of_the_x_and_y_read():
+    program, params, root, scale = setup("gru", "temporal_order")
+    for i in range(6):
+        view = example.look(program, params, root, scale, i).view
+        read = [ORDER_SYMBOLS[int(v)] for v in view.values]
+        pair = "".join(s for s in read if s in "XY")
+        assert len(pair) == 2 and view.marked.sum() == 2
+        assert view.classes[int(view.target[-1])] == pair
+        assert read[0] == "E" and read[-1] == "B"
+
+
+def test_sine_answer_is_the_curve_the_prompt_shows():
+    program, params, root, scale = setup("simple", "sine")
+    view = example.look(program, params, root, scale, 0).view
+    T, prompt = len(view.values), sine_prompt(len(view.values))
+    np.testing.assert_allclose(view.values[1:prompt], view.target[: prompt - 1], rtol=1e-6)
+    assert (view.values[prompt:] == 0).all() and view.marked[:prompt].all()
+    phi = np.arcsin(np.clip(view.target[0], -1, 1))
+    candidates = [phi, np.pi - phi]
+    best = min(np.max(np.abs(np.sin(SINE_OMEGA * np.arange(T) + p) - view.target)) for p in candidates)
+    assert best < 1e-5
+
+
+def test_moving_dot_answer_is_where_the_dot_is_next():
+    program, params, root, scale = setup("conv_lstm", "moving_dot")
+    view = example.look(program, params, root, scale, 0).view
+    np.testing.assert_array_equal(view.target[:-1], view.values[1:])
+    step = np.array(divmod(int(view.values[1]), 6)) - np.array(divmod(int(view.values[0]), 6))
+    nxt = (np.array(divmod(int(view.values[-1]), 6)) + step) % 6
+    assert int(view.target[-1]) == nxt[0] * 6 + nxt[1]
+
+
+# --- the gates against the cells written out by hand ---------------------------------------------------
+
+def sigmoid(a):
+    return 1 / (1 + np.exp(-a))
+
+
+def by_hand(cell: str, p: dict, h, c, x):
+    """One step of Flax's gated cells in NumPy from the parameter tree: (gates, new h, new c)."""
+    def dense(name, v):
+        return v @ p[name]["kernel"] + p[name].get("bias", 0)
+    if cell in ("lstm", "optimized_lstm"):
+        i, f, o = (sigmoid(dense(f"i{g}", x) + dense(f"h{g}", h)) for g in "ifo")
+        g = np.tanh(dense("ig", x) + dense("hg", h))
+        c = f * c + i * g
+        return {"i": i, "f": f, "o": o}, o * np.tanh(c), c
+    if cell == "gru":
+        r, z = (sigmoid(dense(f"i{g}", x) + dense(f"h{g}", h)) for g in "rz")
+        n = np.tanh(dense("in", x) + r * dense("hn", h))
+        return {"r": r, "z": z}, (1 - z) * n + z * h, None
+    f = sigmoid(dense("if", x) + dense("hf", h))
+    n = np.tanh(dense("in", x) + f * dense("hn", h))
+    return {"f": f}, (1 - f) * n + f * h, None
+
+
+@pytest.mark.parametrize("cell", [name for name, spec in CELLS.items() if spec.gates is not None])
+@pytest.mark.parametrize("task", ["adding", "copy"])
+def test_gates_and_carry_equal_the_cell_computed_by_hand(cell, task):
+    program, params, root, scale = setup(cell, task)
+    look = example.look(program, params, root, scale, 3)
+    x, _ = the_batch(program, root, 3)
+    x = np.asarray(x, np.float64)[0]
+    p = jax.tree_util.tree_map(lambda a: np.asarray(a, np.float64), example.cell_params(program, params))
+    top = params["params"]
+    h = np.asarray(top["h0"], np.float64)
+    c = np.asarray(top["c0"], np.float64) if "c0" in top else None
+    h_norms, gates = [np.linalg.norm(h)], {name: [] for name in look.gates}
+    for x_t in x:
+        step_gates, h, c = by_hand(cell, p, h, c, x_t)
+        for name, value in step_gates.items():
+            gates[name].append(value)
+        h_norms.append(np.linalg.norm(h))
+    assert set(gates) == set(CELLS[cell].gates.names)
+    for name, values in gates.items():
+        np.testing.assert_allclose(look.gates[name], np.array(values), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(look.carry_norms["h"], h_norms, rtol=1e-4, atol=1e-6)
