@@ -20,6 +20,7 @@ from rnnlab.train import PART_SECONDS, ConfigError, Run, RunView
 from ui.charts import chart
 from ui.compiling import compile_first, compiles_in_worker
 from ui.controls import config_controls, explain
+from ui.example_view import draw_example
 from ui.progress import progress_bar
 from ui.queue import lead_slot, shared_result, training_slot
 from ui.session import keep_run, share_link, shared_state, show_url_notes, write_url
@@ -480,6 +481,7 @@ if run is not None:
             ss.zero_runs = {zero_key(run): zero}
             draw_charts(run, 99)
 
+    draw_example(run, lambda: slot(run.config, "example view"))
     st.subheader("Download")
     stem = export.filename_stem(run.config)
     cols = st.columns(3)

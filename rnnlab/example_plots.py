@@ -1,0 +1,211 @@
+"""Figures of one example, unrolled in time (:mod:`rnnlab.example`): pure functions of the looks they draw.
+
+The unrolled view stacks the example, the prediction, the gates, the carry's norm and ||dL/dh_t|| on ONE
+time axis, so hovering any of them marks the same step t in all of them; its frames replay the kept snapshots
+of training (play, pause, or drag the slider), computed from the parameters the run kept, not by training again.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+
+from rnnlab.example import Look
+from rnnlab.gates import GateSpec
+from rnnlab.plots import COLORS, LEAF_NAMES, NUMBER_AXIS, ZERO_HOVER, ZERO_LABEL
+
+TITLE = "The example, unrolled in time"
+FRAME_MS = 900  # one snapshot per 0.9 s while playing: slow enough to follow
+MAX_COLUMNS = 600  # a heatmap wider than this is thinned in time (every k-th step) to stay light in a browser
+GAP = 0.035
+
+
+def time_axis(steps: int, log_time: bool) -> tuple[np.ndarray, str]:
+    """x values for t = 0..steps (t = 0: the initial carry) and the axis title; on a log axis t + 1."""
+    t = np.arange(steps + 1)
+    if log_time:
+        return t + 1.0, "time step t + 1 (log scale; h_0 at 1)"
+    return t.astype(float), "time step t (t = 0: the initial carry h_0)"
+
+
+def rows_of(look: Look) -> list[str]:
+    """The panels of the unrolled view, top to bottom."""
+    return ["example", "prediction"] + (["gates"] if look.gates else []) + ["carry", "gradient"]
+
+
+ROW_TITLES = {"example": "The example", "prediction": "Prediction", "gates": "Gates (mean over units)",
+              "carry": "Carry norm", "gradient": "||dL/dh_t|| (log)"}
+ROW_WEIGHT = {"example": 1.0, "prediction": 1.2, "gates": 1.0, "carry": 1.0, "gradient": 1.3}
+
+
+def _domains(rows: list[str]) -> dict[str, tuple[float, float]]:
+    total = sum(ROW_WEIGHT[r] for r in rows)
+    usable = 1 - GAP * (len(rows) - 1)
+    top, out = 1.0, {}
+    for r in rows:
+        height = usable * ROW_WEIGHT[r] / total
+        out[r] = (max(0.0, round(top - height, 6)), min(1.0, round(top, 6)))
+        top -= height + GAP
+    return out
+
+
+def grad_floor(looks: list[Look]) -> float:
+    """Where exact zeros sit on the gradient's log axis: a decade below the smallest positive norm shown."""
+    values = np.concatenate([v for look in looks for v in look.grad_norms.values()])
+    positive = values[np.isfinite(values) & (values > 0)]
+    return 10 ** (math.floor(math.log10(positive.min())) - 1) if positive.size else 1e-45
+
+
+def _changing_traces(look: Look, untrained: Look, x: np.ndarray, axis: dict[str, str], floor: float,
+                     gate_names: dict[str, str]) -> list[go.Scatter]:
+    """The traces that change with training, in a fixed order (frames replace them one for one)."""
+    steps_x = x[1:]
+    out = []
+    if look.confidence is not None:
+        out.append(go.Scatter(x=steps_x, y=look.confidence, name=f"p(right answer), step {look.step}",
+                              mode="lines+markers", marker=dict(size=4), line=dict(color=COLORS[0]),
+                              yaxis=axis["prediction"], legendgroup="now"))
+    else:
+        out.append(go.Scatter(x=steps_x, y=look.prediction, name=f"prediction, step {look.step}", mode="lines",
+                              line=dict(color=COLORS[0]), yaxis=axis["prediction"], legendgroup="now"))
+    for i, (gate, label) in enumerate(gate_names.items()):
+        out.append(go.Scatter(x=steps_x, y=look.gates[gate].mean(axis=1), name=label, mode="lines",
+                              line=dict(color=COLORS[(i + 2) % len(COLORS)]), yaxis=axis["gates"]))
+    for leaf, norms in look.carry_norms.items():
+        out.append(go.Scatter(x=x, y=norms, name=f"||{leaf}_t||", mode="lines",
+                              line=dict(color=COLORS[1], dash="dot" if leaf == "c" else "solid"),
+                              yaxis=axis["carry"], legendgroup=f"carry_{leaf}"))
+    for leaf, norms in look.grad_norms.items():
+        shown = np.where(norms > 0, norms, np.nan)
+        out.append(go.Scatter(x=x, y=shown, name=f"||dL/d{leaf}_t|| ({LEAF_NAMES[leaf]})", mode="lines",
+                              line=dict(color=COLORS[4], dash="dot" if leaf == "c" else "solid"),
+                              yaxis=axis["gradient"], legendgroup=f"grad_{leaf}"))
+        zero = norms == 0
+        out.append(go.Scatter(x=x[zero], y=np.full(int(zero.sum()), floor), name=ZERO_LABEL, mode="markers",
+                              hovertext=ZERO_HOVER, hoverinfo="text+x", showlegend=bool(zero.any()),
+                              marker=dict(symbol="triangle-down-open", size=8, color="black"),
+                              yaxis=axis["gradient"], legendgroup="zero"))
+    return out
+
+
+def unrolled_figure(looks: list[Look], mark: int | None = None, log_time: bool = False,
+                    gates: GateSpec | None = None) -> go.Figure:
+    """The example unrolled over t, one frame per look (a training step; the last is shown first).
+
+    ``looks[0]`` is the untrained model (drawn dotted throughout); ``mark`` draws a line at time step ``mark``.
+    """
+    now, untrained = looks[-1], looks[0]
+    view = now.view
+    steps = len(view.values)
+    x, x_title = time_axis(steps, log_time)
+    rows = rows_of(now)
+    domains = _domains(rows)
+    axis = {r: "y" if i == 0 else f"y{i + 1}" for i, r in enumerate(rows)}
+    gate_names = gates.names if gates is not None and now.gates else {}
+    floor = grad_floor(looks)
+    steps_x = x[1:]
+
+    fig = go.Figure()
+    if view.symbols is not None:
+        text = [view.symbols[int(v)] for v in view.values]
+        fig.add_trace(go.Scatter(x=steps_x, y=view.values, mode="markers+text" if steps <= 60 else "markers",
+                                 text=text, textposition="top center", hovertext=text, hoverinfo="text+x",
+                                 name=view.input_name, marker=dict(size=5, color="grey"), yaxis=axis["example"]))
+    else:
+        fig.add_trace(go.Scatter(x=steps_x, y=view.values, mode="lines+markers" if steps <= 200 else "lines",
+                                 name=view.input_name, line=dict(color="grey"), marker=dict(size=4),
+                                 yaxis=axis["example"]))
+    marked = np.flatnonzero(view.marked)
+    fig.add_trace(go.Scatter(x=steps_x[marked], y=view.values[marked], mode="markers", name="what the answer needs",
+                             marker=dict(size=11, color=COLORS[1], symbol="circle-open", line=dict(width=2)),
+                             yaxis=axis["example"], hoverinfo="skip"))
+    scored = np.isfinite(view.target)
+    if look_is_classification(now):
+        target_text = [view.classes[int(v)] for v in view.target[scored]]
+        fig.add_trace(go.Scatter(x=steps_x, y=untrained.confidence, name="p(right answer), untrained",
+                                 mode="lines", line=dict(color="grey", dash="dot"), yaxis=axis["prediction"]))
+        fig.add_trace(go.Scatter(x=steps_x[scored], y=np.ones(int(scored.sum())), mode="markers",
+                                 name="the right answer (p = 1)", text=target_text, hovertext=target_text,
+                                 hoverinfo="text+x", marker=dict(symbol="x", size=7, color="black"),
+                                 yaxis=axis["prediction"]))
+    else:
+        fig.add_trace(go.Scatter(x=steps_x, y=untrained.prediction, name="prediction, untrained", mode="lines",
+                                 line=dict(color="grey", dash="dot"), yaxis=axis["prediction"]))
+        fig.add_trace(go.Scatter(x=steps_x[scored], y=view.target[scored], mode="markers", name="target",
+                                 marker=dict(symbol="x", size=7 if scored.sum() > 1 else 11, color="black"),
+                                 yaxis=axis["prediction"]))
+    fixed = len(fig.data)
+    for trace in _changing_traces(now, untrained, x, axis, floor, gate_names):
+        fig.add_trace(trace)
+    fig.frames = [go.Frame(name=str(look.step), data=_changing_traces(look, untrained, x, axis, floor, gate_names),
+                           traces=list(range(fixed, len(fig.data)))) for look in looks]
+
+    layout = dict(title=dict(text=TITLE, y=0.995, yanchor="top"), height=170 * len(rows) + 150,
+                  margin=dict(l=10, r=10, t=40, b=10), hovermode="x unified",
+                  hoversubplots="axis", colorway=COLORS,
+                  legend=dict(orientation="h", yanchor="top", y=-0.12, xanchor="left", x=0.0),
+                  xaxis=dict(title=x_title, type="log" if log_time else "linear", showspikes=True,
+                             spikemode="across", spikesnap="cursor", spikethickness=1, spikedash="solid",
+                             anchor=axis[rows[-1]], **NUMBER_AXIS))
+    for r in rows:
+        key = "yaxis" if axis[r] == "y" else f"yaxis{axis[r][1:]}"
+        layout[key] = dict(domain=domains[r], title=dict(text=ROW_TITLES[r], font=dict(size=12)), **NUMBER_AXIS)
+    if "gates" in rows:
+        layout[f"yaxis{axis['gates'][1:]}"]["range"] = [-0.02, 1.02]
+    if look_is_classification(now):
+        layout["yaxis" if axis["prediction"] == "y" else f"yaxis{axis['prediction'][1:]}"]["range"] = [-0.02, 1.08]
+    grad_key = f"yaxis{axis['gradient'][1:]}"
+    layout[grad_key].update(type="log", minorloglabels="none")
+    if view.symbols is not None and len(view.symbols) <= 10:
+        layout["yaxis"].update(tickvals=list(range(len(view.symbols))), ticktext=list(view.symbols))
+    fig.update_layout(**layout)
+    if mark is not None:  # across every panel
+        fig.add_shape(type="line", x0=x[mark], x1=x[mark], xref="x", y0=0, y1=1, yref="paper",
+                      line=dict(color="red", width=1.5), layer="above")
+    if len(looks) > 1:
+        _add_player(fig, looks)
+    return fig
+
+
+def look_is_classification(look: Look) -> bool:
+    return look.confidence is not None
+
+
+def _add_player(fig: go.Figure, looks: list[Look]) -> None:
+    """Play / pause and a slider over the frames (one per kept training step), starting at the last."""
+    play = dict(label="Play", method="animate",
+                args=[None, dict(frame=dict(duration=FRAME_MS, redraw=True), fromcurrent=False,
+                                 transition=dict(duration=0), mode="immediate")])
+    pause = dict(label="Pause", method="animate",
+                 args=[[None], dict(frame=dict(duration=0, redraw=False), mode="immediate")])
+    fig.update_layout(
+        updatemenus=[dict(type="buttons", direction="left", buttons=[play, pause], x=0.0, y=1.0, xanchor="left",
+                          yanchor="bottom", pad=dict(t=0, b=62), showactive=False)],
+        sliders=[dict(active=len(looks) - 1, x=0.0, len=1.0, y=1.0, yanchor="bottom", pad=dict(t=0, b=6),
+                      currentvalue=dict(prefix="training step ", font=dict(size=12)),
+                      steps=[dict(label=str(look.step), method="animate",
+                                  args=[[str(look.step)], dict(frame=dict(duration=0, redraw=True),
+                                                               mode="immediate", transition=dict(duration=0))])
+                             for look in looks])],
+        margin=dict(t=140))
+
+
+def keeper_heatmap(look: Look, gates: GateSpec, mark: int | None = None, log_time: bool = False) -> go.Figure:
+    """The gate that keeps the carry, for every unit over time (values 0..1; thinned to MAX_COLUMNS steps)."""
+    values = look.gates[gates.keeper]  # (steps, features)
+    x, x_title = time_axis(len(values), log_time)
+    every = max(1, math.ceil(len(values) / MAX_COLUMNS))
+    fig = go.Figure(go.Heatmap(z=values[::every].T, x=x[1:][::every], zmin=0, zmax=1, colorscale="Viridis",
+                               colorbar=dict(title=dict(text=gates.keeper, side="right"), thickness=12),
+                               hovertemplate="t %{x}<br>unit %{y}<br>" + gates.keeper + " %{z:.3f}<extra></extra>"))
+    title = f"The {gates.names[gates.keeper]} of every unit, step {look.step}"
+    if every > 1:
+        title += f" (every {every}th step)"
+    fig.update_layout(title=title, height=320, margin=dict(l=10, r=10, t=50, b=10),
+                      xaxis=dict(title=x_title, type="log" if log_time else "linear", **NUMBER_AXIS),
+                      yaxis=dict(title="unit"))
+    if mark is not None:
+        fig.add_vline(x=x[mark], line=dict(color="red", width=1.5))
+    return fig

@@ -1,0 +1,83 @@
+"""Explore's "One example, unrolled" driven with AppTest: the figure's data against the task and the model,
+the frames against the run's kept snapshots, New example, the marked step, and that nothing trains again."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from rnnlab import example
+from rnnlab.example_plots import TITLE
+from rnnlab.tasks import COPY_LEN
+from tests.app.conftest import SMALL, button, figures, open_page, trace, values
+
+COPY = {**SMALL, "cell": "lstm", "task": "copy"}
+
+
+def unrolled(at) -> dict:
+    return figures(at)[TITLE]
+
+
+def test_the_example_is_the_tasks_and_the_prediction_the_models():
+    at = open_page("explore", run="1", **COPY)
+    run = at.session_state.run
+    assert run.done
+    figure = unrolled(at)
+    symbols = values(trace(figure, "symbol"), "y")
+    answer = trace(figure, "the right answer")
+    answer_x, answer_text = values(answer, "x"), answer["text"]
+    recall = [int(s) for x, s in zip(answer_x, answer_text) if x > len(symbols) - COPY_LEN]
+    assert recall == [int(v) for v in symbols[:COPY_LEN]]  # copy: write back the first ten symbols read
+    look = example.look(run.program, run.params, run.root, run.scale, 0, run.step)
+    shown = values(trace(figure, f"p(right answer), step {run.step}"), "y")
+    np.testing.assert_allclose(shown, look.confidence, rtol=1e-6)
+    text = " ".join(m.value for m in at.markdown)
+    assert f"its loss is {look.loss:.3g} at step {run.step}" in text
+
+
+def test_frames_replay_the_kept_snapshots_without_training_again():
+    at = open_page("explore", run="1", **COPY)
+    run = at.session_state.run
+    figure = unrolled(at)
+    steps = [int(frame["name"]) for frame in figure["frames"]]
+    assert steps == [s for s, _ in run.snapshots_at(9)]
+    assert steps[0] == 0 and steps[-1] == run.step
+    first = example.look(run.program, run.snapshots[0][1], run.root, run.scale, 0, 0)
+    frame_now = next(t for t in figure["frames"][0]["data"] if t["name"].startswith("p(right answer)"))
+    np.testing.assert_allclose(values(frame_now, "y"), first.confidence, rtol=1e-6)
+    untrained = values(trace(figure, "p(right answer), untrained"), "y")
+    np.testing.assert_allclose(untrained, first.confidence, rtol=1e-6)
+    before = run.step
+    at.run()  # a redraw computes nothing and trains nothing
+    assert at.session_state.run.step == before
+
+
+def test_gates_show_for_gated_cells_only_and_the_keeper_gates_claim_is_its_values():
+    at = open_page("explore", run="1", **COPY)
+    run = at.session_state.run
+    look = example.look(run.program, run.params, run.root, run.scale, 0, run.step)
+    assert {t["name"] for t in unrolled(at)["data"]} >= {"input gate i", "forget gate f", "output gate o"}
+    heat = next(f for title, f in figures(at).items() if title.startswith("The forget gate f of every unit"))
+    np.testing.assert_allclose(values(heat["data"][0], "z"), look.gates["f"].T, rtol=1e-6)
+    text = " ".join(m.value for m in at.markdown)
+    assert f"averages {look.gates['f'].mean():.2f}" in text
+    assert f"{np.mean(look.gates['f'] > 0.9):.0%} of its values are above 0.9" in text
+    plain = open_page("explore", run="1", **{**COPY, "cell": "simple"})
+    assert not any("gate" in t["name"] for t in unrolled(plain)["data"])
+    assert not any(title.startswith("The forget") for title in figures(plain))
+
+
+def test_new_example_draws_another_sequence_and_the_mark_moves_in_both_charts():
+    at = open_page("explore", run="1", **COPY)
+    before = values(trace(unrolled(at), "symbol"), "y")
+    button(at, "New example").click().run()
+    assert at.session_state.example_index == 1
+    after = values(trace(unrolled(at), "symbol"), "y")
+    assert not np.array_equal(before, after)
+    run = at.session_state.run
+    look = example.look(run.program, run.params, run.root, run.scale, 1, run.step)
+    np.testing.assert_array_equal(after, look.view.values)
+    at.slider(key="w_example_mark").set_value(7).run()
+    lines = [s for s in unrolled(at)["layout"]["shapes"] if s["type"] == "line"]
+    assert [s["x0"] for s in lines] == [7]
+    heat = next(f for title, f in figures(at).items() if title.startswith("The forget gate f"))
+    assert [s["x0"] for s in heat["layout"]["shapes"]] == [7]

@@ -1,0 +1,99 @@
+"""Explore's section "One example, unrolled": the controls, the looks (computed once per run, step and example)
+and their charts (:mod:`rnnlab.example`, :mod:`rnnlab.example_plots`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+
+import numpy as np
+import streamlit as st
+
+from rnnlab import example, example_plots
+from rnnlab.example import Look
+from rnnlab.train import Run
+from ui.charts import chart
+from ui.controls import explain
+from ui.progress import progress_bar
+from ui.queue import shared_result
+
+LONG_STEPS = 1000  # past this many time steps the replay keeps three snapshots (start, middle, end)
+
+ss = st.session_state
+
+
+def looks_of(run: Run, index: int, gate: Callable[[], AbstractContextManager], placeholder) -> list[Look]:
+    """Example ``index`` under each kept snapshot of ``run`` (the first is the untrained model) and its current
+    parameters; kept per run, step and example, so redrawing the page computes nothing again."""
+    key = (id(run), run.step, index)
+    cache = {k: v for k, v in ss.get("example_looks", {}).items() if k[0] == id(run)}
+    if key not in cache:
+        program = run.program
+        frames = run.snapshots_at(9 if program.steps <= LONG_STEPS else 3)
+        if frames[-1][0] != run.step:
+            frames = frames + [(run.step, run.params)]
+
+        def compute() -> list[Look]:
+            progress = progress_bar("Looking at one example under each kept snapshot", placeholder)
+            out = []
+            for i, (step, params) in enumerate(frames):
+                out.append(example.look(program, params, run.root, run.scale, index, step))
+                progress((i + 1) / len(frames))
+            return out
+
+        shared = ("example", run.config, run.step, index) if run.pristine else None
+        cache[key] = shared_result(shared, compute, gate, placeholder)
+        placeholder.empty()
+    ss.example_looks = cache
+    return cache[key]
+
+
+def draw_example(run: Run, gate: Callable[[], AbstractContextManager]) -> None:
+    """The section: a new-example button, the time step to mark, a log time axis, the unrolled view, the keeper
+    gate's heatmap and what the example shows, in numbers."""
+    ss.setdefault("example_index", 0)
+    st.subheader("4. One example, unrolled")
+    steps = run.program.steps
+    new, log_col, mark_col = st.columns([1, 1, 2], vertical_alignment="bottom")
+    new.button("New example", key="example_new", icon=":material/shuffle:",
+               on_click=lambda: ss.update(example_index=ss.example_index + 1),
+               help="Draw another sequence of the task (the model and its snapshots stay as they are).")
+    log_time = log_col.checkbox("Log time axis", key="w_example_log", value=steps > 200,
+                                help="Space the time steps logarithmically, so that the first steps and the "
+                                     "initial carry stay visible in a long sequence.")
+    mark = mark_col.slider("Mark time step t", 0, steps, key="w_example_mark", value=min(steps, 1),
+                           help="Draw a line at this step in every panel below (hovering a panel also marks "
+                                "the step under the pointer in all of them).")
+    status = st.empty()
+    looks = looks_of(run, ss.example_index, gate, status)
+    now, untrained = looks[-1], looks[0]
+    gates = run.program.spec.gates
+    chart(st, example_plots.unrolled_figure(looks, mark, log_time, gates), key="unrolled")
+    st.markdown(describe(now, untrained, ss.example_index))
+    if gates is not None and now.gates:
+        chart(st, example_plots.keeper_heatmap(now, gates, mark, log_time), key="keeper")
+        st.markdown(describe_keeper(now, gates))
+    explain("One sequence of the task, drawn as the model reads it, one cell per time step from the initial "
+            "carry h_0 (t = 0) on the left. The panels share their time axis: hover one and the same step is "
+            "marked in all. **Prediction**: the model's answer at every step, untrained (dotted) and now "
+            "(classification tasks: the probability it gives the right answer). **Carry norm**: the size of the "
+            "state passed along. **||dL/dh_t||**: how much this example's loss still depends on the carry at "
+            "step t, i.e. the gradient flowing back towards h_0. Play replays the snapshots kept during training "
+            "(they are not trained again); the slider picks one.")
+
+
+def describe(now: Look, untrained: Look, index: int) -> str:
+    """What the example shows, in numbers: its loss then and now, and how much gradient reaches h_0."""
+    reach = {leaf: values[0] for leaf, values in now.grad_norms.items()}
+    reached = ", ".join(f"||dL/d{leaf}_0|| = {value:.3g}" if value > 0 else f"dL/d{leaf}_0 = 0 (below float32)"
+                        for leaf, value in reach.items())
+    return (f"**Example {index + 1}:** its loss is {now.loss:.3g} at step {now.step} "
+            f"({untrained.loss:.3g} untrained). What reaches the initial carry: {reached}.")
+
+
+def describe_keeper(now: Look, gates) -> str:
+    """The keeper gate's mean over the example, and the share of its values above 0.9."""
+    values = now.gates[gates.keeper]
+    held = float(np.mean(values > 0.9))
+    return (f"The {gates.names[gates.keeper]} averages {float(values.mean()):.2f} over this example; "
+            f"{held:.0%} of its values are above 0.9. {gates.keeps}.")
