@@ -111,7 +111,7 @@ def unrolled_figure(looks: list[Look], mark: int | None = None, log_time: bool =
     if view.symbols is not None:
         text = [view.symbols[int(v)] for v in view.values]
         fig.add_trace(go.Scatter(x=steps_x, y=view.values, mode="markers+text" if steps <= 60 else "markers",
-                                 text=text, textposition="top center", hovertext=text, hoverinfo="text+x",
+                                 text=text, textposition="top center", hovertext=text, hoverinfo="name+text",
                                  name=view.input_name, marker=dict(size=5, color="grey"), yaxis=axis["example"]))
     else:
         fig.add_trace(go.Scatter(x=steps_x, y=view.values, mode="lines+markers" if steps <= 200 else "lines",
@@ -144,7 +144,7 @@ def unrolled_figure(looks: list[Look], mark: int | None = None, log_time: bool =
 
     layout = dict(title=dict(text=TITLE, y=0.995, yanchor="top"), height=170 * len(rows) + 150,
                   margin=dict(l=10, r=10, t=40, b=10), hovermode="x unified",
-                  hoversubplots="axis", colorway=COLORS,
+                  hoversubplots="axis", hoverlabel=dict(namelength=-1), colorway=COLORS,
                   legend=dict(orientation="h", yanchor="top", y=-0.12, xanchor="left", x=0.0),
                   xaxis=dict(title=x_title, type="log" if log_time else "linear", showspikes=True,
                              spikemode="across", spikesnap="cursor", spikethickness=1, spikedash="solid",

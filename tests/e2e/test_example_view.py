@@ -1,0 +1,102 @@
+"""Explore's unrolled example in a real browser: hovering one panel marks the same time step in all of them,
+the marked-step slider moves the line in both charts, Play replays the kept snapshots, and New example draws
+another sequence. The data checked is what Plotly holds in the page."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rnnlab.example_plots import TITLE
+from tests.e2e.test_browser import (
+    FIRST_CHART_TIMEOUT_MS,
+    HELPERS,
+    RENDER_TIMEOUT_MS,
+    TRAIN_TIMEOUT_MS,
+    Console,
+    check_page,
+    screenshot,
+    wait_idle,
+)
+
+URL = "/explore?cell=lstm&task=copy&seq_len=20&batch=16&features=16&steps=60&chunk=10&run=1"
+FIGURE = f"window.__rnnlab.figures({json.dumps(TITLE)})[0]"
+
+
+def figure_value(page, expression: str):
+    return page.evaluate(f"() => {{ const gd = {FIGURE}; return {expression}; }}")
+
+
+def unrolled_box(page) -> dict:
+    return figure_value(page, "(() => { const r = gd.getBoundingClientRect(); "
+                              "return {x: r.x, y: r.y, width: r.width, height: r.height}; })()")
+
+
+@pytest.mark.e2e
+def test_hover_marks_one_step_in_every_panel_and_replay_and_new_example_work(page, artifacts: Path) -> None:
+    console = Console(page)
+    page.add_init_script(HELPERS)
+    page.goto(URL)
+    main = page.get_by_test_id("stMainBlockContainer")
+    main.get_by_text("Finished 60 steps.").wait_for(timeout=TRAIN_TIMEOUT_MS)
+    page.wait_for_function(f"() => !!{FIGURE}", timeout=FIRST_CHART_TIMEOUT_MS, polling=100)
+    wait_idle(page)
+    check_page(page, console, "Explore with the unrolled example")
+
+    # every panel is drawn on the same x axis, so one hover covers them all
+    axes = figure_value(page, "[...new Set(gd.data.map(t => t.xaxis || 'x'))]")
+    assert axes == ["x"]
+    page.locator(".js-plotly-plot").filter(has_text="unrolled in time").first.scroll_into_view_if_needed()
+    box = unrolled_box(page)
+    gd_layout = figure_value(page, "({l: gd._fullLayout._size.l, w: gd._fullLayout._size.w, "
+                                   "t: gd._fullLayout._size.t, h: gd._fullLayout._size.h, "
+                                   "x0: gd._fullLayout.xaxis.range[0], x1: gd._fullLayout.xaxis.range[1]})")
+    target_t = 12
+    px = box["x"] + gd_layout["l"] + gd_layout["w"] * (target_t - gd_layout["x0"]) / (gd_layout["x1"] - gd_layout["x0"])
+    py = box["y"] + gd_layout["t"] + 0.85 * gd_layout["h"]  # over the gradient panel, at the bottom
+    page.mouse.move(px, py)
+    page.wait_for_function("() => document.querySelectorAll('.hoverlayer .legend text, .hoverlayer text').length > 0",
+                           timeout=10_000, polling=100)
+    hover = page.evaluate("() => [...document.querySelectorAll('.hoverlayer text')].map(t => t.textContent)")
+    joined = " ".join(hover)
+    for panel_trace in ("symbol", "p(right answer), step 60", "forget gate f", "||h_t||", "||dL/dh_t|| (hidden"):
+        assert panel_trace in joined, (panel_trace, hover)  # one hover, every panel's value at that t
+    spike = page.evaluate("() => document.querySelectorAll('.spikeline').length")
+    assert spike > 0
+    screenshot(page, artifacts / "screenshots", "40-example-hover")
+
+    # the marked step: the line moves in the unrolled view and in the keeper gate's heatmap
+    slider = main.get_by_role("slider", name="Mark time step t")
+    slider.focus()
+    for _ in range(4):
+        slider.press("ArrowRight")
+    wait_idle(page)
+    marks = page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')]
+        .filter(gd => !gd.closest('[data-stale="true"]'))
+        .map(gd => (gd.layout.shapes || []).filter(s => s.type === 'line').map(s => s.x0)).filter(a => a.length)""")
+    assert marks == [[5], [5]], marks
+
+    # Play replays the snapshots: the first frame shows the untrained model's values
+    frames = figure_value(page, "gd._transitionData._frames.map(f => f.name)")
+    assert frames[0] == "0" and frames[-1] == "60"
+    untrained = figure_value(page, "Array.from(window.__rnnlab.trace(gd, 'p(right answer), untrained').y)")
+    page.locator(".js-plotly-plot").filter(has_text="unrolled in time").first.get_by_text("Play").click()
+    page.wait_for_function(
+        f"() => {{ const gd = {FIGURE}; return gd._fullLayout.sliders[0].active === 0; }}", timeout=10_000, polling=50)
+    page.wait_for_timeout(300)
+    first = figure_value(page, "(() => { const t = gd.data.find(t => t.name.startsWith('p(right answer), step')); "
+                               "return window.__rnnlab.values(t.y); })()")
+    assert first == pytest.approx(untrained, rel=1e-5, abs=1e-6)
+    page.wait_for_function(
+        f"() => {{ const gd = {FIGURE}; return gd._fullLayout.sliders[0].active === {len(frames) - 1}; }}",
+        timeout=len(frames) * 2000 + 5000, polling=100)
+
+    # New example: another sequence
+    before = figure_value(page, "window.__rnnlab.trace(gd, 'symbol').y")
+    main.get_by_role("button", name="New example").click()
+    page.wait_for_function(f"() => JSON.stringify(window.__rnnlab.trace({FIGURE}, 'symbol').y) !== "
+                           f"{json.dumps(json.dumps(before))}", timeout=RENDER_TIMEOUT_MS, polling=100)
+    wait_idle(page)
+    check_page(page, console, "Explore after New example")
