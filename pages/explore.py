@@ -21,6 +21,7 @@ from ui.charts import chart
 from ui.compiling import compile_first, compiles_in_worker
 from ui.controls import config_controls, explain
 from ui.example_view import draw_example
+from ui.marks import marked_chart
 from ui.progress import progress_bar
 from ui.queue import lead_slot, shared_result, training_slot
 from ui.session import keep_run, share_link, shared_state, show_url_notes, write_url
@@ -308,7 +309,7 @@ def draw_charts(run: Run | RunView, n: int) -> None:
         if zero is not None:
             table = analysis.pd.concat([table, analysis.per_step_loss_table(zero.history, "fixed zero carry")])
         step_baselines = task.step_baselines(run.config.seq_len)
-        chart(st, plots.per_step_loss_figure(table, step_baselines), key=f"per_step_{n}")
+        marked_chart(st, plots.per_step_loss_figure(table, step_baselines), f"per_step_{n}", 1, len(step_baselines))
         if len(table) and not np.isfinite(table["loss"].to_numpy(float)).any():
             st.caption("Nothing to draw: every per-step loss of the last evaluation is infinite or not a number, "
                        "because the run diverged (see the message above).")
@@ -320,10 +321,10 @@ def draw_charts(run: Run | RunView, n: int) -> None:
                         f"initial carry and {gap['zero']:.3g} with a fixed zero carry: "
                         + (f"the zero carry's is {gap['ratio']:.3g} times as large." if gap["ratio"] >= 1 else
                            f"the zero carry's is {1 / gap['ratio']:.3g} times smaller here."))
-            first = table[table["t"] < max(8, 2 * gap["steps"])]
-            chart(st, plots.per_step_loss_figure(first, step_baselines[: int(first["t"].max()) + 1],
-                                                       title="The first time steps, zoomed in"),
-                            key=f"per_step_first_{n}")
+            first = table[table["t"] <= max(8, 2 * gap["steps"])]
+            marked_chart(st, plots.per_step_loss_figure(first, step_baselines[: int(first["t"].max())],
+                                                        title="The first time steps, zoomed in"),
+                         f"per_step_first_{n}", 1, int(first["t"].max()))
         scored = task.scored_steps(run.config.seq_len)
         only_last = "" if scored.all() else (
             f" {task.label} scores only the last step, so the memoryless baseline is drawn there only: the earlier "

@@ -12,6 +12,7 @@ from rnnlab.text import error_text, escape_markdown
 from rnnlab.train import PART_SECONDS, ConfigError, Run
 from rnnlab.urlstate import parse_cells, parse_lengths
 from ui.charts import chart
+from ui.marks import marked_chart
 from ui.progress import progress_bar
 from ui.queue import shared_result, training_slot
 from ui.session import kept, shared_state, show_url_notes, write_url
@@ -74,7 +75,7 @@ if ss.get("grad_time_key") != key:
     ss.grad_time_key = key
     status.empty()
 grads = ss.grad_time
-chart(st, plots.grad_through_time_figure(grads), key="grad_time")
+marked_chart(st, plots.grad_through_time_figure(grads), "grad_time_chart", 0, int(grads["t"].max()))
 last_t = grads["t"].max()
 final_c = (grads["leaf"] == "c") & (grads["t"] == last_t)
 underflow = int(((grads["grad_norm"] == 0) & ~final_c).sum())
@@ -213,7 +214,7 @@ if ss.get("conn_key") != ckey:
         lambda: gate("connectivity probe"), queue_slot)
     ss.conn_key = ckey
     status.empty()
-chart(st, plots.connectivity_figure(ss.conn), key="connectivity")
+marked_chart(st, plots.connectivity_figure(ss.conn), "connectivity_chart", 1, len(ss.conn))
 with st.expander("What am I looking at?"):
     st.markdown(
         "The norm of the Jacobian of the model's output at the last step with respect to the input at each "

@@ -76,11 +76,12 @@ def carry_pca_df(history: History) -> pd.DataFrame:
 
 
 def per_step_loss_table(history: History, label: str) -> pd.DataFrame:
-    """t, loss, run: the loss at every time step at the last evaluation, labelled for overlays."""
+    """t, loss, run: the loss at every time step at the last evaluation, labelled for overlays. Step t = 1..T
+    reads input t (t = 0 is the initial carry, which has no output)."""
     if not history.per_step_loss:
         return pd.DataFrame(columns=["t", "loss", "run"])
     losses = history.per_step_loss[-1]
-    return pd.DataFrame({"t": np.arange(len(losses)), "loss": losses.astype(float), "run": label})
+    return pd.DataFrame({"t": np.arange(1, len(losses) + 1), "loss": losses.astype(float), "run": label})
 
 
 FIRST_STEPS = 3  # how many opening time steps the zero-carry comparison sums up

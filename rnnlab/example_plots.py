@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 
 from rnnlab.example import Look
 from rnnlab.gates import GateSpec
-from rnnlab.plots import COLORS, LEAF_NAMES, NUMBER_AXIS, ZERO_HOVER, ZERO_LABEL
+from rnnlab.plots import COLORS, LEAF_NAMES, NUMBER_AXIS, ZERO_HOVER, ZERO_LABEL, mark_step
 
 TITLE = "The example, unrolled in time"
 FRAME_MS = 900  # one snapshot per 0.9 s while playing: slow enough to follow
@@ -161,9 +161,8 @@ def unrolled_figure(looks: list[Look], mark: int | None = None, log_time: bool =
     if view.symbols is not None and len(view.symbols) <= 10:
         layout["yaxis"].update(tickvals=list(range(len(view.symbols))), ticktext=list(view.symbols))
     fig.update_layout(**layout)
-    if mark is not None:  # across every panel
-        fig.add_shape(type="line", x0=x[mark], x1=x[mark], xref="x", y0=0, y1=1, yref="paper",
-                      line=dict(color="red", width=1.5), layer="above")
+    if mark is not None and 0 <= mark <= steps:
+        mark_step(fig, x[mark], f"t = {mark}")
     if len(looks) > 1:
         _add_player(fig, looks)
     return fig
@@ -206,6 +205,6 @@ def keeper_heatmap(look: Look, gates: GateSpec, mark: int | None = None, log_tim
     fig.update_layout(title=title, height=320, margin=dict(l=10, r=10, t=50, b=10),
                       xaxis=dict(title=x_title, type="log" if log_time else "linear", **NUMBER_AXIS),
                       yaxis=dict(title="unit"))
-    if mark is not None:
-        fig.add_vline(x=x[mark], line=dict(color="red", width=1.5))
+    if mark is not None and 1 <= mark <= len(values):
+        mark_step(fig, x[mark], f"t = {mark}")
     return fig

@@ -19,6 +19,10 @@ COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#00
 NUMBER_AXIS = dict(exponentformat="power", separatethousands=True)
 
 
+# One time axis for every per-step chart, so that a step marked in one is the same step in all of them.
+STEP_AXIS = "time step t (step t reads input t)"
+CARRY_AXIS = "time step t (0 = initial carry; step t reads input t)"
+
 TITLE_LINE = 44  # characters: a longer title is wrapped in two lines, as Plotly does not wrap on a phone
 
 
@@ -45,6 +49,19 @@ def _layout(fig: go.Figure, title: str, x: str, y: str, log_y: bool = False) -> 
         ticks = narrow_log_ticks(fig)
         if ticks:
             fig.update_yaxes(tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
+    return fig
+
+
+MARK_COLOR = "red"
+
+
+def mark_step(fig: go.Figure, x: float, label: str) -> go.Figure:
+    """A vertical line at ``x`` across the whole plot (every panel of a figure with several), labelled at its top:
+    the time step marked in every per-step chart."""
+    fig.add_shape(type="line", x0=x, x1=x, xref="x", y0=0, y1=1, yref="paper", layer="above",
+                  line=dict(color=MARK_COLOR, width=1.5))
+    fig.add_annotation(x=x, xref="x", y=1, yref="paper", text=label, showarrow=False, yanchor="bottom",
+                       font=dict(color=MARK_COLOR, size=11))
     return fig
 
 
@@ -158,14 +175,14 @@ def per_step_loss_figure(table: pd.DataFrame, step_baselines=None,
     for run, group in table.groupby("run", sort=False):
         fig.add_trace(go.Scatter(x=group["t"], y=group["loss"], mode="lines", name=str(run)))
     if step_baselines is not None and len(table):
-        base = pd.Series(step_baselines, dtype=float)
+        base = pd.Series(step_baselines, dtype=float, index=range(1, len(step_baselines) + 1))
         scored = base.notna()
         one = int(scored.sum()) == 1
         fig.add_trace(go.Scatter(
             x=base.index[scored] if one else base.index, y=base[scored] if one else base.where(base > 0),
             mode="markers" if one else "lines", name="memoryless baseline" + (" (scored step)" if one else ""),
             line=dict(color="gray", dash="dash"), marker=dict(color="gray", symbol="line-ew-open", size=16)))
-    return _layout(fig, title, "time step t", "loss (log scale)", log_y=True)
+    return _layout(fig, title, STEP_AXIS, "loss (log scale)", log_y=True)
 
 
 def grad_through_time_figure(grads: pd.DataFrame) -> go.Figure:
@@ -184,7 +201,7 @@ def grad_through_time_figure(grads: pd.DataFrame) -> go.Figure:
             add_zeros(fig, group["t"], underflow, floor, showlegend=first_zero)
             first_zero = False
     return _layout(fig, "Gradient of the loss with respect to the carry at each time step",
-                   "time step t (0 = initial carry)", "||dL/dh_t|| (log scale)", log_y=True)
+                   CARRY_AXIS, "||dL/dh_t|| (log scale)", log_y=True)
 
 
 def decay_figure(sweep: pd.DataFrame, fits: pd.DataFrame, labels: dict[str, str] | None = None) -> go.Figure:
@@ -208,12 +225,12 @@ def decay_figure(sweep: pd.DataFrame, fits: pd.DataFrame, labels: dict[str, str]
 
 
 def connectivity_figure(conn: pd.DataFrame) -> go.Figure:
-    """||d y_T / d x_t|| against input step t (log scale); exact zeros marked at the bottom of the axis."""
+    """||d y_T / d x_t|| against the step t that reads x_t (log scale); exact zeros marked at the bottom."""
     fig = go.Figure(go.Scatter(x=conn["t"], y=conn["connectivity"].where(conn["connectivity"] > 0), mode="lines",
                                name="connectivity"))
     add_zeros(fig, conn["t"], conn["connectivity"], log_floor(conn["connectivity"]))
     return _layout(fig, "Connectivity: how much the last output depends on each input step",
-                   "input step t", "||dy_T / dx_t|| (log scale)", log_y=True)
+                   STEP_AXIS, "||dy_T / dx_t|| (log scale)", log_y=True)
 
 
 # ---- sweeps (the Compare page) --------------------------------------------------------------------------

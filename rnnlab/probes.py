@@ -287,7 +287,7 @@ def run_connectivity(run, progress: Progress | None = None) -> pd.DataFrame:
     ``progress`` as for :func:`run_grad_through_time`."""
     segment = probe_segments.segment_length(run.config, run.program.steps)
     values = connectivity(run.program, run.params, run.root, run.scale, segment, progress)
-    return pd.DataFrame({"t": range(len(values)), "connectivity": values})
+    return pd.DataFrame({"t": range(1, len(values) + 1), "connectivity": values})
 
 
 ROBUSTNESS_DRAWS = 4  # fresh initial carries per scale when a run is started from elsewhere

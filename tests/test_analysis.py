@@ -53,7 +53,7 @@ def test_units_table_and_heatmap_hold_the_snapshots():
 
 def test_per_step_loss_table_takes_the_last_evaluation():
     table = analysis.per_step_loss_table(make_history(np.zeros((3, 2), np.float32)), "run")
-    assert list(table["loss"]) == [2.0, 3.0, 4.0, 5.0] and list(table["t"]) == [0, 1, 2, 3]
+    assert list(table["loss"]) == [2.0, 3.0, 4.0, 5.0] and list(table["t"]) == [1, 2, 3, 4]
 
 
 def test_thin_keeps_first_and_last_and_bounds_the_size():

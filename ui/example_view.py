@@ -14,6 +14,7 @@ from rnnlab.example import Look
 from rnnlab.train import Run
 from ui.charts import chart
 from ui.controls import explain
+from ui.marks import SLIDER, marked, selectable_chart, set_mark
 from ui.progress import progress_bar
 from ui.queue import shared_result
 
@@ -61,14 +62,17 @@ def draw_example(run: Run, gate: Callable[[], AbstractContextManager]) -> None:
     log_time = log_col.checkbox("Log time axis", key="w_example_log", value=steps > 200,
                                 help="Space the time steps logarithmically, so that the first steps and the "
                                      "initial carry stay visible in a long sequence.")
-    mark = mark_col.slider("Mark time step t", 0, steps, key="w_example_mark", value=min(steps, 1),
-                           help="Draw a line at this step in every panel below (hovering a panel also marks "
-                                "the step under the pointer in all of them).")
+    ss[SLIDER] = min(marked(), steps)
+    mark = mark_col.slider("Mark time step t", 0, steps, key=SLIDER, on_change=lambda: set_mark(ss[SLIDER]),
+                           help="Draw a line at this step in every per-step chart, here and on Gradient flow "
+                                "(clicking a point of one of them marks its step too; hovering a panel below "
+                                "shows every panel's value at that step).")
     status = st.empty()
     looks = looks_of(run, ss.example_index, gate, status)
     now, untrained = looks[-1], looks[0]
     gates = run.program.spec.gates
-    chart(st, example_plots.unrolled_figure(looks, mark, log_time, gates), key="unrolled")
+    offset = 1.0 if log_time else 0.0
+    selectable_chart(st, example_plots.unrolled_figure(looks, mark, log_time, gates), "unrolled", offset)
     st.markdown(describe(now, untrained, ss.example_index))
     if gates is not None and now.gates:
         chart(st, example_plots.keeper_heatmap(now, gates, mark, log_time), key="keeper")

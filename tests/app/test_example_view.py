@@ -81,3 +81,30 @@ def test_new_example_draws_another_sequence_and_the_mark_moves_in_both_charts():
     assert [s["x0"] for s in lines] == [7]
     heat = next(f for title, f in figures(at).items() if title.startswith("The forget gate f"))
     assert [s["x0"] for s in heat["layout"]["shapes"]] == [7]
+
+
+def mark_lines(figure: dict) -> list[float]:
+    return [s["x0"] for s in figure["layout"].get("shapes", []) if s["type"] == "line"]
+
+
+def test_the_marked_step_is_the_same_step_in_every_per_step_chart_and_on_gradient_flow():
+    at = open_page("explore", run="1", **COPY)
+    at.slider(key="w_example_mark").set_value(12).run()
+    charts = figures(at)
+    assert mark_lines(charts[TITLE]) == [12]
+    per_step = charts["Loss at each time step of the sequence"]
+    assert mark_lines(per_step) == [12]
+    run = at.session_state.run
+    # step t of the per-step loss is the output after reading input t: the same t as the unrolled view's
+    t = values(per_step["data"][0], "x")
+    np.testing.assert_array_equal(t, np.arange(1, run.program.steps + 1))
+    np.testing.assert_allclose(values(per_step["data"][0], "y")[11], run.history.per_step_loss[-1][11], rtol=1e-6)
+    at.switch_page("pages/gradients.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    grads = figures(at)
+    through_time = next(f for title, f in grads.items() if title.startswith("Gradient of the loss with respect"))
+    connectivity = next(f for title, f in grads.items() if title.startswith("Connectivity"))
+    assert mark_lines(through_time) == [12] and mark_lines(connectivity) == [12]
+    np.testing.assert_array_equal(values(connectivity["data"][0], "x"), np.arange(1, run.program.steps + 1))
+    at.switch_page("pages/explore.py").run()
+    assert at.slider(key="w_example_mark").value == 12  # back on Explore, the mark is where it was left

@@ -67,16 +67,21 @@ def test_hover_marks_one_step_in_every_panel_and_replay_and_new_example_work(pag
     assert spike > 0
     screenshot(page, artifacts / "screenshots", "40-example-hover")
 
-    # the marked step: the line moves in the unrolled view and in the keeper gate's heatmap
+    # the marked step: the line moves in every per-step chart
     slider = main.get_by_role("slider", name="Mark time step t")
     slider.focus()
     for _ in range(4):
         slider.press("ArrowRight")
+        page.wait_for_timeout(150)
     wait_idle(page)
-    marks = page.evaluate("""() => [...document.querySelectorAll('.js-plotly-plot')]
+    marks_js = """() => [...document.querySelectorAll('.js-plotly-plot')]
         .filter(gd => !gd.closest('[data-stale="true"]'))
-        .map(gd => (gd.layout.shapes || []).filter(s => s.type === 'line').map(s => s.x0)).filter(a => a.length)""")
-    assert marks == [[5], [5]], marks
+        .map(gd => (gd.layout.shapes || []).filter(s => s.type === 'line').map(s => s.x0)).filter(a => a.length)"""
+    now = int(slider.input_value())
+    assert now > 1
+    expected = json.dumps(json.dumps([[now]] * 3, separators=(",", ":")))
+    page.wait_for_function(f"() => JSON.stringify(({marks_js})()) === {expected}",
+                           timeout=RENDER_TIMEOUT_MS, polling=100)  # per-step loss, unrolled view, keeper heatmap
 
     # Play replays the snapshots: the first frame shows the untrained model's values
     frames = figure_value(page, "gd._transitionData._frames.map(f => f.name)")
@@ -92,6 +97,25 @@ def test_hover_marks_one_step_in_every_panel_and_replay_and_new_example_work(pag
     page.wait_for_function(
         f"() => {{ const gd = {FIGURE}; return gd._fullLayout.sliders[0].active === {len(frames) - 1}; }}",
         timeout=len(frames) * 2000 + 5000, polling=100)
+
+    # clicking a point of the per-step loss marks its step in every per-step chart
+    per_step = "window.__rnnlab.figures('Loss at each time step of the sequence')[0]"
+    page.locator(".js-plotly-plot").filter(has_text="Loss at each time step").first.scroll_into_view_if_needed()
+    wait_idle(page)
+    point = page.evaluate(f"""() => {{
+        const gd = {per_step}; const fl = gd._fullLayout; const r = gd.getBoundingClientRect();
+        const tr = gd._fullData[0]; const xs = window.__rnnlab.values(tr.x), ys = window.__rnnlab.values(tr.y);
+        const i = xs.indexOf(15);
+        return {{x: r.x + fl._size.l + fl.xaxis.d2p(xs[i]), y: r.y + fl._size.t + fl.yaxis.d2p(ys[i])}};
+    }}""")
+    page.mouse.move(point["x"], point["y"])
+    page.wait_for_timeout(300)
+    page.mouse.click(point["x"], point["y"])
+    page.wait_for_function(f"() => {{ const gd = {FIGURE}; return !!gd && (gd.layout.shapes || [])"
+                           ".some(s => s.type === 'line' && s.x0 === 15); }", timeout=RENDER_TIMEOUT_MS, polling=100)
+    wait_idle(page)
+    assert main.get_by_role("slider", name="Mark time step t").input_value() == "15"
+    screenshot(page, artifacts / "screenshots", "41-example-marked-by-click")
 
     # New example: another sequence
     before = figure_value(page, "window.__rnnlab.trace(gd, 'symbol').y")
