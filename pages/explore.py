@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from rnnlab import analysis, estimate, export, plots, probes
+from rnnlab import ab, analysis, estimate, export, plots, probes
 from rnnlab.config import STATIC_FIELDS, Config
 from rnnlab.server import scheduler as scheduling
 from rnnlab.server.shared_runs import RUNS
@@ -187,6 +187,13 @@ for col, (label, name, icon, help_text, disabled) in zip(st.columns(4), BUTTONS)
                kwargs={"action": name}, disabled=disabled, icon=f":material/{icon}:", help=help_text,
                use_container_width=True)
 
+pin, unpin, _ = st.columns([1, 1, 2])
+pin.button("Pin this run as A", key="ab_pin", icon=":material/push_pin:", disabled=run is None or not run.step,
+           on_click=lambda: ss.update(pinned=ss.run.view()),
+           help="Keep this run on the charts as A: change the settings and train B to compare both on the same "
+                "axes (GRU against simple RNN, zero against learned carry, two lengths T).")
+unpin.button("Unpin A", key="ab_unpin", icon=":material/close:", disabled=ss.get("pinned") is None,
+             on_click=lambda: ss.update(pinned=None), help="Take run A off the charts.")
 link = f"[Link to this experiment]({share_link(shared)}) to share its settings (without your session)."
 st.caption(f"Train: {cost('train').describe()}. Step: {cost('step').describe()}. {link}" if not errors else link)
 notes = LazyContainer()  # messages above the charts: one element in every run
@@ -275,6 +282,10 @@ def draw_charts(run: Run | RunView, n: int) -> None:
                 f"of the best prediction that sees, at each step, only the position and the current input, and "
                 f"nothing earlier ({task.baseline_text}). A cell below it uses what it remembers.")
 
+        pinned = ss.get("pinned")
+        if pinned is not None:
+            draw_ab(pinned, run, n)
+
         st.subheader("2. The initial carry")
         mode = run.config.carry_mode
         if mode != "learnable":
@@ -308,6 +319,9 @@ def draw_charts(run: Run | RunView, n: int) -> None:
         zero = ss.zero_runs.get(zero_key(run))
         if zero is not None:
             table = analysis.pd.concat([table, analysis.per_step_loss_table(zero.history, "fixed zero carry")])
+        if pinned is not None and pinned.history.per_step_loss:
+            a_label, _ = ab.labels(pinned.config, run.config)
+            table = analysis.pd.concat([table, analysis.per_step_loss_table(pinned.history, f"A: {a_label}")])
         step_baselines = task.step_baselines(run.config.seq_len)
         marked_chart(st, plots.per_step_loss_figure(table, step_baselines), f"per_step_{n}", 1, len(step_baselines))
         if len(table) and not np.isfinite(table["loss"].to_numpy(float)).any():
@@ -334,6 +348,18 @@ def draw_charts(run: Run | RunView, n: int) -> None:
                 "first steps: a zero carry has to spend steps finding where the sequence is, a learned carry can "
                 "already encode what every sequence shares (R2RT, \"Non-Zero Initial States for Recurrent Neural "
                 "Networks\", 2016)." + only_last)
+
+
+def draw_ab(pinned: RunView, run: Run | RunView, n: int) -> None:
+    """Run A (pinned) and this run (B) on shared axes, and the comparison in numbers."""
+    st.subheader("A/B: the pinned run (A) and this one (B)")
+    a_label, b_label = ab.labels(pinned.config, run.config)
+    baseline = run.program.task.baseline(run.config.seq_len) if pinned.config.task == run.config.task else None
+    left, right = st.columns(2)
+    chart(left, ab.loss_figure(pinned.history, run.history, a_label, b_label, baseline), key=f"ab_loss_{n}")
+    chart(right, ab.moved_figure(pinned.history, run.history, a_label, b_label), key=f"ab_moved_{n}")
+    a, b = ab.side(pinned.config, pinned.history, a_label), ab.side(run.config, run.history, b_label)
+    st.markdown(ab.describe(a, b))  # registry labels and numbers only
 
 
 def robustness(run: Run):

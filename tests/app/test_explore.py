@@ -75,7 +75,7 @@ def test_default_preset_beats_the_baseline_and_charts_show_the_history():
     per_step = figures(at)["Loss at each time step of the sequence"]
     np.testing.assert_allclose(values(per_step["data"][0], "y"), run.history.per_step_loss[-1], rtol=1e-6)
     scored = trace(per_step, "memoryless baseline (scored step)")  # adding scores only the last step
-    assert values(scored, "x").tolist() == [99] and values(scored, "y")[0] == pytest.approx(baseline)
+    assert values(scored, "x").tolist() == [100] and values(scored, "y")[0] == pytest.approx(baseline)  # step T
     assert set(at.query_params) == {"sid"}  # defaults need no query parameters; sid is the tab's token
     assert valid_token(at.query_params["sid"])
     assert [b.label for b in at.get("download_button")] == ["History (CSV)", "Parameters (msgpack)",

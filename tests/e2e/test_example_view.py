@@ -124,3 +124,30 @@ def test_hover_marks_one_step_in_every_panel_and_replay_and_new_example_work(pag
                            f"{json.dumps(json.dumps(before))}", timeout=RENDER_TIMEOUT_MS, polling=100)
     wait_idle(page)
     check_page(page, console, "Explore after New example")
+
+
+@pytest.mark.e2e
+def test_pin_a_run_and_train_another_cell_on_the_same_axes(page, artifacts: Path) -> None:
+    console = Console(page)
+    page.add_init_script(HELPERS)
+    page.goto("/explore?seq_len=20&batch=16&features=16&steps=50&chunk=10&run=1")
+    main = page.get_by_test_id("stMainBlockContainer")
+    main.get_by_text("Finished 50 steps.").wait_for(timeout=TRAIN_TIMEOUT_MS)
+    wait_idle(page)
+    main.get_by_role("button", name="Pin this run as A").click()
+    wait_idle(page)
+    sidebar = page.get_by_test_id("stSidebar")
+    sidebar.get_by_test_id("stSelectbox").filter(has_text="Cell").locator("input").click()
+    page.get_by_role("option", name="Simple RNN").click()
+    wait_idle(page)
+    main.get_by_role("button", name="Train").click()
+    main.get_by_text("Finished 50 steps.").wait_for(timeout=TRAIN_TIMEOUT_MS)
+    wait_idle(page)
+    names = page.evaluate("() => window.__rnnlab.figures('A/B: evaluation loss')[0].data.map(t => t.name)")
+    assert names == ["A: GRU, learnable carry", "B: Simple RNN, learnable carry"]
+    for name in names:
+        points = page.evaluate(f"() => window.__rnnlab.points('A/B: evaluation loss', {json.dumps(name)})")
+        assert points == 6  # step 0 and five chunks of 10
+    assert main.get_by_text("B's initial carry moved").count() == 1
+    screenshot(page, artifacts / "screenshots", "42-ab")
+    check_page(page, console, "Explore with A/B")
