@@ -25,6 +25,7 @@ from ui.marks import marked_chart
 from ui.progress import progress_bar
 from ui.queue import lead_slot, shared_result, training_slot
 from ui.session import keep_run, share_link, shared_state, show_url_notes, write_url
+from ui.share import share_dialog
 from ui.slots import LazyContainer
 
 CHART_INTERVAL_S = 1.0  # while training, charts are redrawn at most this often (the progress bar every chunk)
@@ -187,13 +188,17 @@ for col, (label, name, icon, help_text, disabled) in zip(st.columns(4), BUTTONS)
                kwargs={"action": name}, disabled=disabled, icon=f":material/{icon}:", help=help_text,
                use_container_width=True)
 
-pin, unpin, _ = st.columns([1, 1, 2])
+pin, unpin, share = st.columns([1, 1, 1])
 pin.button("Pin this run as A", key="ab_pin", icon=":material/push_pin:", disabled=run is None or not run.step,
            on_click=lambda: ss.update(pinned=ss.run.view()),
            help="Keep this run on the charts as A: change the settings and train B to compare both on the same "
                 "axes (GRU against simple RNN, zero against learned carry, two lengths T).")
 unpin.button("Unpin A", key="ab_unpin", icon=":material/close:", disabled=ss.get("pinned") is None,
              on_click=lambda: ss.update(pinned=None), help="Take run A off the charts.")
+if share.button("Share with the class", key="share_class", icon=":material/qr_code_2:",
+                help="A link and a QR code to project: choose which controls the class may not change and "
+                     "whether training starts when the link opens."):
+    share_dialog(shared)
 link = f"[Link to this experiment]({share_link(shared)}) to share its settings (without your session)."
 st.caption(f"Train: {cost('train').describe()}. Step: {cost('step').describe()}. {link}" if not errors else link)
 notes = LazyContainer()  # messages above the charts: one element in every run

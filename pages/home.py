@@ -22,13 +22,21 @@ st.markdown(
     "the carry at step t changed (written ||dL/dh_t||). It shrinks as it travels back from the last step to "
     "the initial carry, faster for some cells than for others, and a carry that gets no gradient cannot learn.")
 st.subheader("Start with a preset")
-st.caption("Each one opens a page with its settings and starts it; the URL then holds the experiment, so you "
+st.caption("Each is a short lesson: predict what will happen, click the title to run it, then open Explain. "
+           "The link opens a page with its settings and starts it; the URL then holds the experiment, so you "
            "can share it.")
 for preset in PRESETS:
     with st.container(border=True):
         st.page_link(f"pages/{preset.page}.py", label=f"**{preset.title}**", icon=":material/play_circle:",
                      query_params=preset.query())
-        st.caption(preset.lesson)
+        guess = st.radio(f"Predict first: {preset.question}", preset.choices, index=None,
+                         key=f"predict_{preset.key}")
+        with st.expander("Explain", expanded=guess is not None, icon=":material/lightbulb:"):
+            if guess is not None:
+                verdict = "right" if guess == preset.choices[preset.answer] else "not what happens"
+                st.markdown(f"You predicted: *{guess}*, {verdict}. What the run shows: "
+                            f"*{preset.choices[preset.answer]}*.")
+            st.markdown(preset.lesson)
 
 
 info = describe_devices()

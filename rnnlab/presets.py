@@ -11,11 +11,16 @@ from rnnlab.urlstate import Shared, to_query
 
 @dataclass(frozen=True)
 class Preset:
+    """An experiment as a short lesson: predict (a question and its choices), run (the link), explain."""
+
     key: str
     title: str
-    lesson: str
+    lesson: str  # the explanation: what the run shows (the slow tests check each claim in numbers)
     page: str  # "explore" or "gradients"
     config: Config = field(default_factory=Config)
+    question: str = ""
+    choices: tuple[str, ...] = ()
+    answer: int = 0  # the index of the choice the lesson confirms
     sweep_cells: tuple[str, ...] = DEFAULT_SWEEP_CELLS
     sweep_lengths: tuple[int, ...] = DEFAULT_SWEEP_LENGTHS
     compare_zero: bool = False
@@ -31,35 +36,52 @@ class Preset:
 PRESETS: list[Preset] = [
     Preset("gru_adding", "A GRU solves the adding problem (T = 100)",
            "Gates let a GRU carry two numbers across 100 steps: the loss falls far below the 1/6 baseline "
-           "within a few hundred steps.", "explore", Config()),
+           "within a few hundred steps.", "explore", Config(),
+           question="After 300 training steps, where is the GRU's evaluation loss?",
+           choices=("At the 1/6 baseline: it cannot remember", "Far below the baseline", "Above the baseline"),
+           answer=1),
     Preset("simple_adding", "A simple RNN fails at the same task",
            "Without gates the gradient vanishes through 100 tanh steps: the simple cell stays at the "
-           "baseline, predicting the mean.", "explore", Config(cell="simple")),
+           "baseline, predicting the mean.", "explore", Config(cell="simple"),
+           question="Same task, same 300 steps, no gates: where is the simple RNN's evaluation loss?",
+           choices=("At the baseline: it predicts the mean", "Far below the baseline, like the GRU"), answer=0),
     Preset("sine_zero_vs_learned", "Zero versus learned initial carry (sine)",
            "The phase is nearly the same in every sequence, so a learned carry can encode it: over the first "
            "steps its loss is several times lower than a zero carry's (the number is under the chart). After "
            "one period of input the cell continues the curve alone, far below the memoryless line.",
            "explore", Config(task="sine", cell="lstm", seq_len=40, features=32, steps=200, lr=5e-3),
-           compare_zero=True),
+           compare_zero=True,
+           question="Over the first few time steps, which initial carry gives the lower loss?",
+           choices=("The zero carry", "The learned carry", "No difference: the carry is forgotten at once"),
+           answer=1),
     Preset("gates_keep_the_gradient", "Gates keep the gradient alive: GRU and LSTM against a simple RNN",
            "Each cell learns the adding problem for a moment, then the gradient reaching its initial carry is "
            "measured at T = 10 to 160: the gated cells keep almost all of it per step back, the simple cell "
            "loses a third of it at every step.",
-           "gradients", Config(), sweep_lengths=(10, 20, 40, 80, 160)),
+           "gradients", Config(), sweep_lengths=(10, 20, 40, 80, 160),
+           question="Going back through time, which cell loses the largest share of its gradient at every step?",
+           choices=("GRU", "LSTM", "Simple RNN"), answer=2),
     Preset("lstm_h0_50_vs_500", "An untrained LSTM's gradient to the initial carry: T = 50 vs T = 500",
            "The gradient that reaches the initial carry is the last term of a product of Jacobians; before "
            "training, at T = 500 it is below float32's range (exactly 0), at T = 50 it is about 1e-7.",
            "gradients", Config(cell="lstm", seq_len=50), sweep_cells=("lstm",), sweep_lengths=(50, 500),
-           sweep_weights="untrained"),
+           sweep_weights="untrained",
+           question="Before training, how large is the gradient that reaches an LSTM's initial carry at T = 500?",
+           choices=("About the same as at T = 50", "Exactly 0 in float32", "Larger than at T = 50"), answer=1),
     Preset("copy_gru", "The copy task against its baseline",
            "Predicting blanks and guessing the 8 symbols already reaches 10 ln 8 / (T + 20); only a cell that "
            "remembers the symbols goes below that line, as this GRU does within a few hundred steps.", "explore",
-           Config(task="copy", seq_len=20, features=128, steps=600, lr=5e-3)),
+           Config(task="copy", seq_len=20, features=128, steps=600, lr=5e-3),
+           question="Can a GRU beat the copy task's baseline (blanks, then a guess among 8 symbols)?",
+           choices=("Yes, within a few hundred steps", "No, it stays on the baseline"), answer=0),
     Preset("noisy_carry_adding", "A noisy initial carry makes the model robust to where it starts",
            "Redrawing the initial carry for every batch (the noisy-state trick) trains the cell to work from any "
            "start. Started from fresh N(0, 0.5) carries, its loss is about ten times lower than that of the same "
            "cell trained from a zero carry (the table under the carry charts gives the numbers).", "explore",
-           Config(seq_len=10, carry_mode="noisy", carry_init="normal", carry_scale=0.5), compare_zero=True),
+           Config(seq_len=10, carry_mode="noisy", carry_init="normal", carry_scale=0.5), compare_zero=True,
+           question="Started from fresh random carries, which cell does better?",
+           choices=("The one trained with a noisy carry", "The one trained from a zero carry", "Neither"),
+           answer=0),
 ]
 
 PRESETS_BY_KEY = {p.key: p for p in PRESETS}

@@ -33,3 +33,21 @@ def test_a_bad_link_to_home_says_what_was_not_used():
     warning = " ".join(w.value for w in at.warning)
     assert "could not be used" in warning and "foo" in warning and "abc" in warning
     assert not at.exception
+
+
+def test_each_preset_asks_for_a_prediction_then_explains():
+    at = open_page("home")
+    for preset in PRESETS:
+        assert preset.question and 2 <= len(preset.choices) <= 4 and 0 <= preset.answer < len(preset.choices)
+        radio = at.radio(key=f"predict_{preset.key}")
+        assert radio.value is None and list(radio.options) == list(preset.choices)
+    first, second = PRESETS[0], PRESETS[1]
+    at.radio(key=f"predict_{first.key}").set_value(first.choices[first.answer]).run()
+    wrong = next(c for i, c in enumerate(second.choices) if i != second.answer)
+    at.radio(key=f"predict_{second.key}").set_value(wrong).run()
+    text = [m.value for m in at.markdown]
+    assert f"You predicted: *{first.choices[first.answer]}*, right. What the run shows: " \
+           f"*{first.choices[first.answer]}*." in text
+    assert f"You predicted: *{wrong}*, not what happens. What the run shows: *{second.choices[second.answer]}*." in text
+    assert first.lesson in text
+

@@ -151,3 +151,47 @@ def test_pin_a_run_and_train_another_cell_on_the_same_axes(page, artifacts: Path
     assert main.get_by_text("B's initial carry moved").count() == 1
     screenshot(page, artifacts / "screenshots", "42-ab")
     check_page(page, console, "Explore with A/B")
+
+
+@pytest.mark.e2e
+def test_share_with_the_class_link_and_qr_code_open_the_experiment_with_controls_hidden(
+        page, browser, server: str, artifacts: Path) -> None:
+    import io
+
+    import numpy as np
+    import zxingcpp
+    from PIL import Image
+
+    console = Console(page)
+    page.goto("/explore?cell=lstm&seq_len=20&batch=16&features=16&steps=30&chunk=10")
+    wait_idle(page)
+    main = page.get_by_test_id("stMainBlockContainer")
+    main.get_by_role("button", name="Share with the class").click()
+    dialog = page.get_by_role("dialog")
+    dialog.get_by_text("Controls to hide from the class").wait_for()
+    hide = dialog.get_by_test_id("stMultiSelect").locator("input")
+    for label in ("Cell", "Learning rate"):
+        hide.click()
+        page.get_by_role("option", name=label, exact=True).click()
+        page.keyboard.press("Escape")  # close the list; the dialog stays
+        wait_idle(page)
+    link = dialog.get_by_test_id("stCode").inner_text().strip()
+    assert "hide=cell%2Clr" in link or "hide=cell,lr" in link
+    assert "run=1" in link and "cell=lstm" in link
+    qr = Image.open(io.BytesIO(dialog.get_by_test_id("stImage").locator("img").first.screenshot())).convert("L")
+    assert [r.text for r in zxingcpp.read_barcodes(np.asarray(qr))] == [link]  # what a phone's camera reads
+    screenshot(page, artifacts / "screenshots", "43-share-with-the-class")
+    check_page(page, console, "the share dialog")
+
+    context = browser.new_context(viewport={"width": 390, "height": 844})  # a student's phone
+    try:
+        student = context.new_page()
+        student.goto(link)
+        student.get_by_text("Finished 30 steps.").wait_for(timeout=TRAIN_TIMEOUT_MS)  # autorun
+        wait_idle(student)
+        sidebar = student.get_by_test_id("stSidebar")
+        labels = sidebar.get_by_test_id("stWidgetLabel").all_inner_texts()
+        assert "Cell" not in labels and "Learning rate" not in labels and "Sequence length T" in labels
+        student.screenshot(path=str(artifacts / "screenshots" / "44-student-phone.png"))
+    finally:
+        context.close()

@@ -1,0 +1,48 @@
+"""Class mode's link and QR code: the link opens the same experiment with the chosen controls hidden and
+autorun as chosen (read back by the URL parser), and the QR code decodes, with an independent decoder, to it."""
+
+from __future__ import annotations
+
+import io
+from urllib.parse import parse_qs, urlsplit
+
+import numpy as np
+import pytest
+import zxingcpp
+from PIL import Image
+
+from rnnlab import classroom
+from rnnlab.config import Config
+from rnnlab.urlstate import Shared, parse_query
+
+BASE = "http://192.168.1.20:8501/explore"
+
+
+def read_back(link: str) -> Shared:
+    query = {k: v[-1] for k, v in parse_qs(urlsplit(link).query).items()}
+    return parse_query(query)
+
+
+@pytest.mark.parametrize("hide", [set(), {"cell"}, {"cell", "carry_mode", "lr", "seq_len"}])
+@pytest.mark.parametrize("autorun", [True, False])
+def test_the_link_opens_the_same_experiment_with_those_controls_hidden(hide, autorun):
+    shared = Shared(config=Config(cell="lstm", seq_len=40, carry_mode="noisy", lr=0.003))
+    link = classroom.class_link(BASE, shared, hide, autorun)
+    assert link.startswith(BASE + "?")
+    back = read_back(link)
+    assert back.config == shared.config and back.hidden == frozenset(hide) and back.autorun is autorun
+    assert back.notes == []
+
+
+def test_unknown_controls_are_refused():
+    with pytest.raises(ValueError, match="unknown controls"):
+        classroom.class_link(BASE, Shared(), {"cell", "password"}, True)
+
+
+@pytest.mark.parametrize("hide", [set(), set(classroom.HIDEABLE)])
+def test_the_qr_code_decodes_to_the_link(hide):
+    link = classroom.class_link(BASE, Shared(config=Config(task="copy", seq_len=20)), hide, True)
+    image = Image.open(io.BytesIO(classroom.qr_png(link))).convert("L")
+    decoded = zxingcpp.read_barcodes(np.asarray(image))
+    assert [d.text for d in decoded] == [link]
+    assert decoded[0].format == zxingcpp.BarcodeFormat.QRCode
