@@ -8,6 +8,7 @@ of training (play, pause, or drag the slider), computed from the parameters the 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
@@ -32,12 +33,12 @@ def time_axis(steps: int, log_time: bool) -> tuple[np.ndarray, str]:
 
 def rows_of(look: Look) -> list[str]:
     """The panels of the unrolled view, top to bottom."""
-    return ["example", "prediction"] + (["gates"] if look.gates else []) + ["carry", "gradient"]
+    return ["cells", "example", "prediction"] + (["gates"] if look.gates else []) + ["carry", "gradient"]
 
 
-ROW_TITLES = {"example": "The example", "prediction": "Prediction", "gates": "Gates (mean over units)",
-              "carry": "Carry norm", "gradient": "||dL/dh_t|| (log)"}
-ROW_WEIGHT = {"example": 1.0, "prediction": 1.2, "gates": 1.0, "carry": 1.0, "gradient": 1.3}
+ROW_TITLES = {"cells": "Cells", "example": "The example", "prediction": "Prediction",
+              "gates": "Gates (mean over units)", "carry": "Carry norm", "gradient": "||dL/dh_t|| (log)"}
+ROW_WEIGHT = {"cells": 0.35, "example": 1.0, "prediction": 1.2, "gates": 1.0, "carry": 1.0, "gradient": 1.3}
 
 
 def _domains(rows: list[str]) -> dict[str, tuple[float, float]]:
@@ -58,11 +59,36 @@ def grad_floor(looks: list[Look]) -> float:
     return 10 ** (math.floor(math.log10(positive.min())) - 1) if positive.size else 1e-45
 
 
+@dataclass(frozen=True)
+class CellsRow:
+    """How the row of unrolled cells is coloured: log10 ||dL/dh_t|| on one scale for every frame."""
+
+    low: float
+    high: float
+    domain: tuple[float, float]
+
+
+def _cells_trace(look: Look, x: np.ndarray, axis: dict[str, str], floor: float, row: CellsRow) -> go.Scatter:
+    """One square per cell, h_0 at the left, coloured by how much gradient reaches its carry."""
+    grads = look.grad_norms["h"]
+    shown = np.where(grads > 0, grads, floor)
+    text = [f"h_{t}: ||dL/dh_t|| = {g:.3g}" if g > 0 else f"h_{t}: ||dL/dh_t|| = 0 (below float32)"
+            for t, g in enumerate(grads)]
+    size = float(np.clip(700 / len(x), 3, 16))
+    bar = dict(title=dict(text="log10<br>||dL/dh_t||", side="right", font=dict(size=10)), thickness=10,
+               len=max(0.12, row.domain[1] - row.domain[0]) * 2.2, y=sum(row.domain) / 2, yanchor="middle")
+    return go.Scatter(x=x, y=np.zeros(len(x)), mode="markers", name="cells (colour: ||dL/dh_t||)",
+                      hovertext=text, hoverinfo="text", showlegend=False, yaxis=axis["cells"],
+                      marker=dict(symbol="square", size=size, color=np.log10(shown), cmin=row.low, cmax=row.high,
+                                  colorscale="Viridis", showscale=True, colorbar=bar,
+                                  line=dict(width=0.5, color="white")))
+
+
 def _changing_traces(look: Look, untrained: Look, x: np.ndarray, axis: dict[str, str], floor: float,
-                     gate_names: dict[str, str]) -> list[go.Scatter]:
+                     gate_names: dict[str, str], row: CellsRow) -> list[go.Scatter]:
     """The traces that change with training, in a fixed order (frames replace them one for one)."""
     steps_x = x[1:]
-    out = []
+    out = [_cells_trace(look, x, axis, floor, row)]
     if look.confidence is not None:
         out.append(go.Scatter(x=steps_x, y=look.confidence, name=f"p(right answer), step {look.step}",
                               mode="lines+markers", marker=dict(size=4), line=dict(color=COLORS[0]),
@@ -137,9 +163,13 @@ def unrolled_figure(looks: list[Look], mark: int | None = None, log_time: bool =
                                  marker=dict(symbol="x", size=7 if scored.sum() > 1 else 11, color="black"),
                                  yaxis=axis["prediction"]))
     fixed = len(fig.data)
-    for trace in _changing_traces(now, untrained, x, axis, floor, gate_names):
+    values = np.concatenate([look.grad_norms["h"] for look in looks])
+    high = float(np.log10(np.nanmax(np.where(values > 0, values, floor))))
+    row = CellsRow(float(np.log10(floor)), max(high, float(np.log10(floor)) + 1), domains["cells"])
+    for trace in _changing_traces(now, untrained, x, axis, floor, gate_names, row):
         fig.add_trace(trace)
-    fig.frames = [go.Frame(name=str(look.step), data=_changing_traces(look, untrained, x, axis, floor, gate_names),
+    fig.frames = [go.Frame(name=str(look.step), data=_changing_traces(look, untrained, x, axis, floor, gate_names,
+                                                                      row),
                            traces=list(range(fixed, len(fig.data)))) for look in looks]
 
     layout = dict(title=dict(text=TITLE, y=0.995, yanchor="top"), height=170 * len(rows) + 150,
@@ -150,22 +180,29 @@ def unrolled_figure(looks: list[Look], mark: int | None = None, log_time: bool =
                              spikemode="across", spikesnap="cursor", spikethickness=1, spikedash="solid",
                              anchor=axis[rows[-1]], **NUMBER_AXIS))
     for r in rows:
-        key = "yaxis" if axis[r] == "y" else f"yaxis{axis[r][1:]}"
-        layout[key] = dict(domain=domains[r], title=dict(text=ROW_TITLES[r], font=dict(size=12)), **NUMBER_AXIS)
+        layout[layout_key(axis[r])] = dict(domain=domains[r], title=dict(text=ROW_TITLES[r], font=dict(size=12)),
+                                           **NUMBER_AXIS)
+    layout[layout_key(axis["cells"])].update(
+        showticklabels=False, showgrid=False, zeroline=False, range=[-1, 1])
     if "gates" in rows:
-        layout[f"yaxis{axis['gates'][1:]}"]["range"] = [-0.02, 1.02]
+        layout[layout_key(axis["gates"])]["range"] = [-0.02, 1.02]
     if look_is_classification(now):
-        layout["yaxis" if axis["prediction"] == "y" else f"yaxis{axis['prediction'][1:]}"]["range"] = [-0.02, 1.08]
-    grad_key = f"yaxis{axis['gradient'][1:]}"
-    layout[grad_key].update(type="log", minorloglabels="none")
+        layout[layout_key(axis["prediction"])]["range"] = [-0.02, 1.08]
+    layout[layout_key(axis["gradient"])].update(type="log", minorloglabels="none")
     if view.symbols is not None and len(view.symbols) <= 10:
-        layout["yaxis"].update(tickvals=list(range(len(view.symbols))), ticktext=list(view.symbols))
+        layout[layout_key(axis["example"])].update(tickvals=list(range(len(view.symbols))),
+                                                   ticktext=list(view.symbols))
     fig.update_layout(**layout)
     if mark is not None and 0 <= mark <= steps:
         mark_step(fig, x[mark], f"t = {mark}")
     if len(looks) > 1:
         _add_player(fig, looks)
     return fig
+
+
+def layout_key(axis: str) -> str:
+    """The layout entry of a trace's y axis: 'y' -> 'yaxis', 'y3' -> 'yaxis3'."""
+    return "yaxis" + axis[1:]
 
 
 def look_is_classification(look: Look) -> bool:

@@ -108,3 +108,23 @@ def test_the_marked_step_is_the_same_step_in_every_per_step_chart_and_on_gradien
     np.testing.assert_array_equal(values(connectivity["data"][0], "x"), np.arange(1, run.program.steps + 1))
     at.switch_page("pages/explore.py").run()
     assert at.slider(key="w_example_mark").value == 12  # back on Explore, the mark is where it was left
+
+
+def test_the_row_of_cells_is_coloured_by_the_gradient_on_one_scale_for_every_frame():
+    at = open_page("explore", run="1", **COPY)
+    run = at.session_state.run
+    figure = unrolled(at)
+    cells = [t for t in figure["data"] if t["name"].startswith("cells")]
+    assert len(cells) == 1
+    look = example.look(run.program, run.params, run.root, run.scale, 0, run.step)
+    np.testing.assert_array_equal(values(cells[0], "x"), np.arange(run.program.steps + 1))  # h_0 at the left
+    grads = look.grad_norms["h"]
+    assert (grads > 0).all()
+    np.testing.assert_allclose(values(cells[0]["marker"], "color"), np.log10(grads), rtol=1e-5)
+    scales = {(t["marker"]["cmin"], t["marker"]["cmax"]) for frame in figure["frames"] for t in frame["data"]
+              if t["name"].startswith("cells")}
+    assert len(scales) == 1  # the replay compares colours, so every frame shares the scale
+    low, high = scales.pop()
+    everything = np.concatenate([values(t["marker"], "color") for frame in figure["frames"] for t in frame["data"]
+                                 if t["name"].startswith("cells")])
+    assert low <= everything.min() and everything.max() <= high + 1e-9
