@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 
 from rnnlab import analysis
 from rnnlab.config import SETTING, SETTINGS, Config
-from rnnlab.plots import COLORS, NUMBER_AXIS, _layout
+from rnnlab.plots import COLORS, NUMBER_AXIS, style_figure
 
 LOSS_TITLE = "A/B: evaluation loss"
 MOVED_TITLE = "A/B: how far the initial carry moved"
@@ -97,7 +97,7 @@ def loss_figure(a_history, b_history, a_label: str, b_label: str, baseline: floa
     if baseline is not None:
         fig.add_hline(y=baseline, line=dict(color="gray", dash="dash"), annotation_text="memoryless baseline",
                       annotation_position="bottom right")
-    return _layout(fig, LOSS_TITLE, "training step", "evaluation loss (log scale)", log_y=True)
+    return style_figure(fig, LOSS_TITLE, "training step", "evaluation loss (log scale)", log_y=True)
 
 
 def moved_figure(a_history, b_history, a_label: str, b_label: str) -> go.Figure:
@@ -113,7 +113,7 @@ def moved_figure(a_history, b_history, a_label: str, b_label: str) -> go.Figure:
             fig.add_trace(go.Scatter(x=group["step"], y=shown, mode="lines+markers", name=f"{name}: {label}, {leaf}",
                                      line=dict(color=color, dash="dot" if leaf == "c" else "solid"),
                                      marker=dict(size=5)))
-    fig = _layout(fig, MOVED_TITLE, "training step", "||carry - carry at step 0|| (log scale)", log_y=True)
+    fig = style_figure(fig, MOVED_TITLE, "training step", "||carry - carry at step 0|| (log scale)", log_y=True)
     fig.add_annotation(x=0, xref="paper", y=np.log10(floor), yref="y", text="0 (not moved)", showarrow=False,
                        xanchor="left", yanchor="bottom", font=dict(size=10, color="gray"))
     fig.update_xaxes(**NUMBER_AXIS)

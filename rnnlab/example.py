@@ -9,17 +9,20 @@ the training step.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rnnlab import estimate
+from rnnlab.config import Config
 from rnnlab.norms import scaled_norm
 from rnnlab.program import EVAL_CARRY, Program, stream
 from rnnlab.tasks import SequenceView
 
 EXAMPLES = 6  # the key stream of the examples shown (after the program's streams 0-5)
+LIGHT_S = 1.0  # looks estimated below this need no training slot: they do not wait behind a class's runs
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,12 @@ class Look:
     # the loss cannot depend on the leaf: an LSTM's last cell state c_T, read by no later step)
     gates: dict[str, np.ndarray]  # gate -> (steps, features) activations (spatial cells: none)
     loss: float  # this example's loss
+
+
+def looks_seconds(config: Config, count: int) -> float:
+    """About how long ``count`` looks of ``config`` take once compiled: each is a forward and backward pass
+    over one sequence, about a training step of batch 1."""
+    return count * estimate.estimate(replace(config, batch=1), 1).step_s
 
 
 def cell_params(program: Program, params: dict) -> dict:

@@ -19,6 +19,7 @@ from rnnlab.plots import COLORS, LEAF_NAMES, NUMBER_AXIS, ZERO_HOVER, ZERO_LABEL
 
 TITLE = "The example, unrolled in time"
 FRAME_MS = 900  # one snapshot per 0.9 s while playing: slow enough to follow
+MAX_CELLS = 2000  # cells drawn in the row of cells; a longer sequence shows every k-th
 MAX_COLUMNS = 600  # a heatmap wider than this is thinned in time (every k-th step) to stay light in a browser
 GAP = 0.035
 
@@ -70,14 +71,17 @@ class CellsRow:
 
 def _cells_trace(look: Look, x: np.ndarray, axis: dict[str, str], floor: float, row: CellsRow) -> go.Scatter:
     """One square per cell, h_0 at the left, coloured by how much gradient reaches its carry."""
-    grads = look.grad_norms["h"]
+    every = max(1, math.ceil(len(x) / MAX_CELLS))  # a long sequence: every k-th cell, to stay light
+    picked = np.arange(0, len(x), every)
+    grads = look.grad_norms["h"][picked]
     shown = np.where(grads > 0, grads, floor)
     text = [f"h_{t}: ||dL/dh_t|| = {g:.3g}" if g > 0 else f"h_{t}: ||dL/dh_t|| = 0 (below float32)"
-            for t, g in enumerate(grads)]
-    size = float(np.clip(700 / len(x), 3, 16))
+            for t, g in zip(picked, grads)]
+    size = float(np.clip(700 / len(picked), 3, 16))
     bar = dict(title=dict(text="log10<br>||dL/dh_t||", side="right", font=dict(size=10)), thickness=10,
                len=max(0.12, row.domain[1] - row.domain[0]) * 2.2, y=sum(row.domain) / 2, yanchor="middle")
-    return go.Scatter(x=x, y=np.zeros(len(x)), mode="markers", name="cells (colour: ||dL/dh_t||)",
+    name = "cells (colour: ||dL/dh_t||)" + (f", every {every}th" if every > 1 else "")
+    return go.Scatter(x=x[picked], y=np.zeros(len(picked)), mode="markers", name=name,
                       hovertext=text, hoverinfo="text", showlegend=False, yaxis=axis["cells"],
                       marker=dict(symbol="square", size=size, color=np.log10(shown), cmin=row.low, cmax=row.high,
                                   colorscale="Viridis", showscale=True, colorbar=bar,

@@ -35,7 +35,8 @@ def wrap_title(title: str, width: int = TITLE_LINE) -> str:
     return f"{title[:cut]}<br>{title[cut + 1:]}"
 
 
-def _layout(fig: go.Figure, title: str, x: str, y: str, log_y: bool = False) -> go.Figure:
+def style_figure(fig: go.Figure, title: str, x: str, y: str, log_y: bool = False) -> go.Figure:
+    """rnnlab's look for a chart: its title (wrapped), axis titles, the legend under the plot, plain numbers."""
     # the legend goes under the axis: above the plot it covered the title when its entries were long
     wrapped = wrap_title(title)
     fig.update_layout(title=wrapped, xaxis_title=x, yaxis_title=y,
@@ -115,7 +116,7 @@ def loss_figure(steps: pd.DataFrame, evals: pd.DataFrame, baseline: float, basel
     fig.add_trace(go.Scatter(x=[0, last], y=[baseline, baseline], mode="lines",
                              name=f"memoryless baseline {baseline:.4g}", line=dict(color="gray", dash="dash"),
                              hovertext=baseline_text, hoverinfo="text"))
-    return _layout(fig, "Loss", "training step", "loss (log scale)", log_y=True)
+    return style_figure(fig, "Loss", "training step", "loss (log scale)", log_y=True)
 
 
 def metric_figure(steps: pd.DataFrame, evals: pd.DataFrame, metric_name: str) -> go.Figure:
@@ -124,7 +125,7 @@ def metric_figure(steps: pd.DataFrame, evals: pd.DataFrame, metric_name: str) ->
     fig.add_trace(go.Scatter(x=steps["step"], y=steps["metric"], mode="lines", name=f"training {metric_name}"))
     fig.add_trace(go.Scatter(x=evals["step"], y=evals["eval_metric"], mode="markers+lines",
                              name=f"evaluation {metric_name}", line=dict(dash="dot")))
-    return _layout(fig, f"Metric: {metric_name}", "training step", metric_name)
+    return style_figure(fig, f"Metric: {metric_name}", "training step", metric_name)
 
 
 def heatmap_bound(values: pd.Series) -> float:
@@ -141,7 +142,7 @@ def carry_heatmap(units: pd.DataFrame, leaf: str) -> go.Figure:
     fig = go.Figure(go.Heatmap(z=table.to_numpy(), x=[str(s) for s in table.columns], y=list(table.index),
                                colorscale="RdBu", zmin=-bound, zmax=bound, colorbar=dict(title="value")))
     fig.update_xaxes(type="category")
-    return _layout(fig, f"Initial carry, {LEAF_NAMES.get(leaf, leaf)}: units against training step",
+    return style_figure(fig, f"Initial carry, {LEAF_NAMES.get(leaf, leaf)}: units against training step",
                    "training step", "unit")
 
 
@@ -151,7 +152,7 @@ def carry_distance_figure(distance: pd.DataFrame) -> go.Figure:
     for leaf, group in distance.groupby("leaf", sort=False):
         fig.add_trace(go.Scatter(x=group["step"], y=group["distance"], mode="lines+markers",
                                  name=LEAF_NAMES.get(leaf, leaf), line=dict(dash=LEAF_DASH.get(leaf, "solid"))))
-    return _layout(fig, "How far the initial carry moved", "training step", "||carry - carry at step 0||")
+    return style_figure(fig, "How far the initial carry moved", "training step", "||carry - carry at step 0||")
 
 
 def carry_pca_figure(pca: pd.DataFrame) -> go.Figure:
@@ -164,7 +165,7 @@ def carry_pca_figure(pca: pd.DataFrame) -> go.Figure:
             textposition="top center", hovertext=[f"step {s}" for s in group["step"]],
             line=dict(dash=LEAF_DASH.get(leaf, "solid"))))
     explained = pca["explained"].iloc[0] if len(pca) else 1.0
-    return _layout(fig, f"Path of the initial carry (PCA, {explained:.0%} of its variance)", "PC 1", "PC 2")
+    return style_figure(fig, f"Path of the initial carry (PCA, {explained:.0%} of its variance)", "PC 1", "PC 2")
 
 
 def per_step_loss_figure(table: pd.DataFrame, step_baselines=None,
@@ -182,7 +183,7 @@ def per_step_loss_figure(table: pd.DataFrame, step_baselines=None,
             x=base.index[scored] if one else base.index, y=base[scored] if one else base.where(base > 0),
             mode="markers" if one else "lines", name="memoryless baseline" + (" (scored step)" if one else ""),
             line=dict(color="gray", dash="dash"), marker=dict(color="gray", symbol="line-ew-open", size=16)))
-    return _layout(fig, title, STEP_AXIS, "loss (log scale)", log_y=True)
+    return style_figure(fig, title, STEP_AXIS, "loss (log scale)", log_y=True)
 
 
 def grad_through_time_figure(grads: pd.DataFrame) -> go.Figure:
@@ -200,7 +201,7 @@ def grad_through_time_figure(grads: pd.DataFrame) -> go.Figure:
         if (underflow == 0).any():
             add_zeros(fig, group["t"], underflow, floor, showlegend=first_zero)
             first_zero = False
-    return _layout(fig, "Gradient of the loss with respect to the carry at each time step",
+    return style_figure(fig, "Gradient of the loss with respect to the carry at each time step",
                    CARRY_AXIS, "||dL/dh_t|| (log scale)", log_y=True)
 
 
@@ -217,7 +218,7 @@ def decay_figure(sweep: pd.DataFrame, fits: pd.DataFrame, labels: dict[str, str]
         fig.add_trace(go.Scatter(x=group["T"], y=group["h0_grad_norm"].where(group["h0_grad_norm"] > 0),
                                  mode="lines+markers", name=label, line=dict(color=color)))
         add_zeros(fig, group["T"], group["h0_grad_norm"], floor, color=color, showlegend=n == 0)
-    fig = _layout(fig, "Gradient reaching the initial carry against sequence length", "sequence length T",
+    fig = style_figure(fig, "Gradient reaching the initial carry against sequence length", "sequence length T",
                   "||dL/dh_0|| (log scale)", log_y=True)
     if len(sweep) and sweep["T"].max() / max(1, sweep["T"].min()) >= 20:
         fig.update_xaxes(type="log")
@@ -229,7 +230,7 @@ def connectivity_figure(conn: pd.DataFrame) -> go.Figure:
     fig = go.Figure(go.Scatter(x=conn["t"], y=conn["connectivity"].where(conn["connectivity"] > 0), mode="lines",
                                name="connectivity"))
     add_zeros(fig, conn["t"], conn["connectivity"], log_floor(conn["connectivity"]))
-    return _layout(fig, "Connectivity: how much the last output depends on each input step",
+    return style_figure(fig, "Connectivity: how much the last output depends on each input step",
                    STEP_AXIS, "||dy_T / dx_t|| (log scale)", log_y=True)
 
 
@@ -260,7 +261,7 @@ def sweep_curves_figure(spread: pd.DataFrame, baseline: float | None = None) -> 
     if baseline is not None and len(spread):
         fig.add_trace(go.Scatter(x=[0, int(spread["step"].max())], y=[baseline, baseline], mode="lines",
                                  name=f"memoryless baseline {baseline:.4g}", line=dict(color="gray", dash="dash")))
-    return _layout(fig, "Training loss: mean and spread over seeds", "training step", "loss (log scale)",
+    return style_figure(fig, "Training loss: mean and spread over seeds", "training step", "loss (log scale)",
                    log_y=True)
 
 
@@ -282,7 +283,7 @@ def sweep_bar_figure(summary: pd.DataFrame, column: str, title: str, y_title: st
         fig.add_trace(go.Scatter(x=[stats["label"].iloc[0], stats["label"].iloc[-1]] if len(stats) else [],
                                  y=[baseline] * min(2, len(stats)), mode="lines",
                                  name=f"memoryless baseline {baseline:.4g}", line=dict(color="gray", dash="dash")))
-    fig = _layout(fig, title, "configuration", y_title, log_y=True)
+    fig = style_figure(fig, title, "configuration", y_title, log_y=True)
     # Half-width charts: a legend above the plot would cover the title, so it goes under the axis.
     return fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0.0),
                              margin=dict(l=10, r=10, t=50, b=90), height=420)

@@ -183,3 +183,27 @@ def test_gates_and_carry_equal_the_cell_computed_by_hand(cell, task):
     for name, values in gates.items():
         np.testing.assert_allclose(look.gates[name], np.array(values), rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(look.carry_norms["h"], h_norms, rtol=1e-4, atol=1e-6)
+
+
+def synthetic_look(steps: int, step: int = 0) -> example.Look:
+    rng = np.random.default_rng(steps + step)
+    view = TASKS["adding"].view(np.stack([rng.random(steps), np.zeros(steps)], axis=-1), np.array([1.0]))
+    grads = np.geomspace(1e-30, 1.0, steps + 1)
+    grads[:3] = 0.0  # underflowed at the start
+    return example.Look(step, view, rng.random(steps), None, {"h": rng.random(steps + 1) + 1},
+                        {"h": grads}, {}, 0.5)
+
+
+def test_a_long_sequence_draws_every_kth_cell_and_labels_the_zeros():
+    from rnnlab import example_plots
+
+    looks = [synthetic_look(9000, 0), synthetic_look(9000, 10)]
+    figure = example_plots.unrolled_figure(looks)
+    cells = next(t for t in figure.data if t.name.startswith("cells"))
+    every = -(-9001 // example_plots.MAX_CELLS)
+    assert len(cells.x) <= example_plots.MAX_CELLS and cells.name.endswith(f"every {every}th")
+    np.testing.assert_array_equal(cells.x, np.arange(0, 9001, every))
+    assert cells.hovertext[0] == "h_0: ||dL/dh_t|| = 0 (below float32)"
+    zeros = next(t for t in figure.data if t.name == example_plots.ZERO_LABEL)
+    np.testing.assert_array_equal(zeros.x, [0, 1, 2])
+    assert [f.name for f in figure.frames] == ["0", "10"]

@@ -4,7 +4,7 @@ and their charts (:mod:`rnnlab.example`, :mod:`rnnlab.example_plots`)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 
 import numpy as np
 import streamlit as st
@@ -18,6 +18,7 @@ from ui.marks import SLIDER, marked, selectable_chart, set_mark
 from ui.progress import progress_bar
 from ui.queue import shared_result
 
+KEEP_LOOKS = 3  # looks kept per session (each training step or example number has its own)
 LONG_STEPS = 1000  # past this many time steps the replay keeps three snapshots (start, middle, end)
 
 ss = st.session_state
@@ -27,7 +28,8 @@ def looks_of(run: Run, index: int, gate: Callable[[], AbstractContextManager], p
     """Example ``index`` under each kept snapshot of ``run`` (the first is the untrained model) and its current
     parameters; kept per run, step and example, so redrawing the page computes nothing again."""
     key = (id(run), run.step, index)
-    cache = {k: v for k, v in ss.get("example_looks", {}).items() if k[0] == id(run)}
+    kept = list(ss.get("example_looks", {}).items())[-KEEP_LOOKS:]  # the latest few of this run: bounded
+    cache = {k: v for k, v in kept if k[0] == id(run)}
     if key not in cache:
         program = run.program
         frames = run.snapshots_at(9 if program.steps <= LONG_STEPS else 3)
@@ -43,7 +45,8 @@ def looks_of(run: Run, index: int, gate: Callable[[], AbstractContextManager], p
             return out
 
         shared = ("example", run.config, run.step, index) if run.pristine else None
-        cache[key] = shared_result(shared, compute, gate, placeholder)
+        light = example.looks_seconds(run.config, len(frames)) < example.LIGHT_S
+        cache[key] = shared_result(shared, compute, nullcontext if light else gate, placeholder)
         placeholder.empty()
     ss.example_looks = cache
     return cache[key]

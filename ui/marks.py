@@ -12,6 +12,7 @@ from ui.charts import CHART_CONFIG
 MARK = "marked_t"  # the session's marked step t (step t reads input t; t = 0 is the initial carry)
 SLIDER = "w_example_mark"
 DEFAULT_MARK = 1
+MAX_CLICKABLE = 2000  # points of a line that get an invisible marker to click
 
 
 def marked() -> int:
@@ -35,10 +36,12 @@ def _from_click(key: str, offset: float) -> None:
 def selectable_chart(container, figure: go.Figure, key: str, offset: float = 0.0) -> None:
     """Draw a per-step ``figure`` (x = step + ``offset``) whose points mark their step when clicked.
 
-    Plotly selects only markers, so line traces get invisible ones; drag still zooms the time axis."""
-    figure.update_traces(selector=dict(type="scatter", mode="lines"), mode="lines+markers",
-                         marker=dict(size=6, opacity=0), unselected=dict(marker=dict(opacity=0)),
-                         selected=dict(marker=dict(opacity=0)))
+    Plotly selects only markers, so line traces get invisible ones (up to MAX_CLICKABLE points a trace: more
+    would slow the browser; the slider marks a step there); drag still zooms the time axis."""
+    for trace in figure.data:
+        if trace.type == "scatter" and trace.mode == "lines" and (trace.x is None or len(trace.x) <= MAX_CLICKABLE):
+            trace.update(mode="lines+markers", marker=dict(size=6, opacity=0),
+                         unselected=dict(marker=dict(opacity=0)), selected=dict(marker=dict(opacity=0)))
     figure.update_layout(dragmode="zoom")
     container.plotly_chart(figure, key=key, config=CHART_CONFIG, on_select=lambda: _from_click(key, offset),
                            selection_mode="points")
