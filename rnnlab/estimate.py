@@ -99,6 +99,13 @@ def estimate(config: Config, steps: int | None = None) -> Estimate:
     return Estimate(compile_s, step_s, steps, measured is not None)
 
 
+def forget_measurements() -> None:
+    """Estimate from sizes alone again, as a fresh server does: forget every measured step time and speed."""
+    with _lock:
+        _step_seconds.clear()
+        _flops_rate.clear()
+
+
 def max_job_seconds() -> float:
     """The longest job this server starts: ``$RNNLAB_MAX_JOB_MINUTES`` (default 20) in seconds."""
     return env_float(ENV_MAX_JOB, DEFAULT_MAX_JOB_MINUTES) * 60
