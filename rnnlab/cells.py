@@ -32,6 +32,7 @@ class CellSpec:
     # Settings that run this cell quickly, applied when it is chosen with a task it cannot run (setting, value).
     quick_settings: tuple[tuple[str, object], ...] = ()
     gates: GateSpec | None = None  # gate activations, for the cells with gates (not the ConvLSTM's convolutions)
+    fused: bool = False  # trains and probes through its fused form in rnnlab.fused (same functions and parameters)
 
     @property
     def output_leaf(self) -> int:
@@ -60,16 +61,19 @@ CELLS: dict[str, CellSpec] = {
     spec.name: spec
     for spec in [
         CellSpec("gru", "GRU", nn.GRUCell, ("h",), saved_per_step=6,
-                 description="Gated recurrent unit: reset and update gates, one state vector.", gates=GRU_GATES),
+                 description="Gated recurrent unit: reset and update gates, one state vector.", gates=GRU_GATES,
+                 fused=True),
         CellSpec("lstm", "LSTM", nn.LSTMCell, ("c", "h"), saved_per_step=9,
                  description="Long short-term memory: a cell state c with an additive path, and h.",
-                 gates=LSTM_GATES),
+                 gates=LSTM_GATES, fused=True),
         CellSpec("optimized_lstm", "Optimized LSTM", nn.OptimizedLSTMCell, ("c", "h"), saved_per_step=9,
-                 description="The same LSTM maths with the gate matmuls fused.", gates=LSTM_GATES),
+                 description="The same LSTM maths with the gate matmuls fused.", gates=LSTM_GATES,
+                 fused=True),
         CellSpec("mgu", "MGU", nn.MGUCell, ("h",), saved_per_step=5,
-                 description="Minimal gated unit: a single forget gate.", gates=MGU_GATES),
+                 description="Minimal gated unit: a single forget gate.", gates=MGU_GATES, fused=True),
         CellSpec("simple", "Simple RNN", nn.SimpleCell, ("h",), saved_per_step=2,
-                 description="h_t = tanh(W h_{t-1} + U x_t + b): no gates, the textbook vanishing gradient."),
+                 description="h_t = tanh(W h_{t-1} + U x_t + b): no gates, the textbook vanishing gradient.",
+                 fused=True),
         CellSpec("conv_lstm", "ConvLSTM", nn.ConvLSTMCell, ("c", "h"), spatial=True, saved_per_step=9,
                  description="An LSTM whose matmuls are convolutions: needs a spatial task.",
                  quick_settings=(("task", "moving_dot"), ("features", 16), ("batch", 16), ("seq_len", 20))),

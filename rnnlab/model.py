@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 
 from rnnlab.cells import CELLS, CellSpec, carry_init_fn
+from rnnlab.fused import fused_scan
 from rnnlab.tasks import TASKS
 
 CARRY_MODES: dict[str, str] = {
@@ -69,6 +70,7 @@ class SeqModel(nn.Module):
     kernel_size: int = 3
     probe: bool = False
     unroll: int = 1
+    fused: bool = True  # run the cell's fused form (rnnlab.fused) where the registry has one
 
     @property
     def spec(self) -> CellSpec:
@@ -90,7 +92,6 @@ class SeqModel(nn.Module):
           start_only: return the initial carry (plus ``eps0``) and nothing else.
         """
         spec = self.spec
-        task = TASKS[self.task]
         cell = spec.build(self.features, carry_init_fn(self.carry_init, carry_scale), self.kernel_size)
         step_shape = x.shape[:1] + x.shape[2:]
         carry0 = self.initial_carry(cell, carry_key, carry_scale, step_shape) if carry is None else carry
@@ -98,6 +99,11 @@ class SeqModel(nn.Module):
             carry0 = jax.tree_util.tree_map(jnp.add, carry0, eps0)
         if start_only:
             return carry0
+        if self.fused and spec.fused and not self.is_initializing():
+            final, outputs = fused_scan(self.cell, self.variables["params"][cell.name],
+                                        spec.carry_as_tuple(carry0), x, eps if self.probe else None,
+                                        None if carry is None else steps, self.unroll)
+            return self.readout(outputs, carry is None, spec.carry_from_tuple(final))
         inputs = x if eps is None else jnp.concatenate([x, eps], axis=-1)
         rnn = nn.RNN(ProbedCell(cell, self.cell, x.shape[-1], self.probe), unroll=self.unroll, name="rnn")
         if carry is None:
@@ -105,12 +111,16 @@ class SeqModel(nn.Module):
         else:
             lengths = None if steps is None else jnp.full(x.shape[:1], steps, jnp.int32)
             final, outputs = rnn(inputs, initial_carry=carry0, seq_lengths=lengths, return_carry=True)
-        if spec.spatial:
+        return self.readout(outputs, carry is None, None if carry is None else final)
+
+    def readout(self, outputs: jax.Array, whole: bool, final: Any):
+        """Predictions at every step from the cell's outputs: ``preds``, or ``(final, preds)`` for a piece."""
+        if self.spec.spatial:
             logits = nn.Dense(1, name="readout")(outputs)[..., 0]
             preds = logits.reshape(logits.shape[:2] + (-1,))
         else:
-            preds = nn.Dense(task.out_features, name="readout")(outputs)
-        return preds if carry is None else (final, preds)
+            preds = nn.Dense(TASKS[self.task].out_features, name="readout")(outputs)
+        return preds if whole else (final, preds)
 
     def initial_carry(self, cell: nn.RNNCellBase, key, scale, step_shape: tuple[int, ...]) -> Any:
         """The carry at t = 0 for this model's carry mode, with batch axis ``step_shape[0]``."""
