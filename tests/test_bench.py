@@ -49,7 +49,8 @@ def test_machine_section_names_cpu_cores_backend_and_versions():
 
 def test_probe_row_naive_loop_gives_the_probe_norms_and_ratios_come_from_its_medians():
     row = probe.run(quick=True)
-    step, one_pass, naive = row.rows
+    step, one_pass, naive = row.rows[:3]
+    assert {r["cell"] for r in row.rows} == set(probe.CELLS)
     assert all(r["ms"] > 0 for r in row.rows)
     assert one_pass["/ step"] == pytest.approx(one_pass["ms"] / step["ms"])
     assert naive["/ step"] == pytest.approx(naive["ms"] / step["ms"])
@@ -87,7 +88,10 @@ def test_quick_bench_end_to_end(tmp_path):
         assert r.targets and all(t.verdict in md for t in r.targets)
 
     for r in results["steps"].rows:
-        assert r["rnnlab ms/step"] > 0 and r["rnnlab GFLOP/s"] > 0 and r["peak GFLOP/s"] > 0
+        assert r["rnnlab ms/step"] > 0 and r["rnnlab GFLOP/s"] > 0 and r["minimal ms/step"] > 0
+        assert r["fused / Flax"] == pytest.approx(r["rnnlab ms/step"] / r["Flax cells ms/step"])
+        assert r["chunk overhead"] == pytest.approx(r["rnnlab ms/step"] / r["minimal ms/step"] - 1)
+        assert r["share of peak"] == pytest.approx(r["rnnlab GFLOP/s"] / results["steps"].extra["peak_gflops"])
         if r["torch ms/step"] is not None:  # the ratio divides the two medians of this same run
             assert r["rnnlab/torch"] == pytest.approx(r["rnnlab ms/step"] / r["torch ms/step"])
             assert r["torch ms/step"] == min(v for k, v in r.items() if k.startswith("torch ms/step, "))
