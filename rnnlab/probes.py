@@ -43,11 +43,19 @@ def format_gradient(value: float) -> str:
     return f"{value:.3e}" if math.isfinite(value) else str(value)
 
 
+def _make_probe_batch(program: Program):
+    def fn(root):
+        x, y = program.batch_for(root, EVAL_BATCH)
+        carry_key = stream(root, EVAL_CARRY) if program.static.carry_mode == "noisy" else program.carry_key(root, 0)
+        return x, y, carry_key
+
+    return fn
+
+
 def probe_batch(program: Program, root: jax.Array):
-    """The run's evaluation batch and carry key: probes look at the same sequences the charts do."""
-    x, y = program.batch_for(root, EVAL_BATCH)
-    carry_key = stream(root, EVAL_CARRY) if program.static.carry_mode == "noisy" else program.carry_key(root, 0)
-    return x, y, carry_key
+    """The run's evaluation batch and carry key: probes look at the same sequences the charts do (compiled once
+    per program: drawn op by op, the batch took longer than a probe of a small model)."""
+    return program.jitted("probe_batch", _make_probe_batch)(root)
 
 
 def _make_carry_grads(program: Program):

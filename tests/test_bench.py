@@ -9,6 +9,7 @@ import pytest
 from rnnlab.bench import ROWS, Target, measure, probe, report, steps
 from rnnlab.bench import compile as compile_row
 from rnnlab.bench import sweep as sweep_row
+from rnnlab.bench import timing as timing_module
 from rnnlab.bench.__main__ import main
 from rnnlab.bench.machine import machine_info
 
@@ -117,3 +118,11 @@ def test_quick_bench_end_to_end(tmp_path):
         assert not math.isnan(r["Run() s"])
     assert [t.name for t in results["app"].targets] == ["first chart update, warm", "first chart update, cold"]
     assert all(isinstance(t.met, bool) for t in results["app"].targets)
+
+
+def test_interleaved_takes_turns_and_keeps_each_functions_samples():
+    order = []
+    timings = timing_module.interleaved({"a": lambda: order.append("a"), "b": lambda: order.append("b")},
+                                        repeats=2, warmup=1)
+    assert order == ["a", "b", "a", "b", "a", "b"]  # warm-ups, then turns
+    assert len(timings["a"].samples) == len(timings["b"].samples) == 2

@@ -9,7 +9,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rnnlab.bench.report import RowResult, Target
-from rnnlab.bench.timing import measure
+from rnnlab.bench.timing import interleaved, measure
 from rnnlab.config import Config
 from rnnlab.probes import carry_grad_norms, probe_batch
 from rnnlab.program import Program, get_program, hyper_args
@@ -61,10 +61,12 @@ def step_and_probe(cell: str, quick: bool, repeats: int):
         state["s"], records, evaluation = program.train_chunk(state["s"], lr, clip, scale, n)
         return records
 
-    step = measure(chunk, repeats).per(config.chunk)
-    params, root = state["s"]["params"], state["s"]["root"]
-    probe = measure(lambda: carry_grad_norms(program, params, root, scale), repeats)
-    return config, program, params, root, scale, step, probe
+    measure(chunk, repeats=0, warmup=1)
+    # The chunk donates its state, so the probe looks at a copy of the trained parameters.
+    params, root = jax.tree_util.tree_map(jnp.copy, (state["s"]["params"], state["s"]["root"]))
+    timings = interleaved({"step": chunk, "probe": lambda: carry_grad_norms(program, params, root, scale)},
+                          repeats)
+    return config, program, params, root, scale, timings["step"].per(config.chunk), timings["probe"]
 
 
 def naive_check(program: Program, params, root, scale, repeats: int):
@@ -101,7 +103,8 @@ def run(quick: bool = False) -> RowResult:
     notes = [f"Adding problem, T = {config.seq_len}, batch {config.batch}, {config.features} hidden. Step: "
              f"a `train_chunk` of {config.chunk} steps / {config.chunk}; probe: "
              "`rnnlab.probes.carry_grad_norms` on the evaluation batch (same batch size), including the copy of "
-             "its result to the host; naive (GRU): a jitted gradient with respect to a perturbation at a traced "
+             "its result to the host; the two take turns (one of each, then again). Naive (GRU): a jitted "
+             "gradient with respect to a perturbation at a traced "
              f"step t, called for every t. Medians of {repeats} (naive: {max(2, repeats // 2)}) after a warm-up.",
              f"Check: the naive norms equal the probe's to a relative {rel_diff:.1e} (largest over t).",
              f"The probe is {naive_t.median / gru_probe.median:.0f}x faster than the naive loop (GRU)."]

@@ -4,6 +4,7 @@ and PyTorch, and achieved GFLOP/s against the matmul peak."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 import jax
 import numpy as np
@@ -11,7 +12,7 @@ import optax
 
 from rnnlab.bench.machine import cores, matmul_peak
 from rnnlab.bench.report import RowResult, Target
-from rnnlab.bench.timing import Timing, measure
+from rnnlab.bench.timing import Timing, interleaved, measure
 from rnnlab.config import Config, static_part
 from rnnlab.program import BATCH, Program, hyper_args, stream
 
@@ -41,9 +42,9 @@ def bench_config(cell: str, batch: int, T: int, hidden: int, chunk: int) -> Conf
     return Config(task="adding", cell=cell, batch=batch, seq_len=T, features=hidden, chunk=chunk, steps=10**5 // 2)
 
 
-def rnnlab_step(cell: str, batch: int, T: int, hidden: int, chunk: int, repeats: int,
-                fused: bool = True) -> tuple[Timing, float]:
-    """(seconds per step, first call in seconds incl. compilation): a ``train_chunk`` of ``chunk`` steps / chunk.
+def chunk_call(cell: str, batch: int, T: int, hidden: int, chunk: int,
+               fused: bool = True) -> tuple[Callable[[], object], float]:
+    """(a call of one ``train_chunk`` of ``chunk`` steps, seconds of its first call including compilation).
 
     The chunk is the app's compiled call: batches generated on the device, Adam with global-norm clipping, the
     per-step records and one evaluation forward pass on the evaluation batch at the end of the chunk. With
@@ -61,11 +62,10 @@ def rnnlab_step(cell: str, batch: int, T: int, hidden: int, chunk: int, repeats:
 
     start = time.perf_counter()
     measure(call, repeats=0, warmup=1)
-    first = time.perf_counter() - start
-    return measure(call, repeats, warmup=0).per(chunk), first
+    return call, time.perf_counter() - start
 
 
-def minimal_step(cell: str, batch: int, T: int, hidden: int, chunk: int, repeats: int) -> Timing:
+def minimal_call(cell: str, batch: int, T: int, hidden: int, chunk: int) -> Callable[[], object]:
     """Seconds per step of the least a training step needs, with the same (fused) model, loss and optimiser:
     ``chunk`` steps in one ``lax.scan``, each drawing its batch, taking the gradient and applying Adam after
     clipping; no per-step records, no finiteness checks, no evaluation (what the app's chunk adds)."""
@@ -95,22 +95,22 @@ def minimal_step(cell: str, batch: int, T: int, hidden: int, chunk: int, repeats
         return box["carry"]
 
     measure(call, repeats=0, warmup=1)
-    return measure(call, repeats, warmup=0).per(chunk)
+    return call
 
 
-def torch_step(cell: str, batch: int, T: int, hidden: int, steps: int, repeats: int,
-               threads: int | None = None) -> Timing | None:
+def torch_call(cell: str, batch: int, T: int, hidden: int, steps: int,
+               threads: int | None = None) -> Callable[[], None] | None:
     """PyTorch's ``nn.GRU``/``nn.LSTM``/``nn.RNN`` (tanh) + ``nn.Linear`` on the last step, Adam, clipping.
 
     Each step draws a fresh adding-problem batch with torch ops (as rnnlab draws one on the device), runs
     forward, MSE on the last step, backward, ``clip_grad_norm_(1.0)`` and ``Adam(lr=1e-2).step()`` with
-    ``threads`` intra-op threads (default: the core count). None when torch is not installed.
+    ``threads`` intra-op threads (default: the core count). The call runs ``steps`` steps; None when torch is
+    not installed.
     """
     try:
         import torch
     except ImportError:
         return None
-    torch.set_num_threads(threads or cores())
     torch.manual_seed(0)
     rnn = {"gru": torch.nn.GRU, "lstm": torch.nn.LSTM, "simple": torch.nn.RNN}[cell](
         INPUTS, hidden, batch_first=True)
@@ -134,10 +134,11 @@ def torch_step(cell: str, batch: int, T: int, hidden: int, steps: int, repeats: 
         opt.step()
 
     def call():
+        torch.set_num_threads(threads or cores())
         for _ in range(steps):
             step()
 
-    return measure(call, repeats, warmup=1).per(steps)
+    return call
 
 
 def run(quick: bool = False) -> RowResult:
@@ -145,7 +146,7 @@ def run(quick: bool = False) -> RowResult:
     ratios, GFLOP/s of each and the share of the matmul peak."""
     start = time.perf_counter()
     grid = QUICK_GRID if quick else GRID
-    repeats = 2 if quick else 3
+    repeats = 2 if quick else 5
     peak_n = 256 if quick else 2048
     peak, peak_t = matmul_peak(peak_n, repeats=3 if quick else 5)
     rows, missing_torch = [], False
@@ -153,12 +154,17 @@ def run(quick: bool = False) -> RowResult:
         for batch, T, hidden in grid:
             chunk = 2 if quick else (4 if T >= 1000 else 8)
             torch_steps = 2 if quick else (2 if batch * hidden >= 256 * 256 or T >= 1000 else 3)
-            flax_cells, _ = rnnlab_step(cell, batch, T, hidden, chunk, repeats, fused=False)
-            ours, first = rnnlab_step(cell, batch, T, hidden, chunk, repeats)
-            least = minimal_step(cell, batch, T, hidden, chunk, repeats)
-            by_threads = {n: torch_step(cell, batch, T, hidden, torch_steps, repeats, n)
-                          for n in dict.fromkeys((cores(), 1))}
-            missing_torch |= None in by_threads.values()
+            ours_call, first = chunk_call(cell, batch, T, hidden, chunk)
+            calls = {"fused": ours_call, "flax": chunk_call(cell, batch, T, hidden, chunk, fused=False)[0],
+                     "minimal": minimal_call(cell, batch, T, hidden, chunk)}
+            threads = tuple(dict.fromkeys((cores(), 1)))
+            torch_calls = {n: torch_call(cell, batch, T, hidden, torch_steps, n) for n in threads}
+            missing_torch |= None in torch_calls.values()
+            calls.update({f"torch {n}": c for n, c in torch_calls.items() if c is not None})
+            timings = interleaved(calls, repeats)
+            ours, flax_cells, least = (timings[k].per(chunk) for k in ("fused", "flax", "minimal"))
+            by_threads = {n: timings[f"torch {n}"].per(torch_steps) if f"torch {n}" in timings else None
+                          for n in threads}
             theirs = None if missing_torch else min(by_threads.values(), key=lambda t: t.median)
             flops = matmul_flops(cell, batch, T, hidden)
             row = {"cell": cell, "batch": batch, "T": T, "hidden": hidden,
@@ -210,7 +216,9 @@ def notes(quick: bool, missing_torch: bool, peak_n: int, peak_t: Timing, repeats
            "1 thread; `torch ms/step` and the ratio use the faster of the two (PyTorch's OpenMP threads "
            "spin-wait, and on a CPU shared with other processes its 2-thread steps were erratic, up to "
            f"hundreds of times slower, while 1 thread was not). All sides: {repeats} timed repeats after one "
-           "warm-up, median.",
+           "warm-up, median; rnnlab's fused chunk, its chunk with Flax's cells, the minimal step and PyTorch at "
+           "each thread count take turns (one call of each, then again), so that their ratios see the same "
+           "machine.",
            "Tried while writing the fused cells (the gradient of cell weights only, at these three points, "
            "medians of 7 interleaved runs, ms; not kept): a hand-written backward pass for the LSTM (a backward "
            "scan for the carry gradient, then the weight gradients as one matmul over all steps) took 17.9 / 124 "

@@ -47,3 +47,18 @@ def timed(fn: Callable[[], object]) -> tuple[float, object]:
     start = time.perf_counter()
     out = jax.block_until_ready(fn())
     return time.perf_counter() - start, out
+
+
+def interleaved(fns: dict[str, Callable[[], object]], repeats: int, warmup: int = 1) -> dict[str, Timing]:
+    """Like :func:`measure` for several functions, taking turns (a, b, c, a, b, c, ...), so that a change in the
+    machine's load during the measurement falls on all of them alike and their ratios stay fair."""
+    for fn in fns.values():
+        for _ in range(warmup):
+            jax.block_until_ready(fn())
+    samples: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            jax.block_until_ready(fn())
+            samples[name].append(time.perf_counter() - start)
+    return {name: Timing(tuple(s)) for name, s in samples.items()}
