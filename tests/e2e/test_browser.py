@@ -300,7 +300,9 @@ def test_stop_acts_inside_a_long_chunk_and_no_stale_text_shows_during_work(page)
     assert not [t for t in stale_texts(page) if "press" in t.lower()]
     main.get_by_role("button", name="Stop").click(timeout=FIRST_CHART_TIMEOUT_MS)
     wait_idle(page)
-    assert main.get_by_text(re.compile(r"^Stopped (at step [1-9]\d*|with \d+ to [1-9]\d* steps trained .*) of 400")
-                            ).count() == 1
+    stopped = main.get_by_text(re.compile(r"^Stopped (at step [1-9]\d*|with \d+ to [1-9]\d* steps trained .*) of 400"))
+    stopped.first.wait_for(timeout=30_000)  # drawn by the rerun the Stop starts, which may begin after an idle moment
+    wait_idle(page)
+    assert stopped.count() == 1
     assert page.evaluate("(t) => window.__rnnlab.figures(t).length", COMPARE_TITLE) == 1  # drawn up to Stop
     check_page(page, console, "Compare after Stop")
