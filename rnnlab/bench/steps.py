@@ -66,7 +66,7 @@ def chunk_call(cell: str, batch: int, T: int, hidden: int, chunk: int,
 
 
 def minimal_call(cell: str, batch: int, T: int, hidden: int, chunk: int) -> Callable[[], object]:
-    """Seconds per step of the least a training step needs, with the same (fused) model, loss and optimiser:
+    """A call of the least a training step needs, with the same (fused) model, loss and optimiser:
     ``chunk`` steps in one ``lax.scan``, each drawing its batch, taking the gradient and applying Adam after
     clipping; no per-step records, no finiteness checks, no evaluation (what the app's chunk adds)."""
     config = bench_config(cell, batch, T, hidden, chunk)
@@ -150,6 +150,7 @@ def run(quick: bool = False) -> RowResult:
     peak_n = 256 if quick else 2048
     peak, peak_t = matmul_peak(peak_n, repeats=3 if quick else 5)
     rows, missing_torch = [], False
+    threads = tuple(dict.fromkeys((cores(), 1)))
     for cell in CELLS:
         for batch, T, hidden in grid:
             chunk = 2 if quick else (4 if T >= 1000 else 8)
@@ -157,7 +158,6 @@ def run(quick: bool = False) -> RowResult:
             ours_call, first = chunk_call(cell, batch, T, hidden, chunk)
             calls = {"fused": ours_call, "flax": chunk_call(cell, batch, T, hidden, chunk, fused=False)[0],
                      "minimal": minimal_call(cell, batch, T, hidden, chunk)}
-            threads = tuple(dict.fromkeys((cores(), 1)))
             torch_calls = {n: torch_call(cell, batch, T, hidden, torch_steps, n) for n in threads}
             missing_torch |= None in torch_calls.values()
             calls.update({f"torch {n}": c for n, c in torch_calls.items() if c is not None})
@@ -180,7 +180,7 @@ def run(quick: bool = False) -> RowResult:
                             "torch GFLOP/s": flops / theirs.median / 1e9})
             rows.append(row)
     return RowResult("steps", "1. Training step: rnnlab against Flax's cells and PyTorch", METHOD,
-                     COLUMNS_BEFORE_TORCH + [f"torch ms/step, {n} thr" for n in dict.fromkeys((cores(), 1))]
+                     COLUMNS_BEFORE_TORCH + [f"torch ms/step, {n} thr" for n in threads]
                      + COLUMNS_AFTER_TORCH, rows, notes(quick, missing_torch, peak_n, peak_t, repeats),
                      targets(rows, peak), time.perf_counter() - start,
                      extra={"peak_gflops": peak, "ratios": [r["rnnlab/torch"] for r in rows
