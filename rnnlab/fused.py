@@ -5,18 +5,21 @@ kernels are concatenated once, outside the time loop, so a step makes one matmul
 carry, and the loop runs over a time-major array. Gradients flow back through the concatenation to Flax's own
 kernels, so the parameter tree (and every view, download and upload that reads it) is unchanged.
 
-Tried and measured, not kept (``python -m rnnlab.bench --only steps`` reports the numbers): a hand-written backward
-pass (a backward scan for the carry gradient only, the weight gradients as one matmul over all steps after it),
-and one matmul of ``[x, h]`` per step instead of two.
+Each cell also has a hand-written backward pass: the forward scan keeps the step's gate activations, a backward
+scan computes only the carry's gradient (one matmul by the transposed recurrent kernel per step), and the kernels'
+gradients are then one matmul each over all steps, where XLA's matmul runs near its peak. ``python -m rnnlab.bench
+--only steps`` measures it against automatic differentiation of the same scan.
 
 ``tests/test_fused.py`` checks every fused cell against Flax's: outputs, final carries and gradients, for every
-cell, carry mode and task.
+cell, carry mode and task, and the hand-written backward pass against automatic differentiation.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -24,8 +27,7 @@ import jax.numpy as jnp
 Carry = tuple[jax.Array, ...]
 
 
-@dataclass(frozen=True)
-class FusedWeights:
+class FusedWeights(NamedTuple):
     """A cell's kernels concatenated gate by gate: inputs (I, gH), carry (H, gH), and their biases."""
 
     w_in: jax.Array
@@ -44,16 +46,24 @@ def _concat(p: dict, names: tuple[str, ...], part: str) -> jax.Array | None:
     return jnp.concatenate([p[name][part] for name in names], axis=-1)
 
 
+Saved = tuple[jax.Array, ...]
+
+
 @dataclass(frozen=True)
 class FusedCell:
     """One cell's fused step: ``step(carry, x_proj, h_proj) -> new carry`` (leaves in the spec's order).
 
     ``x_proj = x_t @ w_in (+ b_in)`` and ``h_proj = h @ w_h (+ b_h)`` are the two matmuls of the step.
+    ``forward`` is the same step also returning what ``backward`` needs; ``backward(saved, carry, d_new)``
+    returns the gradient reaching the previous carry other than through ``h_proj``, and the gradients of
+    ``x_proj`` and ``h_proj``. Without them, the step is differentiated automatically.
     """
 
     inputs: tuple[str, ...]  # Flax's Dense names for the input kernels, in the fused order
     hidden: tuple[str, ...]  # and for the carry kernels
     step: Callable[[Carry, jax.Array, jax.Array], Carry]
+    forward: Callable[[Carry, jax.Array, jax.Array], tuple[Carry, Saved]] | None = None
+    backward: Callable[[Saved, Carry, Carry], tuple[Carry, jax.Array, jax.Array]] | None = None
 
     def weights(self, p: dict) -> FusedWeights:
         """The fused weights from a Flax cell's parameters ``p`` (differentiable: concatenations only)."""
@@ -68,6 +78,25 @@ def _lstm_step(carry: Carry, xp: jax.Array, hp: jax.Array) -> Carry:
     return new_c, jax.nn.sigmoid(o) * jnp.tanh(new_c)
 
 
+def _lstm_forward(carry: Carry, xp: jax.Array, hp: jax.Array) -> tuple[Carry, Saved]:
+    c, _ = carry
+    pre_i, pre_f, pre_g, pre_o = jnp.split(xp + hp, 4, axis=-1)
+    i, f, g, o = jax.nn.sigmoid(pre_i), jax.nn.sigmoid(pre_f), jnp.tanh(pre_g), jax.nn.sigmoid(pre_o)
+    new_c = f * c + i * g
+    tanh_c = jnp.tanh(new_c)
+    return (new_c, o * tanh_c), (i, f, g, o, tanh_c)
+
+
+def _lstm_backward(saved: Saved, carry: Carry, d_new: Carry) -> tuple[Carry, jax.Array, jax.Array]:
+    i, f, g, o, tanh_c = saved
+    c, h = carry
+    d_c, d_h = d_new
+    d_c = d_c + d_h * o * (1.0 - tanh_c * tanh_c)
+    d_pre = jnp.concatenate([d_c * g * i * (1.0 - i), d_c * c * f * (1.0 - f), d_c * i * (1.0 - g * g),
+                             d_h * tanh_c * o * (1.0 - o)], axis=-1)
+    return (d_c * f, jnp.zeros_like(h)), d_pre, d_pre
+
+
 def _gru_step(carry: Carry, xp: jax.Array, hp: jax.Array) -> Carry:
     (h,) = carry
     xr, xz, xn = jnp.split(xp, 3, axis=-1)
@@ -76,6 +105,26 @@ def _gru_step(carry: Carry, xp: jax.Array, hp: jax.Array) -> Carry:
     z = jax.nn.sigmoid(xz + hz)
     n = jnp.tanh(xn + r * hn)
     return ((1.0 - z) * n + z * h,)
+
+
+def _gru_forward(carry: Carry, xp: jax.Array, hp: jax.Array) -> tuple[Carry, Saved]:
+    (h,) = carry
+    xr, xz, xn = jnp.split(xp, 3, axis=-1)
+    hr, hz, hn = jnp.split(hp, 3, axis=-1)
+    r = jax.nn.sigmoid(xr + hr)
+    z = jax.nn.sigmoid(xz + hz)
+    n = jnp.tanh(xn + r * hn)
+    return ((1.0 - z) * n + z * h,), (r, z, n, hn)
+
+
+def _gru_backward(saved: Saved, carry: Carry, d_new: Carry) -> tuple[Carry, jax.Array, jax.Array]:
+    r, z, n, hn = saved
+    (h,) = carry
+    (d_h,) = d_new
+    d_n = d_h * (1.0 - z) * (1.0 - n * n)
+    d_r = d_n * hn * r * (1.0 - r)
+    d_z = d_h * (h - n) * z * (1.0 - z)
+    return (d_h * z,), jnp.concatenate([d_r, d_z, d_n], axis=-1), jnp.concatenate([d_r, d_z, d_n * r], axis=-1)
 
 
 def _mgu_step(carry: Carry, xp: jax.Array, hp: jax.Array) -> Carry:
@@ -87,18 +136,47 @@ def _mgu_step(carry: Carry, xp: jax.Array, hp: jax.Array) -> Carry:
     return ((1.0 - f) * n + f * h,)
 
 
+def _mgu_forward(carry: Carry, xp: jax.Array, hp: jax.Array) -> tuple[Carry, Saved]:
+    (h,) = carry
+    xf, xn = jnp.split(xp, 2, axis=-1)
+    hf, hn = jnp.split(hp, 2, axis=-1)
+    f = jax.nn.sigmoid(xf + hf)
+    n = jnp.tanh(xn + f * hn)
+    return ((1.0 - f) * n + f * h,), (f, n, hn)
+
+
+def _mgu_backward(saved: Saved, carry: Carry, d_new: Carry) -> tuple[Carry, jax.Array, jax.Array]:
+    f, n, hn = saved
+    (h,) = carry
+    (d_h,) = d_new
+    d_n = d_h * (1.0 - f) * (1.0 - n * n)
+    d_f = (d_h * (h - n) + d_n * hn) * f * (1.0 - f)
+    return (d_h * f,), jnp.concatenate([d_f, d_n], axis=-1), jnp.concatenate([d_f, d_n * f], axis=-1)
+
+
 def _simple_step(carry: Carry, xp: jax.Array, hp: jax.Array) -> Carry:
     return (jnp.tanh(xp + hp),)
 
 
-_LSTM = FusedCell(("ii", "if", "ig", "io"), ("hi", "hf", "hg", "ho"), _lstm_step)
+def _simple_forward(carry: Carry, xp: jax.Array, hp: jax.Array) -> tuple[Carry, Saved]:
+    h = jnp.tanh(xp + hp)
+    return (h,), (h,)
+
+
+def _simple_backward(saved: Saved, carry: Carry, d_new: Carry) -> tuple[Carry, jax.Array, jax.Array]:
+    (h,) = saved
+    d_pre = d_new[0] * (1.0 - h * h)
+    return (jnp.zeros_like(carry[0]),), d_pre, d_pre
+
+
+_LSTM = FusedCell(("ii", "if", "ig", "io"), ("hi", "hf", "hg", "ho"), _lstm_step, _lstm_forward, _lstm_backward)
 
 FUSED_CELLS: dict[str, FusedCell] = {
     "lstm": _LSTM,
     "optimized_lstm": _LSTM,
-    "gru": FusedCell(("ir", "iz", "in"), ("hr", "hz", "hn"), _gru_step),
-    "mgu": FusedCell(("if", "in"), ("hf", "hn"), _mgu_step),
-    "simple": FusedCell(("i",), ("h",), _simple_step),
+    "gru": FusedCell(("ir", "iz", "in"), ("hr", "hz", "hn"), _gru_step, _gru_forward, _gru_backward),
+    "mgu": FusedCell(("if", "in"), ("hf", "hn"), _mgu_step, _mgu_forward, _mgu_backward),
+    "simple": FusedCell(("i",), ("h",), _simple_step, _simple_forward, _simple_backward),
 }
 
 
@@ -107,23 +185,20 @@ def _project(w: jax.Array, b: jax.Array | None, x: jax.Array) -> jax.Array:
     return y if b is None else y + b
 
 
-def fused_scan(name: str, params: dict, carry0: Carry, xs: jax.Array, eps: jax.Array | None = None,
-               steps: jax.Array | None = None, unroll: int = 1) -> tuple[Carry, jax.Array]:
-    """Run cell ``name`` (a key of :data:`FUSED_CELLS`) over ``xs`` from ``carry0``, as ``nn.RNN`` does.
+def _sum_rows(d: jax.Array) -> jax.Array:
+    return d.reshape(-1, d.shape[-1]).sum(axis=0)
 
-    Args:
-      params: the Flax cell's parameters (``{'ii': {'kernel': ...}, ...}``).
-      carry0: the carry leaves in the cell spec's order, each (batch, features).
-      xs: inputs, (batch, steps, in_features).
-      eps: optional perturbation added to every carry leaf after each step, (batch, steps, leaves * features);
-        the perturbed hidden state is then also the step's output (what the gradient probe differentiates).
-      steps: the final carry returned is the one after this many steps (the rest is padding); all by default.
 
-    Returns:
-      (final carry, outputs (batch, steps, features)).
-    """
+def _rows_product(a: jax.Array, d: jax.Array) -> jax.Array:
+    """``sum_t a_t^T d_t`` over time-major (T, B, m) and (T, B, n) as one matmul: (m, n)."""
+    return a.reshape(-1, a.shape[-1]).T @ d.reshape(-1, d.shape[-1])
+
+
+def _plain_scan(name: str, unroll: int, keep_last: bool, w: FusedWeights, carry0: Carry, xs: jax.Array,
+                eps: jax.Array | None, steps: jax.Array) -> tuple[Carry, jax.Array]:
+    """Time-major scan of cell ``name``: (carry after ``steps`` (the last step unless ``keep_last``), h at every
+    step, (T, B, H)). ``eps`` (T, B, leaves * H) or None is added to the carry after every step."""
     cell = FUSED_CELLS[name]
-    w = cell.weights(params)
     h_index = len(carry0) - 1  # h is the last leaf of every fused cell's carry
 
     def advance(carry: Carry, x_t: jax.Array, e_t: jax.Array | None) -> Carry:
@@ -143,11 +218,94 @@ def fused_scan(name: str, params: dict, carry0: Carry, xs: jax.Array, eps: jax.A
         return (new, final, t + 1), new[h_index]
 
     carry0 = tuple(carry0)
-    scanned = (jnp.swapaxes(xs, 0, 1), None if eps is None else jnp.swapaxes(eps, 0, 1))
-    if steps is None:
-        final, hs = jax.lax.scan(body, carry0, scanned, unroll=unroll)
-    else:
-        steps = jnp.asarray(steps, jnp.int32)
-        (_, final, _), hs = jax.lax.scan(body_keeping_last, (carry0, carry0, jnp.zeros((), jnp.int32)), scanned,
-                                         unroll=unroll)
+    if not keep_last:
+        return jax.lax.scan(body, carry0, (xs, eps), unroll=unroll)
+    (_, final, _), hs = jax.lax.scan(body_keeping_last, (carry0, carry0, jnp.zeros((), jnp.int32)), (xs, eps),
+                                     unroll=unroll)
+    return final, hs
+
+
+@partial(jax.custom_vjp, nondiff_argnums=(0, 1, 2))
+def _hand_scan(name: str, unroll: int, keep_last: bool, w: FusedWeights, carry0: Carry, xs: jax.Array,
+               eps: jax.Array | None, steps: jax.Array) -> tuple[Carry, jax.Array]:
+    """:func:`_plain_scan`, differentiated by the cell's hand-written backward pass."""
+    return _plain_scan(name, unroll, keep_last, w, carry0, xs, eps, steps)
+
+
+Residuals = tuple
+
+
+def _hand_forward(name: str, unroll: int, keep_last: bool, w: FusedWeights, carry0: Carry, xs: jax.Array,
+                  eps: jax.Array | None, steps: jax.Array) -> tuple[tuple[Carry, jax.Array], Residuals]:
+    """The scan keeping what the backward pass needs: every step's carry and gate activations."""
+    cell = FUSED_CELLS[name]
+    h_index = len(carry0) - 1
+
+    def body(carry, inputs):
+        x_t, e_t = inputs
+        new, saved = cell.forward(carry, _project(w.w_in, w.b_in, x_t), _project(w.w_h, w.b_h, carry[h_index]))
+        if e_t is not None:
+            new = tuple(leaf + e for leaf, e in zip(new, jnp.split(e_t, len(new), axis=-1)))
+        return new, (new, saved)
+
+    _, (carries, saved) = jax.lax.scan(body, tuple(carry0), (xs, eps), unroll=unroll)
+    final = tuple(leaf[steps - 1] for leaf in carries)
+    return (final, carries[h_index]), (w, tuple(carry0), xs, eps is not None, steps, carries, saved)
+
+
+def _hand_backward(name: str, unroll: int, keep_last: bool, residuals: Residuals,
+                   cotangents: tuple[Carry, jax.Array]) -> tuple:
+    """A backward scan for the carry's gradient only, then each kernel's gradient as one matmul over all steps."""
+    w, carry0, xs, has_eps, steps, carries, saved = residuals
+    d_final, d_hs = cotangents
+    cell = FUSED_CELLS[name]
+    h_index = len(carry0) - 1
+    before = tuple(jnp.concatenate([c0[None], leaf[:-1]], axis=0) for c0, leaf in zip(carry0, carries))
+    w_h_t = w.w_h.T
+    last = steps - 1
+
+    def body(d_carry, inputs):
+        t, d_h, saved_t, carry_t = inputs
+        d_new = tuple(d + jnp.where(t == last, f, 0.0) + (d_h if i == h_index else 0.0)
+                      for i, (d, f) in enumerate(zip(d_carry, d_final)))
+        direct, d_xp, d_hp = cell.backward(saved_t, carry_t, d_new)
+        d_prev = tuple(d + d_hp @ w_h_t if i == h_index else d for i, d in enumerate(direct))
+        return d_prev, (d_xp, None if d_hp is d_xp else d_hp, jnp.concatenate(d_new, axis=-1) if has_eps else None)
+
+    T = xs.shape[0]
+    d_carry0, (d_xp, d_hp, d_eps) = jax.lax.scan(
+        body, tuple(jnp.zeros_like(c) for c in carry0), (jnp.arange(T), d_hs, saved, before), reverse=True,
+        unroll=unroll)
+    d_hp = d_xp if d_hp is None else d_hp
+    d_w = FusedWeights(_rows_product(xs, d_xp), None if w.b_in is None else _sum_rows(d_xp),
+                       _rows_product(before[h_index], d_hp), None if w.b_h is None else _sum_rows(d_hp))
+    return d_w, d_carry0, d_xp @ w.w_in.T, d_eps, None
+
+
+_hand_scan.defvjp(_hand_forward, _hand_backward)
+
+
+def fused_scan(name: str, params: dict, carry0: Carry, xs: jax.Array, eps: jax.Array | None = None,
+               steps: jax.Array | None = None, unroll: int = 1, hand_backward: bool = True) -> tuple[Carry, jax.Array]:
+    """Run cell ``name`` (a key of :data:`FUSED_CELLS`) over ``xs`` from ``carry0``, as ``nn.RNN`` does.
+
+    Args:
+      params: the Flax cell's parameters (``{'ii': {'kernel': ...}, ...}``).
+      carry0: the carry leaves in the cell spec's order, each (batch, features).
+      xs: inputs, (batch, steps, in_features).
+      eps: optional perturbation added to every carry leaf after each step, (batch, steps, leaves * features);
+        the perturbed hidden state is then also the step's output (what the gradient probe differentiates).
+      steps: the final carry returned is the one after this many steps (the rest is padding); all by default.
+      hand_backward: differentiate with the cell's hand-written backward pass where it has one (a backward scan
+        for the carry's gradient only, then the weight gradients as one matmul over all steps); otherwise
+        automatically.
+
+    Returns:
+      (final carry, outputs (batch, steps, features)).
+    """
+    cell = FUSED_CELLS[name]
+    scan = _hand_scan if hand_backward and cell.backward is not None else _plain_scan
+    last = jnp.asarray(xs.shape[1] if steps is None else steps, jnp.int32)
+    final, hs = scan(name, unroll, steps is not None, cell.weights(params), tuple(carry0), jnp.swapaxes(xs, 0, 1),
+                     None if eps is None else jnp.swapaxes(eps, 0, 1), last)
     return final, jnp.swapaxes(hs, 0, 1)

@@ -71,6 +71,7 @@ class SeqModel(nn.Module):
     probe: bool = False
     unroll: int = 1
     fused: bool = True  # run the cell's fused form (rnnlab.fused) where the registry has one
+    hand_backward: bool = True  # differentiate the fused form with its hand-written backward pass
 
     @property
     def spec(self) -> CellSpec:
@@ -102,7 +103,7 @@ class SeqModel(nn.Module):
         if self.fused and spec.fused and not self.is_initializing():
             final, outputs = fused_scan(self.cell, self.variables["params"][cell.name],
                                         spec.carry_as_tuple(carry0), x, eps if self.probe else None,
-                                        None if carry is None else steps, self.unroll)
+                                        None if carry is None else steps, self.unroll, self.hand_backward)
             return self.readout(outputs, carry is None, spec.carry_from_tuple(final))
         inputs = x if eps is None else jnp.concatenate([x, eps], axis=-1)
         rnn = nn.RNN(ProbedCell(cell, self.cell, x.shape[-1], self.probe), unroll=self.unroll, name="rnn")

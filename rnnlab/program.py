@@ -49,7 +49,7 @@ def leaf_norms(spec_leaves: tuple[str, ...], carry_tuple) -> dict[str, jax.Array
 class Program:
     """Model, task, optimiser and the jitted init / train-chunk / evaluate functions for one static config."""
 
-    def __init__(self, static: Static, fused: bool = True):
+    def __init__(self, static: Static, fused: bool = True, hand_backward: bool = True):
         self.static = static
         self.fused = fused  # False runs Flax's own cells (what the fused ones are measured against)
         self.task = TASKS[static.task]
@@ -57,7 +57,7 @@ class Program:
         self.steps = self.task.steps(static.seq_len)
         kwargs = dict(cell=static.cell, task=static.task, features=static.features,
                       carry_mode=static.carry_mode, carry_init=static.carry_init,
-                      kernel_size=static.kernel_size, fused=fused)
+                      kernel_size=static.kernel_size, fused=fused, hand_backward=hand_backward)
         self.model = SeqModel(**kwargs)
         self.probe_model = SeqModel(**kwargs, probe=True)
         self.tx = make_optimizer(static.optimizer)
