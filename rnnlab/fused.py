@@ -55,15 +55,16 @@ class FusedCell:
 
     ``x_proj = x_t @ w_in (+ b_in)`` and ``h_proj = h @ w_h (+ b_h)`` are the two matmuls of the step.
     ``forward`` is the same step also returning what ``backward`` needs; ``backward(saved, carry, d_new)``
-    returns the gradient reaching the previous carry other than through ``h_proj``, and the gradients of
-    ``x_proj`` and ``h_proj``. Without them, the step is differentiated automatically.
+    returns the gradient reaching the previous carry other than through ``h_proj``, the gradient of ``h_proj``,
+    and the last block of ``x_proj``'s gradient where it differs from ``h_proj``'s (None where the two are
+    equal). Without them, the step is differentiated automatically.
     """
 
     inputs: tuple[str, ...]  # Flax's Dense names for the input kernels, in the fused order
     hidden: tuple[str, ...]  # and for the carry kernels
     step: Callable[[Carry, jax.Array, jax.Array], Carry]
     forward: Callable[[Carry, jax.Array, jax.Array], tuple[Carry, Saved]] | None = None
-    backward: Callable[[Saved, Carry, Carry], tuple[Carry, jax.Array, jax.Array]] | None = None
+    backward: Callable[[Saved, Carry, Carry], tuple[Carry, jax.Array, jax.Array | None]] | None = None
 
     def weights(self, p: dict) -> FusedWeights:
         """The fused weights from a Flax cell's parameters ``p`` (differentiable: concatenations only)."""
@@ -87,14 +88,14 @@ def _lstm_forward(carry: Carry, xp: jax.Array, hp: jax.Array) -> tuple[Carry, Sa
     return (new_c, o * tanh_c), (i, f, g, o, tanh_c)
 
 
-def _lstm_backward(saved: Saved, carry: Carry, d_new: Carry) -> tuple[Carry, jax.Array, jax.Array]:
+def _lstm_backward(saved: Saved, carry: Carry, d_new: Carry) -> tuple[Carry, jax.Array, None]:
     i, f, g, o, tanh_c = saved
     c, h = carry
     d_c, d_h = d_new
     d_c = d_c + d_h * o * (1.0 - tanh_c * tanh_c)
     d_pre = jnp.concatenate([d_c * g * i * (1.0 - i), d_c * c * f * (1.0 - f), d_c * i * (1.0 - g * g),
                              d_h * tanh_c * o * (1.0 - o)], axis=-1)
-    return (d_c * f, jnp.zeros_like(h)), d_pre, d_pre
+    return (d_c * f, jnp.zeros_like(h)), d_pre, None
 
 
 def _gru_step(carry: Carry, xp: jax.Array, hp: jax.Array) -> Carry:
@@ -124,7 +125,7 @@ def _gru_backward(saved: Saved, carry: Carry, d_new: Carry) -> tuple[Carry, jax.
     d_n = d_h * (1.0 - z) * (1.0 - n * n)
     d_r = d_n * hn * r * (1.0 - r)
     d_z = d_h * (h - n) * z * (1.0 - z)
-    return (d_h * z,), jnp.concatenate([d_r, d_z, d_n], axis=-1), jnp.concatenate([d_r, d_z, d_n * r], axis=-1)
+    return (d_h * z,), jnp.concatenate([d_r, d_z, d_n * r], axis=-1), d_n
 
 
 def _mgu_step(carry: Carry, xp: jax.Array, hp: jax.Array) -> Carry:
@@ -151,7 +152,7 @@ def _mgu_backward(saved: Saved, carry: Carry, d_new: Carry) -> tuple[Carry, jax.
     (d_h,) = d_new
     d_n = d_h * (1.0 - f) * (1.0 - n * n)
     d_f = (d_h * (h - n) + d_n * hn) * f * (1.0 - f)
-    return (d_h * f,), jnp.concatenate([d_f, d_n], axis=-1), jnp.concatenate([d_f, d_n * f], axis=-1)
+    return (d_h * f,), jnp.concatenate([d_f, d_n * f], axis=-1), d_n
 
 
 def _simple_step(carry: Carry, xp: jax.Array, hp: jax.Array) -> Carry:
@@ -163,10 +164,10 @@ def _simple_forward(carry: Carry, xp: jax.Array, hp: jax.Array) -> tuple[Carry, 
     return (h,), (h,)
 
 
-def _simple_backward(saved: Saved, carry: Carry, d_new: Carry) -> tuple[Carry, jax.Array, jax.Array]:
+def _simple_backward(saved: Saved, carry: Carry, d_new: Carry) -> tuple[Carry, jax.Array, None]:
     (h,) = saved
     d_pre = d_new[0] * (1.0 - h * h)
-    return (jnp.zeros_like(carry[0]),), d_pre, d_pre
+    return (jnp.zeros_like(carry[0]),), d_pre, None
 
 
 _LSTM = FusedCell(("ii", "if", "ig", "io"), ("hi", "hf", "hg", "ho"), _lstm_step, _lstm_forward, _lstm_backward)
@@ -268,18 +269,24 @@ def _hand_backward(name: str, unroll: int, keep_last: bool, residuals: Residuals
         t, d_h, saved_t, carry_t = inputs
         d_new = tuple(d + jnp.where(t == last, f, 0.0) + (d_h if i == h_index else 0.0)
                       for i, (d, f) in enumerate(zip(d_carry, d_final)))
-        direct, d_xp, d_hp = cell.backward(saved_t, carry_t, d_new)
+        direct, d_hp, d_x_last = cell.backward(saved_t, carry_t, d_new)
         d_prev = tuple(d + d_hp @ w_h_t if i == h_index else d for i, d in enumerate(direct))
-        return d_prev, (d_xp, None if d_hp is d_xp else d_hp, jnp.concatenate(d_new, axis=-1) if has_eps else None)
+        return d_prev, (d_hp, d_x_last, jnp.concatenate(d_new, axis=-1) if has_eps else None)
 
     T = xs.shape[0]
-    d_carry0, (d_xp, d_hp, d_eps) = jax.lax.scan(
+    d_carry0, (d_hp, d_x_last, d_eps) = jax.lax.scan(
         body, tuple(jnp.zeros_like(c) for c in carry0), (jnp.arange(T), d_hs, saved, before), reverse=True,
         unroll=unroll)
-    d_hp = d_xp if d_hp is None else d_hp
-    d_w = FusedWeights(_rows_product(xs, d_xp), None if w.b_in is None else _sum_rows(d_xp),
-                       _rows_product(before[h_index], d_hp), None if w.b_h is None else _sum_rows(d_hp))
-    return d_w, d_carry0, d_xp @ w.w_in.T, d_eps, None
+    d_w_in, d_xs = _rows_product(xs, d_hp), d_hp @ w.w_in.T
+    d_b_in = None if w.b_in is None else _sum_rows(d_hp)
+    if d_x_last is not None:  # the input side's last block differs from h_proj's: swap it in
+        width = d_x_last.shape[-1]
+        d_w_in = d_w_in.at[:, -width:].set(_rows_product(xs, d_x_last))
+        d_xs = d_xs + (d_x_last - d_hp[..., -width:]) @ w.w_in[:, -width:].T
+        d_b_in = None if d_b_in is None else d_b_in.at[-width:].set(_sum_rows(d_x_last))
+    d_w = FusedWeights(d_w_in, d_b_in, _rows_product(before[h_index], d_hp),
+                       None if w.b_h is None else _sum_rows(d_hp))
+    return d_w, d_carry0, d_xs, d_eps, None
 
 
 _hand_scan.defvjp(_hand_forward, _hand_backward)
