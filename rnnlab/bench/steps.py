@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import optax
 
@@ -116,36 +117,37 @@ def minimal_call(cell: str, batch: int, T: int, hidden: int, chunk: int) -> Call
 
 def matmul_floor_call(cell: str, batch: int, T: int, hidden: int, inputs: int = INPUTS) -> Callable[[], object]:
     """A call of the matmuls of one training step and nothing else, at the step's shapes: a forward scan of
-    ``x_t @ W_in + h @ W_h`` (h kept as the first H columns), a backward scan of ``d @ W_h^T``, then the weight
-    gradients as one matmul each over all steps: what the step costs with XLA's matmuls at these sizes if
-    every element-wise operation, the loss and the optimiser took no time."""
-    width = GATES[cell] * hidden
+    ``x_t @ W_in + h @ W_h`` and a backward scan of ``d @ W_h^T``, each keeping only its carry, then the weight
+    gradients as one matmul each over all steps (three compiled calls, one after the other): what the step would
+    cost with XLA's matmuls at these sizes if element-wise work, storing activations, the loss and the optimiser
+    took no time."""
+    gates = GATES[cell]
+    width = gates * hidden
     key = jax.random.PRNGKey(0)
     xs = jax.random.normal(key, (T, batch, inputs))
     w_in = jax.random.normal(key, (inputs, width)) * 0.1
     w_h = jax.random.normal(key, (hidden, width)) / hidden
     h0 = jax.random.normal(key, (batch, hidden))
+    rows_in = xs.reshape(-1, inputs)
+    rows_h = jax.random.normal(key, (T * batch, hidden))
+    rows_d = jax.random.normal(key, (T * batch, width))
 
-    def step(w_in, w_h, h0, xs):
-        def forward(h, x):
-            pre = x @ w_in + h @ w_h
-            return pre[:, :hidden], pre
+    @jax.jit
+    def forward(w_in, w_h, h0, xs):
+        return jax.lax.scan(lambda h, x: ((x @ w_in + h @ w_h)[:, :hidden], None), h0, xs)[0]
 
-        _, pres = jax.lax.scan(forward, h0, xs)
+    @jax.jit
+    def backward(w_h, h):
         w_h_t = w_h.T
+        return jax.lax.scan(lambda d, _: (jnp.tile(d @ w_h_t, gates), None), jnp.tile(h, gates), None, length=T)[0]
 
-        def backward(d, pre):
-            d_pre = pre + d[:, :1]
-            return d_pre @ w_h_t, d_pre
-
-        _, d_pres = jax.lax.scan(backward, h0, pres, reverse=True)
-        rows = d_pres.reshape(-1, width)
-        return (xs.reshape(-1, inputs).T @ rows, pres[:, :, :hidden].reshape(-1, hidden).T @ rows)
-
-    run = jax.jit(step)
+    @jax.jit
+    def weight_gradients(rows_in, rows_h, rows_d):
+        return rows_in.T @ rows_d, rows_h.T @ rows_d
 
     def call():
-        return run(w_in, w_h, h0, xs)
+        jax.block_until_ready(backward(w_h, jax.block_until_ready(forward(w_in, w_h, h0, xs))))
+        return weight_gradients(rows_in, rows_h, rows_d)
 
     measure(call, repeats=0, warmup=1)
     return call
@@ -297,11 +299,13 @@ def notes(quick: bool, missing_torch: bool, peak_n: int, peak_t: Timing, repeats
            "per step), and the kernels' gradients are one matmul each over all steps after it, where XLA's matmul "
            "runs near the peak. `hand / autodiff` is its time over automatic differentiation of the same fused "
            "scan.",
-           "Matmul floor: a forward scan of `x_t @ W_in + h @ W_h` at the step's shapes (keeping each step's "
-           "result), a backward scan of `d @ W_h^T`, then the two weight-gradient matmuls over all steps, with no "
-           "element-wise work, loss or optimiser: the matmuls the step cannot avoid, at XLA's speed for these "
-           "shapes. `floor/torch` is that time over PyTorch's whole step: where it is above the target, the "
-           "target cannot be met with XLA's matmuls on this CPU, whatever the rest of the step costs. "
+           "Matmul floor: a forward scan of `x_t @ W_in + h @ W_h` at the step's shapes and a backward scan of "
+           "`d @ W_h^T`, each keeping only its carry, then the two weight-gradient matmuls over all steps, with no "
+           "element-wise work, no stored activations, no loss and no optimiser: the matmuls the step cannot "
+           "avoid, at XLA's speed for these shapes. `floor/torch` is that time over PyTorch's whole step: where "
+           "it is above the target, the target cannot be met with XLA's matmuls on this CPU, whatever the rest "
+           "of the step costs; where it is below, the rest of the step (element-wise work, storing each step's "
+           "activations for the backward pass, the loss and Adam) is what is left to cut. "
            + floor_note(rows, peak),
            "Tried and not kept (the gradient of cell weights only, at these three points, medians of 7 "
            "interleaved runs, ms): a backward pass written once for every cell (the step's own derivative inside "
