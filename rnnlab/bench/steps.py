@@ -347,7 +347,8 @@ def targets(rows: list[dict], peak: float) -> list[Target]:
             f" ms against torch {worst['torch ms/step']:.1f} ms per step; rnnlab there runs at "
             f"{worst['rnnlab GFLOP/s']:.0f} GFLOP/s ({worst['share of peak']:.0%} of the {peak:.0f} GFLOP/s peak), "
             f"torch at {worst['torch GFLOP/s']:.0f}; the step's matmuls alone, at its shapes, take "
-            f"{worst['matmul floor ms/step']:.1f} ms ({worst['floor/torch']:.2f} of torch's step)")
+            f"{worst['matmul floor ms/step']:.1f} ms ({worst['floor/torch']:.2f} of torch's step), the rest of "
+            f"rnnlab's step {worst['rnnlab ms/step'] - worst['matmul floor ms/step']:.1f} ms")
         out.append(Target(name, goal, " / ".join(f"{x:.2f}" for x in ratios), met, why))
     overheads = [r["chunk overhead"] for r in rows]
     worst = max(rows, key=lambda r: r["chunk overhead"])
