@@ -91,11 +91,13 @@ def test_quick_bench_end_to_end(tmp_path):
     for r in results["steps"].rows:
         assert r["rnnlab ms/step"] > 0 and r["rnnlab GFLOP/s"] > 0 and r["minimal ms/step"] > 0
         assert r["fused / Flax"] == pytest.approx(r["rnnlab ms/step"] / r["Flax cells ms/step"])
-        assert r["chunk overhead"] == pytest.approx(r["rnnlab ms/step"] / r["minimal ms/step"] - 1)
+        assert r["hand / autodiff"] == pytest.approx(r["rnnlab ms/step"] / r["autodiff ms/step"])
+        assert r["chunk overhead"] > -1 and r["matmul floor ms/step"] > 0 and r["evaluation ms/chunk"] > 0
         assert r["share of peak"] == pytest.approx(r["rnnlab GFLOP/s"] / results["steps"].extra["peak_gflops"])
         if r["torch ms/step"] is not None:  # the ratio divides the two medians of this same run
             assert r["rnnlab/torch"] == pytest.approx(r["rnnlab ms/step"] / r["torch ms/step"])
             assert r["torch ms/step"] == min(v for k, v in r.items() if k.startswith("torch ms/step, "))
+            assert r["floor/torch"] == pytest.approx(r["matmul floor ms/step"] / r["torch ms/step"])
 
     compile_rows = results["compile"].rows
     assert all(r["rnnlab compile s"] > 0 for r in compile_rows)
@@ -126,3 +128,10 @@ def test_interleaved_takes_turns_and_keeps_each_functions_samples():
                                         repeats=2, warmup=1)
     assert order == ["a", "b", "a", "b", "a", "b"]  # warm-ups, then turns
     assert len(timings["a"].samples) == len(timings["b"].samples) == 2
+
+
+def test_paired_ratio_divides_samples_of_the_same_turn():
+    a = timing_module.Timing((2.0, 20.0, 4.0))
+    b = timing_module.Timing((1.0, 10.0, 4.0))
+    assert timing_module.paired_ratio(a, b) == 2.0  # turns: 2, 2, 1; the ratio of medians would be 1
+    assert a.median / b.median == 1.0

@@ -13,7 +13,7 @@ import optax
 
 from rnnlab.bench.machine import cores, matmul_peak
 from rnnlab.bench.report import RowResult, Target
-from rnnlab.bench.timing import Timing, interleaved, measure
+from rnnlab.bench.timing import Timing, interleaved, measure, paired_ratio
 from rnnlab.config import SETTING, Config, static_part
 from rnnlab.program import BATCH, Program, hyper_args, stream
 
@@ -232,7 +232,7 @@ def run(quick: bool = False) -> RowResult:
                    "fused / Flax": ours.median / flax_cells.median,
                    "autodiff ms/step": autodiff.median * 1e3, "hand / autodiff": ours.median / autodiff.median,
                    "minimal ms/step": least.median * 1e3, "evaluation ms/chunk": evaluation.median * 1e3,
-                   "chunk overhead": ours.median / least.median - 1,
+                   "chunk overhead": paired_ratio(ours, least) - 1,
                    "matmul floor ms/step": floor.median * 1e3, "floor GFLOP/s": flops / floor.median / 1e9,
                    **{f"torch ms/step, {n} thr": t.median * 1e3 if t else None for n, t in by_threads.items()},
                    "torch ms/step": None, "rnnlab/torch": None, "target": TARGET_RATIO[cell],
@@ -284,8 +284,9 @@ def notes(quick: bool, missing_torch: bool, peak_n: int, peak_t: Timing, repeats
            f"rnnlab ms/step: one compiled `train_chunk` of the app's {APP_CHUNK} steps (2 in quick mode) divided "
            "by its steps; it includes drawing each batch on the device, the per-step records and the one "
            "evaluation forward pass at the end of the chunk (`evaluation ms/chunk`, timed on its own). `rnnlab "
-           "first call s` is the first chunk call, compilation included. `chunk overhead` is rnnlab ms/step over "
-           "minimal ms/step, minus 1; the minimal step runs the same number of steps in one `lax.scan`, drawing "
+           "first call s` is the first chunk call, compilation included. `chunk overhead` is the median, over the "
+           "timed turns, of the chunk's time over the minimal step's time in the same turn, minus 1; the minimal "
+           "step runs the same number of steps in one `lax.scan`, drawing "
            "each batch, with Adam after clipping, and nothing else.",
            "PyTorch: 3 steps per timed repeat (2 at T = 1000 or batch · hidden >= 256²; capped for time), "
            "a fresh batch drawn with torch ops each step, timed with torch.set_num_threads(cores) and with "

@@ -30,6 +30,12 @@ class Timing:
         return Timing(tuple(s / n for s in self.samples))
 
 
+def paired_ratio(a: Timing, b: Timing) -> float:
+    """The median of ``a``'s samples over ``b``'s taken in the same turn of :func:`interleaved`: a ratio that a
+    slow drift of the machine's speed, shared by both of a turn's samples, leaves alone."""
+    return statistics.median(x / y for x, y in zip(a.samples, b.samples, strict=True))
+
+
 def measure(fn: Callable[[], object], repeats: int, warmup: int = 1) -> Timing:
     """Call ``fn`` ``warmup`` times, then time ``repeats`` calls; JAX results are waited for inside the timing."""
     for _ in range(warmup):
