@@ -51,32 +51,29 @@ Saved = tuple[jax.Array, ...]
 
 @dataclass(frozen=True)
 class FusedCell:
-    """One cell's fused step: ``step(carry, x_proj, h_proj) -> new carry`` (leaves in the spec's order).
+    """One cell's fused step, ``forward(carry, x_proj, h_proj) -> (new carry, saved)`` (leaves in the spec's
+    order), and its hand-written derivative.
 
-    ``x_proj = x_t @ w_in (+ b_in)`` and ``h_proj = h @ w_h (+ b_h)`` are the two matmuls of the step.
-    ``forward`` is the same step also returning what ``backward`` needs; ``backward(saved, carry, d_new)``
-    returns the gradient reaching the previous carry other than through ``h_proj``, the gradient of ``h_proj``,
-    and the last block of ``x_proj``'s gradient where it differs from ``h_proj``'s (None where the two are
-    equal). Without them, the step is differentiated automatically.
+    ``x_proj = x_t @ w_in (+ b_in)`` and ``h_proj = h @ w_h (+ b_h)`` are the two matmuls of the step; ``saved``
+    is what ``backward`` needs. ``backward(saved, carry, d_new)`` returns the gradient reaching the previous carry
+    other than through ``h_proj``, the gradient of ``h_proj``, and the last block of ``x_proj``'s gradient where
+    it differs from ``h_proj``'s (None where the two are equal). Without it, the step is differentiated
+    automatically.
     """
 
     inputs: tuple[str, ...]  # Flax's Dense names for the input kernels, in the fused order
     hidden: tuple[str, ...]  # and for the carry kernels
-    step: Callable[[Carry, jax.Array, jax.Array], Carry]
-    forward: Callable[[Carry, jax.Array, jax.Array], tuple[Carry, Saved]] | None = None
+    forward: Callable[[Carry, jax.Array, jax.Array], tuple[Carry, Saved]]
     backward: Callable[[Saved, Carry, Carry], tuple[Carry, jax.Array, jax.Array | None]] | None = None
+
+    def step(self, carry: Carry, x_proj: jax.Array, h_proj: jax.Array) -> Carry:
+        """The new carry alone."""
+        return self.forward(carry, x_proj, h_proj)[0]
 
     def weights(self, p: dict) -> FusedWeights:
         """The fused weights from a Flax cell's parameters ``p`` (differentiable: concatenations only)."""
         return FusedWeights(_concat(p, self.inputs, "kernel"), _concat(p, self.inputs, "bias"),
                             _concat(p, self.hidden, "kernel"), _concat(p, self.hidden, "bias"))
-
-
-def _lstm_step(carry: Carry, xp: jax.Array, hp: jax.Array) -> Carry:
-    c, _ = carry
-    i, f, g, o = jnp.split(xp + hp, 4, axis=-1)
-    new_c = jax.nn.sigmoid(f) * c + jax.nn.sigmoid(i) * jnp.tanh(g)
-    return new_c, jax.nn.sigmoid(o) * jnp.tanh(new_c)
 
 
 def _lstm_forward(carry: Carry, xp: jax.Array, hp: jax.Array) -> tuple[Carry, Saved]:
@@ -96,16 +93,6 @@ def _lstm_backward(saved: Saved, carry: Carry, d_new: Carry) -> tuple[Carry, jax
     d_pre = jnp.concatenate([d_c * g * i * (1.0 - i), d_c * c * f * (1.0 - f), d_c * i * (1.0 - g * g),
                              d_h * tanh_c * o * (1.0 - o)], axis=-1)
     return (d_c * f, jnp.zeros_like(h)), d_pre, None
-
-
-def _gru_step(carry: Carry, xp: jax.Array, hp: jax.Array) -> Carry:
-    (h,) = carry
-    xr, xz, xn = jnp.split(xp, 3, axis=-1)
-    hr, hz, hn = jnp.split(hp, 3, axis=-1)
-    r = jax.nn.sigmoid(xr + hr)
-    z = jax.nn.sigmoid(xz + hz)
-    n = jnp.tanh(xn + r * hn)
-    return ((1.0 - z) * n + z * h,)
 
 
 def _gru_forward(carry: Carry, xp: jax.Array, hp: jax.Array) -> tuple[Carry, Saved]:
@@ -128,15 +115,6 @@ def _gru_backward(saved: Saved, carry: Carry, d_new: Carry) -> tuple[Carry, jax.
     return (d_h * z,), jnp.concatenate([d_r, d_z, d_n * r], axis=-1), d_n
 
 
-def _mgu_step(carry: Carry, xp: jax.Array, hp: jax.Array) -> Carry:
-    (h,) = carry
-    xf, xn = jnp.split(xp, 2, axis=-1)
-    hf, hn = jnp.split(hp, 2, axis=-1)
-    f = jax.nn.sigmoid(xf + hf)
-    n = jnp.tanh(xn + f * hn)
-    return ((1.0 - f) * n + f * h,)
-
-
 def _mgu_forward(carry: Carry, xp: jax.Array, hp: jax.Array) -> tuple[Carry, Saved]:
     (h,) = carry
     xf, xn = jnp.split(xp, 2, axis=-1)
@@ -155,10 +133,6 @@ def _mgu_backward(saved: Saved, carry: Carry, d_new: Carry) -> tuple[Carry, jax.
     return (d_h * f,), jnp.concatenate([d_f, d_n * f], axis=-1), d_n
 
 
-def _simple_step(carry: Carry, xp: jax.Array, hp: jax.Array) -> Carry:
-    return (jnp.tanh(xp + hp),)
-
-
 def _simple_forward(carry: Carry, xp: jax.Array, hp: jax.Array) -> tuple[Carry, Saved]:
     h = jnp.tanh(xp + hp)
     return (h,), (h,)
@@ -170,14 +144,14 @@ def _simple_backward(saved: Saved, carry: Carry, d_new: Carry) -> tuple[Carry, j
     return (jnp.zeros_like(carry[0]),), d_pre, None
 
 
-_LSTM = FusedCell(("ii", "if", "ig", "io"), ("hi", "hf", "hg", "ho"), _lstm_step, _lstm_forward, _lstm_backward)
+_LSTM = FusedCell(("ii", "if", "ig", "io"), ("hi", "hf", "hg", "ho"), _lstm_forward, _lstm_backward)
 
 FUSED_CELLS: dict[str, FusedCell] = {
     "lstm": _LSTM,
     "optimized_lstm": _LSTM,
-    "gru": FusedCell(("ir", "iz", "in"), ("hr", "hz", "hn"), _gru_step, _gru_forward, _gru_backward),
-    "mgu": FusedCell(("if", "in"), ("hf", "hn"), _mgu_step, _mgu_forward, _mgu_backward),
-    "simple": FusedCell(("i",), ("h",), _simple_step, _simple_forward, _simple_backward),
+    "gru": FusedCell(("ir", "iz", "in"), ("hr", "hz", "hn"), _gru_forward, _gru_backward),
+    "mgu": FusedCell(("if", "in"), ("hf", "hn"), _mgu_forward, _mgu_backward),
+    "simple": FusedCell(("i",), ("h",), _simple_forward, _simple_backward),
 }
 
 
