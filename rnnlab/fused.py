@@ -66,10 +66,6 @@ class FusedCell:
     forward: Callable[[Carry, jax.Array, jax.Array], tuple[Carry, Saved]]
     backward: Callable[[Saved, Carry, Carry], tuple[Carry, jax.Array, jax.Array | None]] | None = None
 
-    def step(self, carry: Carry, x_proj: jax.Array, h_proj: jax.Array) -> Carry:
-        """The new carry alone."""
-        return self.forward(carry, x_proj, h_proj)[0]
-
     def weights(self, p: dict) -> FusedWeights:
         """The fused weights from a Flax cell's parameters ``p`` (differentiable: concatenations only)."""
         return FusedWeights(_concat(p, self.inputs, "kernel"), _concat(p, self.inputs, "bias"),
@@ -169,6 +165,15 @@ def _rows_product(a: jax.Array, d: jax.Array) -> jax.Array:
     return a.reshape(-1, a.shape[-1]).T @ d.reshape(-1, d.shape[-1])
 
 
+def _advance(cell: FusedCell, w: FusedWeights, carry: Carry, x_t: jax.Array,
+             e_t: jax.Array | None) -> tuple[Carry, Saved]:
+    """One step from ``carry`` on input ``x_t`` (h is the carry's last leaf), plus ``e_t`` on every leaf."""
+    new, saved = cell.forward(carry, _project(w.w_in, w.b_in, x_t), _project(w.w_h, w.b_h, carry[-1]))
+    if e_t is not None:
+        new = tuple(leaf + e for leaf, e in zip(new, jnp.split(e_t, len(new), axis=-1)))
+    return new, saved
+
+
 def _plain_scan(name: str, unroll: int, keep_last: bool, w: FusedWeights, carry0: Carry, xs: jax.Array,
                 eps: jax.Array | None, steps: jax.Array) -> tuple[Carry, jax.Array]:
     """Time-major scan of cell ``name``: (carry after ``steps`` (the last step unless ``keep_last``), h at every
@@ -176,19 +181,13 @@ def _plain_scan(name: str, unroll: int, keep_last: bool, w: FusedWeights, carry0
     cell = FUSED_CELLS[name]
     h_index = len(carry0) - 1  # h is the last leaf of every fused cell's carry
 
-    def advance(carry: Carry, x_t: jax.Array, e_t: jax.Array | None) -> Carry:
-        new = cell.step(carry, _project(w.w_in, w.b_in, x_t), _project(w.w_h, w.b_h, carry[h_index]))
-        if e_t is None:
-            return new
-        return tuple(leaf + e for leaf, e in zip(new, jnp.split(e_t, len(new), axis=-1)))
-
     def body(carry, inputs):
-        new = advance(carry, *inputs)
+        new, _ = _advance(cell, w, carry, *inputs)
         return new, new[h_index]
 
     def body_keeping_last(state, inputs):  # also keeps the carry after step ``steps``
         carry, final, t = state
-        new = advance(carry, *inputs)
+        new, _ = _advance(cell, w, carry, *inputs)
         final = tuple(jnp.where(t == steps - 1, n, f) for n, f in zip(new, final))
         return (new, final, t + 1), new[h_index]
 
@@ -217,10 +216,7 @@ def _hand_forward(name: str, unroll: int, keep_last: bool, w: FusedWeights, carr
     h_index = len(carry0) - 1
 
     def body(carry, inputs):
-        x_t, e_t = inputs
-        new, saved = cell.forward(carry, _project(w.w_in, w.b_in, x_t), _project(w.w_h, w.b_h, carry[h_index]))
-        if e_t is not None:
-            new = tuple(leaf + e for leaf, e in zip(new, jnp.split(e_t, len(new), axis=-1)))
+        new, saved = _advance(cell, w, carry, *inputs)
         return new, (new, saved)
 
     _, (carries, saved) = jax.lax.scan(body, tuple(carry0), (xs, eps), unroll=unroll)

@@ -252,8 +252,7 @@ def run(quick: bool = False) -> RowResult:
 
 COLUMNS_BEFORE_TORCH = ["cell", "batch", "T", "hidden", "Flax cells ms/step", "rnnlab ms/step", "fused / Flax",
                         "autodiff ms/step", "hand / autodiff", "minimal ms/step", "evaluation ms/chunk",
-                        "chunk overhead",
-                        "matmul floor ms/step"]
+                        "chunk overhead", "matmul floor ms/step"]
 COLUMNS_AFTER_TORCH = ["torch ms/step", "rnnlab/torch", "target", "floor/torch", "rnnlab GFLOP/s", "share of peak",
                        "floor GFLOP/s", "torch GFLOP/s", "rnnlab first call s"]
 METHOD = ("Training-step time on the adding problem for GRU, LSTM and simple cells over (batch, T, hidden). "
@@ -286,8 +285,8 @@ def notes(quick: bool, missing_torch: bool, peak_n: int, peak_t: Timing, repeats
            "evaluation forward pass at the end of the chunk (`evaluation ms/chunk`, timed on its own). `rnnlab "
            "first call s` is the first chunk call, compilation included. `chunk overhead` is the median, over the "
            "timed turns, of the chunk's time over the minimal step's time in the same turn, minus 1; the minimal "
-           "step runs the same number of steps in one `lax.scan`, drawing "
-           "each batch, with Adam after clipping, and nothing else.",
+           "step runs the same number of steps in one `lax.scan`, drawing each batch, with Adam after clipping, "
+           "and nothing else.",
            "PyTorch: 3 steps per timed repeat (2 at T = 1000 or batch · hidden >= 256²; capped for time), "
            "a fresh batch drawn with torch ops each step, timed with torch.set_num_threads(cores) and with "
            "1 thread; `torch ms/step` and the ratio use the faster of the two (PyTorch's OpenMP threads "
