@@ -317,6 +317,17 @@ def notes(quick: bool, missing_torch: bool, peak_n: int, peak_t: Timing, repeats
            "(at B=64, T=100, H=128: 28.6, 29.4, 47.8, 103 ms for unroll 1, 2, 4, 8). XLA's CPU flags "
            "`--xla_cpu_use_xnnpack`, `--xla_cpu_use_onednn` and `--xla_cpu_multi_thread_eigen=false` left the "
            "matmuls inside the scan no faster (89-98 GFLOP/s for (64, 256) @ (256, 256) against 95 by default).",
+           "Tried and not kept: splitting the batch over the two cores. XLA:CPU's matmul inside a scanned step "
+           "gains little from the second core (a scan of 100 (64, 256) @ (256, 768) matmuls: 24.7 ms pinned to "
+           "one core, 19.7-28.4 ms with both). Giving JAX one CPU device per core "
+           "(`--xla_force_host_platform_device_count=2`) and running the fused scan under `shard_map` over the "
+           "batch made the app's chunk faster (5 interleaved repeats, ms/step, one device against split: simple "
+           "(64, 100, 256) 31.6 against 18.4, GRU (64, 100, 256) 80.6 against 58.3, LSTM (64, 100, 64) 13.3 "
+           "against 9.8), enough for every ratio target at those points. But the split program sums the "
+           "weights' gradients and the loss across the devices with XLA:CPU's in-process all-reduce, and that "
+           "hung and then ended the whole process (`Termination timeout for all reduce ... Exiting`): in 3 of 6 "
+           "fresh processes running the vmapped init and evaluation of one split program, and once in a test "
+           "run. One server process holds a whole class's runs, so the app keeps one device.",
            "Why the small sizes stay far below the peak: at H = 64 a time step's matmuls are a few MFLOP, "
            "microseconds at the peak, so the fixed cost of each scanned step (the loop and its element-wise "
            "kernels) dominates; `matmul floor` at H = 64 is itself far below the peak. The share of peak is judged "
