@@ -21,6 +21,7 @@ import pytest
 from rnnlab.config import Config
 from rnnlab.train import Run
 from tests.e2e.conftest import _new_tab
+from tests.e2e.proxy import forwarding_proxy
 from tests.e2e.test_browser import (
     FIRST_CHART_TIMEOUT_MS,
     HELPERS,
@@ -347,18 +348,18 @@ def test_a_closed_tab_ends_a_long_compile_and_the_server_idles(browser, artifact
 
 @pytest.mark.e2e
 def test_one_machine_with_five_long_runs_leaves_a_slot_for_the_next(browser, artifacts, monkeypatch) -> None:
-    """Two slots; behind a proxy (RNNLAB_CLIENT_HEADER) one machine opens five tabs of long runs. It runs one at a
-    time (its share) and its other tabs say why they wait; a second machine's default run starts at once."""
+    """Two slots; behind a proxy (RNNLAB_CLIENT_HEADER; tests.e2e.proxy writes the header) one machine opens five
+    tabs of long runs. It runs one at a time (its share) and its other tabs say why they wait; a second
+    machine's default run starts at once."""
     from tests.e2e.conftest import streamlit_server
 
     monkeypatch.setenv("RNNLAB_MAX_TRAININGS", "2")
     monkeypatch.setenv("RNNLAB_MAX_JOB_MINUTES", "600")  # the runs here are long on purpose
     monkeypatch.setenv("RNNLAB_CLIENT_HEADER", "X-Forwarded-For")
-    with streamlit_server(artifacts / "streamlit-server-share.log") as base:
-        greedy = browser.new_context(viewport={"width": 1400, "height": 3000}, base_url=base,
-                                     extra_http_headers={"X-Forwarded-For": "10.0.0.1"})
-        other = browser.new_context(viewport={"width": 1400, "height": 3000}, base_url=base,
-                                    extra_http_headers={"X-Forwarded-For": "10.0.0.2"})
+    with (streamlit_server(artifacts / "streamlit-server-share.log") as base,
+          forwarding_proxy(base, "10.0.0.1") as first_machine, forwarding_proxy(base, "10.0.0.2") as second_machine):
+        greedy = browser.new_context(viewport={"width": 1400, "height": 3000}, base_url=first_machine)
+        other = browser.new_context(viewport={"width": 1400, "height": 3000}, base_url=second_machine)
         try:
             tabs = []
             for seed in range(5):  # five distinct long runs
