@@ -49,6 +49,15 @@ def loss_points(page) -> int:
     return page.evaluate(f"() => window.__rnnlab.points({json.dumps(LOSS_TITLE)}, 'training loss')")
 
 
+def loss_points_drawn(page, expected: int, timeout_s: float = 30) -> int:
+    """The loss chart's points once it shows ``expected`` of them (or the timeout passes): a page that looks idle
+    may still be between a rerun and drawing its chart."""
+    deadline = time.monotonic() + timeout_s
+    while (points := loss_points(page)) != expected and time.monotonic() < deadline:
+        page.wait_for_timeout(250)
+    return points
+
+
 def last_step_drawn(page) -> int:
     """The last training step on the loss chart (long runs are thinned, the last step always kept)."""
     xs = page.evaluate("(t) => window.__rnnlab.trace(window.__rnnlab.figures(t)[0], 'training loss').x",
@@ -285,7 +294,7 @@ def test_a_kept_run_survives_kill_9_of_the_server(browser, artifacts, monkeypatc
             page.get_by_text(BACK).wait_for(timeout=FIRST_CHART_TIMEOUT_MS)  # a new server compiles the run first
             wait_idle(page)
             assert BACK.search(page.get_by_text(BACK).inner_text()).group(1) == "40"
-            assert loss_points(page) == 40 and page.get_by_text("Finished 40 steps.").count() == 1
+            assert loss_points_drawn(page, 40) == 40 and page.get_by_text("Finished 40 steps.").count() == 1
             check_page(page, console, "Explore after the server was killed and restarted")
         finally:
             context.close()
