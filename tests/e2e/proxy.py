@@ -75,23 +75,20 @@ def forwarding_proxy(base: str, address: str) -> Iterator[str]:
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
     listener.listen(64)
-    stop = threading.Event()
 
     def serve() -> None:
-        while not stop.is_set():
+        while True:
             try:
                 client, _ = listener.accept()
-            except OSError:
+            except OSError:  # the listener is closed
                 return
             upstream = socket.create_connection((target.hostname, target.port))
             threading.Thread(target=_pipe, args=(upstream, client), daemon=True).start()
             threading.Thread(target=_forward_requests, args=(client, upstream, address.encode()),
                              daemon=True).start()
 
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
+    threading.Thread(target=serve, daemon=True).start()
     try:
         yield f"http://127.0.0.1:{listener.getsockname()[1]}"
     finally:
-        stop.set()
         listener.close()
