@@ -15,6 +15,7 @@ from rnnlab.text import escape_markdown
 from rnnlab.train import PART_SECONDS
 from ui.charts import chart
 from ui.controls import config_controls, explain
+from ui.progress import settle
 from ui.queue import training_slot
 from ui.session import kept, shared_state, show_url_notes, write_url
 from ui.slots import LazyContainer
@@ -28,7 +29,7 @@ ss.setdefault("cmp_error", None)
 # the interrupted one finishes its compiled call (about a second) and leaves what it trained here.
 stopped_sweeps = ss.setdefault("cmp_stopped", {})
 if "finished" in stopped_sweeps:
-    stopped_sweeps["finished"].wait(timeout=5 * PART_SECONDS)
+    settle(stopped_sweeps["finished"].wait)
 if "result" in stopped_sweeps:
     ss.cmp_result, ss.cmp_error = stopped_sweeps.pop("result"), None
 CHOSEN = ("carry_mode", "carry_init", "cell")  # picked from a list; lr and seed are typed

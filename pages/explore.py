@@ -22,7 +22,7 @@ from ui.compiling import compile_first, compiles_in_worker
 from ui.controls import config_controls, explain
 from ui.example_view import draw_example
 from ui.marks import marked_chart
-from ui.progress import progress_bar
+from ui.progress import progress_bar, settle
 from ui.queue import lead_slot, shared_result, training_slot
 from ui.session import keep_run, share_link, shared_state, show_url_notes, write_url
 from ui.share import share_dialog
@@ -135,7 +135,7 @@ def cost(what: str) -> estimate.Estimate:
 
 
 if ss.run is not None:
-    ss.run.settle(5 * PART_SECONDS)  # after a click, the interrupted script run finishes its call (about a second)
+    settle(ss.run.settle)  # after a click or a reload, the interrupted script run finishes its call first
 # Buttons only record what was asked; it is done here, with this run's settings.
 action = ss.pop("action", None)
 if ss.pop("autorun_pending", False) and not errors:

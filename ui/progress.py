@@ -8,8 +8,11 @@ from collections.abc import Callable
 import streamlit as st
 
 from rnnlab.estimate import format_seconds
+from rnnlab.train import PART_SECONDS
 
 SHOW_LEFT_AFTER = 0.05  # the time left is guessed once this fraction is done
+SETTLE_QUIET_S = 5 * PART_SECONDS  # a part of training takes about PART_SECONDS
+SETTLE_LONGEST_S = 120.0  # a first call compiles first, which cannot be cut short
 
 
 def progress_bar(what: str, placeholder=None) -> Callable[[float], None]:
@@ -31,3 +34,14 @@ def progress_bar(what: str, placeholder=None) -> Callable[[float], None]:
         slot.progress(fraction, text=text)
 
     return update
+
+
+def settle(wait: Callable[[float], bool]) -> bool:
+    """Wait for work that an interrupted script run (a click, a reload) left in progress, so that the page draws
+    what it ended with. ``wait(seconds)`` returns True once that work is done. It waits quietly for a few seconds,
+    then says why it is still waiting, up to :data:`SETTLE_LONGEST_S`; True once the work is done."""
+    if wait(SETTLE_QUIET_S):
+        return True
+    st.toast("Finishing the computation still in progress: a first call compiles before it runs, which cannot be "
+             "cut short. The page shows what it trained when it ends.", icon=":material/hourglass_top:")
+    return wait(SETTLE_LONGEST_S)
