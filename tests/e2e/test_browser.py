@@ -301,7 +301,13 @@ def test_stop_acts_inside_a_long_chunk_and_no_stale_text_shows_during_work(page)
     main.get_by_role("button", name="Stop").click(timeout=FIRST_CHART_TIMEOUT_MS)
     wait_idle(page)
     stopped = main.get_by_text(re.compile(r"^Stopped (at step [1-9]\d*|with \d+ to [1-9]\d* steps trained .*) of 400"))
-    stopped.first.wait_for(timeout=30_000)  # drawn by the rerun the Stop starts, which may begin after an idle moment
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:  # drawn by the rerun the Stop starts, which may begin after an idle moment
+        stopped.first.wait_for(timeout=30_000)
+    except PlaywrightTimeout as timeout:
+        shown = main.inner_text()[:2000]
+        raise AssertionError(f"no 'Stopped ...' message 30 s after Stop; the page shows: {shown}") from timeout
     wait_idle(page)
     assert stopped.count() == 1
     assert page.evaluate("(t) => window.__rnnlab.figures(t).length", COMPARE_TITLE) == 1  # drawn up to Stop

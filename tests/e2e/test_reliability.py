@@ -65,6 +65,14 @@ def last_step_drawn(page) -> int:
     return int(max(xs))
 
 
+def last_step_drawn_once(page, expected: int, timeout_s: float = 30) -> int:
+    """The loss chart's last step once it is ``expected`` (or the timeout passes): see :func:`loss_points_drawn`."""
+    deadline = time.monotonic() + timeout_s
+    while (step := last_step_drawn(page)) != expected and time.monotonic() < deadline:
+        page.wait_for_timeout(250)
+    return step
+
+
 def training_loss(page) -> list[float]:
     return page.evaluate("(t) => window.__rnnlab.trace(window.__rnnlab.figures(t)[0], 'training loss').y",
                          LOSS_TITLE)
@@ -129,7 +137,7 @@ def test_reload_mid_training_keeps_the_finished_chunks(browser, server) -> None:
         wait_idle(page)
         back = int(BACK.search(page.get_by_text(BACK).inner_text()).group(1))
         assert back >= 30  # every step finished before the reload
-        assert shown_step(page) == back and last_step_drawn(page) == back
+        assert shown_step(page) == back and last_step_drawn_once(page, back) == back
         page.wait_for_timeout(1000)
         assert shown_step(page) == back  # nothing trains until asked
         press(page, "Train")
