@@ -17,6 +17,7 @@ import numpy as np
 
 from rnnlab import estimate
 from rnnlab.config import Config
+from rnnlab.gates import GateSpec
 from rnnlab.norms import scaled_norm
 from rnnlab.program import EVAL_CARRY, Program, stream
 from rnnlab.tasks import SequenceView
@@ -118,3 +119,27 @@ def look(program: Program, params: dict, root: jax.Array, scale, index: int, ste
                 dict(zip(leaves, map(np.asarray, out["carry_norms"]))),
                 grads,
                 {name: np.asarray(a) for name, a in out["gates"].items()}, float(out["loss"]))
+
+
+def _reached(leaf: str, value: float) -> str:
+    if not np.isfinite(value):
+        return f"dL/d{leaf}_0 is not a number"
+    if value == 0:
+        return f"dL/d{leaf}_0 = 0 (below float32)"
+    return f"||dL/d{leaf}_0|| = {value:.3g}"
+
+
+def summary(now: Look, untrained: Look, index: int) -> str:
+    """What example ``index`` shows, in numbers (Markdown): its loss now and untrained, and how much gradient
+    reaches each leaf of the initial carry."""
+    reached = ", ".join(_reached(leaf, float(values[0])) for leaf, values in now.grad_norms.items())
+    return (f"**Example {index + 1}:** its loss is {now.loss:.3g} at step {now.step} "
+            f"({untrained.loss:.3g} untrained). What reaches the initial carry: {reached}.")
+
+
+def keeper_summary(now: Look, gates: GateSpec) -> str:
+    """The keeper gate's mean over the example, the share of its values above 0.9, and what it keeps."""
+    values = now.gates[gates.keeper]
+    held = float(np.mean(values > 0.9))
+    return (f"The {gates.names[gates.keeper]} averages {float(values.mean()):.2f} over this example; "
+            f"{held:.0%} of its values are above 0.9. {gates.keeps}.")

@@ -207,3 +207,24 @@ def test_a_long_sequence_draws_every_kth_cell_and_labels_the_zeros():
     zeros = next(t for t in figure.data if t.name == example_plots.ZERO_LABEL)
     np.testing.assert_array_equal(zeros.x, [0, 1, 2])
     assert [f.name for f in figure.frames] == ["0", "10"]
+
+
+def test_summary_states_the_examples_numbers_and_labels_zero_and_nan_for_what_they_are():
+    program, params, root, scale = setup("lstm", "adding")
+    now = example.look(program, params, root, scale, 2, step=7)
+    text = example.summary(now, now, 2)
+    assert text.startswith(f"**Example 3:** its loss is {now.loss:.3g} at step 7 ({now.loss:.3g} untrained).")
+    for leaf in ("c", "h"):
+        assert f"||dL/d{leaf}_0|| = {now.grad_norms[leaf][0]:.3g}" in text
+    zero = replace(now, grad_norms={"c": np.array([0.0, 1.0]), "h": np.array([np.nan, 1.0])})
+    text = example.summary(zero, now, 0)
+    assert "dL/dc_0 = 0 (below float32)" in text and "dL/dh_0 is not a number" in text
+
+
+def test_keeper_summary_is_the_keeper_gates_mean_and_share_above_0_9():
+    program, params, root, scale = setup("gru", "adding")
+    now = example.look(program, params, root, scale, 0)
+    z = now.gates["z"]
+    text = example.keeper_summary(now, program.spec.gates)
+    assert f"The update gate z averages {z.mean():.2f} over this example; " in text
+    assert f"{(z > 0.9).sum() / z.size:.0%} of its values are above 0.9." in text

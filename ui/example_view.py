@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 
-import numpy as np
 import streamlit as st
 
 from rnnlab import example, example_plots
@@ -76,10 +75,10 @@ def draw_example(run: Run, gate: Callable[[], AbstractContextManager]) -> None:
     gates = run.program.spec.gates
     offset = 1.0 if log_time else 0.0
     selectable_chart(st, example_plots.unrolled_figure(looks, mark, log_time, gates), "unrolled", offset)
-    st.markdown(describe(now, untrained, ss.example_index))
+    st.markdown(example.summary(now, untrained, ss.example_index))
     if gates is not None and now.gates:
         chart(st, example_plots.keeper_heatmap(now, gates, mark, log_time), key="keeper")
-        st.markdown(describe_keeper(now, gates))
+        st.markdown(example.keeper_summary(now, gates))
     explain("One sequence of the task, drawn as the model reads it, one cell per time step from the initial "
             "carry h_0 (t = 0) on the left. The panels share their time axis: hover one and the same step is "
             "marked in all. **Prediction**: the model's answer at every step, untrained (dotted) and now "
@@ -88,19 +87,3 @@ def draw_example(run: Run, gate: Callable[[], AbstractContextManager]) -> None:
             "step t, i.e. the gradient flowing back towards h_0. Play replays the snapshots kept during training "
             "(they are not trained again); the slider picks one.")
 
-
-def describe(now: Look, untrained: Look, index: int) -> str:
-    """What the example shows, in numbers: its loss then and now, and how much gradient reaches h_0."""
-    reach = {leaf: values[0] for leaf, values in now.grad_norms.items()}
-    reached = ", ".join(f"||dL/d{leaf}_0|| = {value:.3g}" if value > 0 else f"dL/d{leaf}_0 = 0 (below float32)"
-                        for leaf, value in reach.items())
-    return (f"**Example {index + 1}:** its loss is {now.loss:.3g} at step {now.step} "
-            f"({untrained.loss:.3g} untrained). What reaches the initial carry: {reached}.")
-
-
-def describe_keeper(now: Look, gates) -> str:
-    """The keeper gate's mean over the example, and the share of its values above 0.9."""
-    values = now.gates[gates.keeper]
-    held = float(np.mean(values > 0.9))
-    return (f"The {gates.names[gates.keeper]} averages {float(values.mean()):.2f} over this example; "
-            f"{held:.0%} of its values are above 0.9. {gates.keeps}.")
