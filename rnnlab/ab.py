@@ -8,12 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 import plotly.graph_objects as go
 
 from rnnlab import analysis
 from rnnlab.config import SETTING, SETTINGS, Config
-from rnnlab.plots import COLORS, NUMBER_AXIS, style_figure
+from rnnlab.plots import COLORS, NUMBER_AXIS, log_floor, style_figure
 
 LOSS_TITLE = "A/B: evaluation loss"
 MOVED_TITLE = "A/B: how far the initial carry moved"
@@ -104,9 +103,7 @@ def moved_figure(a_history, b_history, a_label: str, b_label: str) -> go.Figure:
     """How far each run's initial carry moved from its start, per leaf, on one log axis (zeros marked)."""
     fig = go.Figure()
     tables = {"A": analysis.carry_distance_df(a_history), "B": analysis.carry_distance_df(b_history)}
-    positive = pd.concat([t["distance"] for t in tables.values()])
-    positive = positive[positive > 0]
-    floor = 10 ** (np.floor(np.log10(positive.min())) - 1) if len(positive) else 1e-45
+    floor = log_floor(*(t["distance"] for t in tables.values()))
     for (name, table), color, label in zip(tables.items(), (COLORS[0], COLORS[1]), (a_label, b_label)):
         for leaf, group in table.groupby("leaf", sort=False):
             shown = group["distance"].where(group["distance"] > 0, floor)

@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 
 from rnnlab.example import Look
 from rnnlab.gates import GateSpec
-from rnnlab.plots import COLORS, LEAF_NAMES, NUMBER_AXIS, ZERO_HOVER, ZERO_LABEL, mark_step
+from rnnlab.plots import COLORS, LEAF_NAMES, NUMBER_AXIS, ZERO_HOVER, ZERO_LABEL, log_floor, mark_step
 
 TITLE = "The example, unrolled in time"
 FRAME_MS = 900  # one snapshot per 0.9 s while playing: slow enough to follow
@@ -55,9 +55,7 @@ def _domains(rows: list[str]) -> dict[str, tuple[float, float]]:
 
 def grad_floor(looks: list[Look]) -> float:
     """Where exact zeros sit on the gradient's log axis: a decade below the smallest positive norm shown."""
-    values = np.concatenate([v for look in looks for v in look.grad_norms.values()])
-    positive = values[np.isfinite(values) & (values > 0)]
-    return 10 ** (math.floor(math.log10(positive.min())) - 1) if positive.size else 1e-45
+    return log_floor(*(v for look in looks for v in look.grad_norms.values()))
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -88,10 +89,12 @@ ZERO_HOVER = ("exactly 0 in float32: every element of this gradient underflowed 
               "(it is smaller than 1.4e-45), drawn at the bottom of the log axis")
 
 
-def log_floor(*columns: pd.Series) -> float:
-    """Where exact zeros sit on a log axis: a decade below the smallest positive value shown (1e-45 if none)."""
-    positive = [float(c[c > 0].min()) for c in columns if len(c) and (c > 0).any()]
-    return 10 ** (math.floor(math.log10(min(positive))) - 1) if positive else 1e-45
+def log_floor(*columns: pd.Series | np.ndarray) -> float:
+    """Where exact zeros sit on a log axis: a decade below the smallest positive value shown (1e-45 if none;
+    NaN and infinities are not shown, so they do not count)."""
+    values = np.concatenate([np.ravel(np.asarray(c, float)) for c in columns]) if columns else np.zeros(0)
+    positive = values[np.isfinite(values) & (values > 0)]
+    return 10 ** (math.floor(math.log10(positive.min())) - 1) if positive.size else 1e-45
 
 
 def add_zeros(fig: go.Figure, x, y: pd.Series, floor: float, color: str | None = None,

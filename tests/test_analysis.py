@@ -124,3 +124,10 @@ def test_a_log_axis_within_two_decades_labels_several_plain_ticks(values, expect
     assert list(fig.layout.yaxis.ticktext) == expected
     wide = plots.loss_figure(steps.assign(loss=[1e-4] + values[1:]), evals, values[0], "baseline")
     assert wide.layout.yaxis.ticktext is None  # wider ranges keep Plotly's powers of ten
+
+
+def test_log_floor_is_a_decade_below_the_smallest_positive_value_of_every_column():
+    columns = pd.Series([0.0, 3e-7, 0.2]), np.array([[5e-5, np.nan], [np.inf, 0.0]])
+    assert plots.log_floor(*columns) == pytest.approx(1e-8)
+    assert plots.log_floor(pd.Series([0.0, np.nan]), np.zeros(3)) == 1e-45  # nothing positive to sit below
+    assert plots.log_floor() == 1e-45
