@@ -10,6 +10,7 @@ import streamlit as st
 from rnnlab import estimate, plots, sweep
 from rnnlab.cells import CARRY_INITS, CELLS
 from rnnlab.model import CARRY_MODES
+from rnnlab.norms import ZERO_CAUSES
 from rnnlab.sweep import FIELDS, SweepError
 from rnnlab.text import escape_markdown
 from rnnlab.train import PART_SECONDS
@@ -220,8 +221,8 @@ def draw_results() -> None:
                                               "||dL/dh_0|| (log scale)"), key="cmp_h0")
     zero = summary[summary["h0_grad_norm"] == 0]
     if len(zero):
-        right.caption("Exactly 0 in float32, so not drawn on the log scale (the gradient underflowed on its way "
-                      "back to the initial carry): " + ", ".join(f"{row.label} (seed {row.seed})"
+        right.caption(f"Exactly 0 in float32, so not drawn on the log scale (on its way back to the initial carry, "
+                      f"{ZERO_CAUSES}): " + ", ".join(f"{row.label} (seed {row.seed})"
                                                                    for row in zero.itertuples()) + ".")
     explain("Left: the loss on each run's fixed evaluation batch after the last step (bar: mean over seeds; "
             "whisker: lowest to highest seed; dots: each seed), against the memoryless baseline. Right: "

@@ -8,6 +8,7 @@ import streamlit as st
 
 from rnnlab import plots, probes
 from rnnlab.cells import CELLS
+from rnnlab.norms import ZERO_CAUSES
 from rnnlab.text import error_text, escape_markdown
 from rnnlab.train import PART_SECONDS, ConfigError, Run
 from rnnlab.urlstate import parse_cells, parse_lengths
@@ -78,13 +79,13 @@ grads = ss.grad_time
 marked_chart(st, plots.grad_through_time_figure(grads), "grad_time_chart", 0, int(grads["t"].max()))
 last_t = grads["t"].max()
 final_c = (grads["leaf"] == "c") & (grads["t"] == last_t)
-underflow = int(((grads["grad_norm"] == 0) & ~final_c).sum())
+zeros = int(((grads["grad_norm"] == 0) & ~final_c).sum())
 if final_c.any():
     st.caption(f"The gradient with respect to the final cell state c at t = {last_t} is exactly 0: nothing reads "
                "it after the last step, so that point is missing from the log scale.")
-if underflow:
-    st.caption(f"{underflow} values are exactly 0 (the gradient fell below float32's smallest number) and cannot "
-               "appear on a log scale.")
+if zeros:
+    st.caption(f"{zeros} values are exactly 0 in float32 and cannot appear on a log scale: on its way back, "
+               f"{ZERO_CAUSES}.")
 with st.expander("What am I looking at?"):
     st.markdown(
         "For every time step t, the norm (over the batch and units) of the gradient of the loss with respect to "

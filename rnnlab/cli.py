@@ -14,6 +14,7 @@ from pathlib import Path
 
 from rnnlab.cells import CELLS
 from rnnlab.config import CHOICES, HELP, Config
+from rnnlab.norms import ZERO_CAUSES
 from rnnlab.probes import (
     DEFAULT_SWEEP_CELLS,
     DEFAULT_SWEEP_LENGTHS,
@@ -118,7 +119,7 @@ def run_grad(args: argparse.Namespace) -> int:
     print(f"||dL/dh_0|| on the {config.task} task (untrained weights, seed {config.seed}):")
     print(table.map(format_gradient).to_string())
     if (table == 0).any().any():
-        print(f"({ZERO_GRADIENT}: every element of the float32 gradient is 0; it underflowed on its way back)")
+        print(f"({ZERO_GRADIENT}: on its way back, {ZERO_CAUSES})")
     print()
     for row in fit_decay(sweep).itertuples():
         print(f"{row.cell:>16}: {describe_fit(row.rate_per_step, row.halving_steps)}")

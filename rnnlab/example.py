@@ -125,7 +125,7 @@ def _reached(leaf: str, value: float) -> str:
     if not np.isfinite(value):
         return f"dL/d{leaf}_0 is not a number"
     if value == 0:
-        return f"dL/d{leaf}_0 = 0 (below float32)"
+        return f"dL/d{leaf}_0 = 0 in float32"
     return f"||dL/d{leaf}_0|| = {value:.3g}"
 
 

@@ -73,7 +73,7 @@ def _cells_trace(look: Look, x: np.ndarray, axis: dict[str, str], floor: float, 
     picked = np.arange(0, len(x), every)
     grads = look.grad_norms["h"][picked]
     shown = np.where(grads > 0, grads, floor)
-    text = [f"h_{t}: ||dL/dh_t|| = {g:.3g}" if g > 0 else f"h_{t}: ||dL/dh_t|| = 0 (below float32)"
+    text = [f"h_{t}: ||dL/dh_t|| = {g:.3g}" if g > 0 else f"h_{t}: ||dL/dh_t|| = 0 in float32"
             for t, g in zip(picked, grads)]
     size = float(np.clip(700 / len(picked), 3, 16))
     bar = dict(title=dict(text="log10<br>||dL/dh_t||", side="right", font=dict(size=10)), thickness=10,

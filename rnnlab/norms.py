@@ -3,8 +3,10 @@
 ``sqrt(sum(g ** 2))`` in float32 loses every element below about 1e-19 (its square is below the smallest
 float32, 1e-38 for normal numbers) and overflows above about 1e19, so the norm of a small but non-zero
 gradient comes out as 0. Dividing by the largest magnitude first keeps every element that float32 holds:
-the norm is exact to rounding from the largest float32 down to its smallest subnormal (about 1.4e-45). A
-norm of exactly 0 then means every element is 0 in float32: the gradient itself underflowed.
+the norm is exact to rounding for every element float32 holds. A norm of exactly 0 then means every element
+is 0 in float32. On its way back a gradient becomes 0 in two ways: it falls below float32's smallest normal
+number (about 1.2e-38; XLA flushes smaller results to 0 rather than keep them as subnormals), or it passes
+through units so saturated that their derivative is 0 in float32 (a tanh that rounds to 1).
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from collections.abc import Sequence
 import jax
 import jax.numpy as jnp
 
-ZERO_NORM = "0: below float32"  # how an exact 0 is shown: every element of the float32 gradient underflowed
+ZERO_NORM = "0 in float32"  # how an exact 0 is shown
+ZERO_CAUSES = ("every element of the gradient fell below float32's smallest normal number (about 1.2e-38; smaller "
+               "results are flushed to 0) or passed through units so saturated that their derivative is 0 in float32")
 
 
 def scaled_norm(x: jax.Array, axis: int | Sequence[int] | None = None) -> jax.Array:

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from rnnlab.norms import ZERO_NORM
+from rnnlab.norms import ZERO_CAUSES, ZERO_NORM
 
 LEAF_NAMES = {"c": "cell state c", "h": "hidden state h"}
 LEAF_DASH = {"c": "dot", "h": "solid"}
@@ -85,8 +85,8 @@ def narrow_log_ticks(fig: go.Figure) -> list[float] | None:
 
 
 ZERO_LABEL = ZERO_NORM
-ZERO_HOVER = ("exactly 0 in float32: every element of this gradient underflowed on its way back "
-              "(it is smaller than 1.4e-45), drawn at the bottom of the log axis")
+ZERO_HOVER = (f"exactly 0 in float32: on its way back, {ZERO_CAUSES}; drawn at the bottom of the "
+              "log axis")
 
 
 def log_floor(*columns: pd.Series | np.ndarray) -> float:
@@ -199,10 +199,10 @@ def grad_through_time_figure(grads: pd.DataFrame) -> go.Figure:
         fig.add_trace(go.Scatter(x=group["t"], y=values, mode="lines",
                                  name=f"after {step} training steps, {leaf}",
                                  line=dict(dash=LEAF_DASH.get(leaf, "solid"))))
-        # the final cell state c is read by nothing, so its 0 is not an underflow: the page says so instead
-        underflow = group["grad_norm"].where((leaf != "c") | (group["t"] != grads["t"].max()), 1.0)
-        if (underflow == 0).any():
-            add_zeros(fig, group["t"], underflow, floor, showlegend=first_zero)
+        # the final cell state c is read by nothing, so its 0 has another cause: the page says so instead
+        zeros = group["grad_norm"].where((leaf != "c") | (group["t"] != grads["t"].max()), 1.0)
+        if (zeros == 0).any():
+            add_zeros(fig, group["t"], zeros, floor, showlegend=first_zero)
             first_zero = False
     return style_figure(fig, "Gradient of the loss with respect to the carry at each time step",
                    CARRY_AXIS, "||dL/dh_t|| (log scale)", log_y=True)
@@ -210,7 +210,7 @@ def grad_through_time_figure(grads: pd.DataFrame) -> go.Figure:
 
 def decay_figure(sweep: pd.DataFrame, fits: pd.DataFrame, labels: dict[str, str] | None = None) -> go.Figure:
     """||dL/dh_0|| against sequence length T, one line per cell (named by ``labels``), with its halving length.
-    Exact zeros (the gradient underflowed) are marked at the bottom of the axis, not dropped."""
+    Exact zeros (0 in float32) are marked at the bottom of the axis, not dropped."""
     fig = go.Figure()
     halving = dict(zip(fits["cell"], fits["halving_steps"])) if len(fits) else {}
     floor = log_floor(sweep["h0_grad_norm"])

@@ -266,7 +266,7 @@ def fit_decay(sweep: pd.DataFrame) -> pd.DataFrame:
 def describe_halving(halving: float) -> str:
     """'the gradient halves every 12.3 steps' (or that it does not decay, or could not be fitted)."""
     if math.isnan(halving):
-        return "no decay fitted: fewer than two lengths have a non-zero gradient (the others underflowed to 0)"
+        return "no decay fitted: fewer than two lengths have a non-zero gradient (the others are 0 in float32)"
     if math.isinf(halving):
         return "the gradient does not decay with T"
     return f"the gradient halves every {halving:.3g} steps"

@@ -203,7 +203,7 @@ def test_a_long_sequence_draws_every_kth_cell_and_labels_the_zeros():
     every = -(-9001 // example_plots.MAX_CELLS)
     assert len(cells.x) <= example_plots.MAX_CELLS and cells.name.endswith(f"every {every}th")
     np.testing.assert_array_equal(cells.x, np.arange(0, 9001, every))
-    assert cells.hovertext[0] == "h_0: ||dL/dh_t|| = 0 (below float32)"
+    assert cells.hovertext[0] == "h_0: ||dL/dh_t|| = 0 in float32"
     zeros = next(t for t in figure.data if t.name == example_plots.ZERO_LABEL)
     np.testing.assert_array_equal(zeros.x, [0, 1, 2])
     assert [f.name for f in figure.frames] == ["0", "10"]
@@ -218,7 +218,7 @@ def test_summary_states_the_examples_numbers_and_labels_zero_and_nan_for_what_th
         assert f"||dL/d{leaf}_0|| = {now.grad_norms[leaf][0]:.3g}" in text
     zero = replace(now, grad_norms={"c": np.array([0.0, 1.0]), "h": np.array([np.nan, 1.0])})
     text = example.summary(zero, now, 0)
-    assert "dL/dc_0 = 0 (below float32)" in text and "dL/dh_0 is not a number" in text
+    assert "dL/dc_0 = 0 in float32" in text and "dL/dh_0 is not a number" in text
 
 
 def test_keeper_summary_is_the_keeper_gates_mean_and_share_above_0_9():

@@ -317,3 +317,54 @@ def test_sweep_weights_are_trained_once_and_equal_a_run():
     alone.train()
     for a, b in zip(jax.tree_util.tree_leaves(first), jax.tree_util.tree_leaves(alone.params)):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+def test_a_zero_in_float32_below_its_smallest_normal_number_is_what_float64_finds():
+    """The LSTM preset's lesson: untrained, the gradient reaching h_0 at T = 500 is exactly 0 in float32 because
+    it is below float32's smallest normal number; the same computation in float64, on the same batch, finds it."""
+    from rnnlab.config import static_part
+    from rnnlab.presets import PRESETS_BY_KEY
+    from rnnlab.program import Program
+
+    base = PRESETS_BY_KEY["lstm_h0_50_vs_500"].config
+    config = replace(base, seq_len=500)
+    program = get_program(config)
+    lr, clip, scale = hyper_args(config)
+    params = program.init(np.int32(config.seed), scale, lr, clip)["params"]
+    root = jax.random.PRNGKey(config.seed)
+    assert probes.h0_grad_norm(program, params, root, scale) == 0
+    x, y, carry_key = probes.probe_batch(program, root)
+    as64 = lambda tree: jax.tree_util.tree_map(lambda a: np.asarray(a, np.float64), tree)  # noqa: E731
+    with jax.enable_x64(True):
+        wide = Program(static_part(config))
+        grad = jax.jit(jax.grad(lambda e: wide.loss_fn(as64(params), e, as64(x), as64(y), carry_key,
+                                                       np.float64(scale))[0]))(as64(program.zero_carry()))
+        norm = math.sqrt(sum(float(np.sum(np.asarray(g) ** 2)) for g in jax.tree_util.tree_leaves(grad)))
+        assert all(np.asarray(g).dtype == np.float64 for g in jax.tree_util.tree_leaves(grad))
+    assert 0 < norm < np.finfo(np.float32).tiny / 1e6  # far below 1.2e-38, not a structural 0
+
+
+def test_xla_flushes_results_below_float32s_smallest_normal_number_to_zero():
+    tiny = float(np.finfo(np.float32).tiny)  # about 1.2e-38
+    values = np.array([4 * tiny, 1.5 * tiny, 1e-39, 1e-44], np.float32)  # the last two are float32 subnormals
+    assert (values > 0).all()
+    halved = np.asarray(jax.jit(lambda a: a * np.float32(0.5))(values))
+    assert halved[0] == np.float32(2 * tiny)
+    assert (halved[1:] == 0).all()  # 0.75 * tiny is a float32 (subnormal) number, but comes out 0
+
+
+def test_saturated_units_cut_the_gradient_to_zero_long_before_it_is_small():
+    """The other way a gradient becomes 0 in float32: a simple cell whose recurrent weights are large saturates,
+    its tanh rounds to 1 and its derivative to 0, so the gradient drops to 0 from a norm far above 1e-38."""
+    config = Config(cell="simple", seq_len=30, features=16, batch=8)
+    program = get_program(config)
+    lr, clip, scale = hyper_args(config)
+    state = program.init(np.int32(config.seed), scale, lr, clip)
+    params = jax.tree_util.tree_map(np.array, state["params"])
+    cell = params["params"][f"{program.spec.cls.__name__}_0"]
+    cell["h"]["kernel"] = cell["h"]["kernel"] * 200.0
+    norms = probes.carry_grad_norms(program, params, state["root"], scale)["h"]
+    zero = np.flatnonzero(norms == 0)
+    assert zero.size, norms
+    after = norms[zero.max() + 1]  # the step after the last zero, nearer the loss
+    assert after > 1e-10, norms

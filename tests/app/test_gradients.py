@@ -49,7 +49,7 @@ def test_sweep_form_gives_the_library_numbers_and_fit():
     params = {c: probes.trained_params(probes.sweep_training_config(base, c)) for c in ("simple", "gru")}
     expected = probes.decay_sweep(base, ["simple", "gru"], [5, 10, 20], params=params)  # trained, the default
     fits = probes.fit_decay(expected)
-    for t, cell in zip([d for d in fig["data"] if d["name"] != "0: below float32"], ["simple", "gru"]):
+    for t, cell in zip([d for d in fig["data"] if d["name"] != "0 in float32"], ["simple", "gru"]):
         np.testing.assert_array_equal(values(t, "x"), [5, 10, 20])
         np.testing.assert_allclose(values(t, "y"), expected[expected.cell == cell]["h0_grad_norm"], rtol=1e-6)
         halving = fits.set_index("cell").loc[cell, "halving_steps"]
@@ -75,7 +75,7 @@ def test_lstm_50_vs_500_preset_runs_its_sweep():
     assert list(sweep["T"]) == [50, 500] and list(sweep["cell"]) == ["lstm", "lstm"]
     g50, g500 = sweep["h0_grad_norm"]
     assert 1e-8 < g50 < 1e-6 and g500 == 0  # the lesson's numbers: about 1e-7, and exactly 0 (underflow)
-    assert "0: below float32" in at.dataframe[0].value.to_string()
+    assert "0 in float32" in at.dataframe[0].value.to_string()
 
 
 def test_gates_preset_shows_trained_gated_cells_keeping_the_gradient():
