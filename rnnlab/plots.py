@@ -49,8 +49,10 @@ def style_figure(fig: go.Figure, title: str, x: str, y: str, log_y: bool = False
     if log_y:
         fig.update_yaxes(type="log", minorloglabels="none")  # no bare "2, 5" digits between the decades
         ticks = narrow_log_ticks(fig)
-        if ticks:
-            fig.update_yaxes(tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
+        if ticks:  # the range spans every value with a margin, so that none sits on the plot's edge
+            lo, hi = log_span(fig)
+            fig.update_yaxes(tickvals=ticks, ticktext=[f"{t:g}" for t in ticks],
+                             range=[math.log10(lo / NARROW_MARGIN), math.log10(hi * NARROW_MARGIN)])
     return fig
 
 
@@ -67,18 +69,28 @@ def mark_step(fig: go.Figure, x: float, label: str) -> go.Figure:
     return fig
 
 
+NARROW_MARGIN = 1.3  # a narrow log axis reaches this factor beyond its smallest and largest value
+
+
+def log_span(fig: go.Figure) -> tuple[float, float] | None:
+    """The smallest and largest positive finite y value of ``fig``'s traces (None if there is none)."""
+    values = [float(v) for trace in fig.data if getattr(trace, "y", None) is not None for v in trace.y
+              if isinstance(v, (int, float)) and math.isfinite(v) and v > 0]
+    return (min(values), max(values)) if values else None
+
+
 def narrow_log_ticks(fig: go.Figure) -> list[float] | None:
     """For a log axis whose values span less than two decades: ticks at 1, 2 and 5 times the powers of ten in
     the range, so that more than one is labelled, written as plain numbers (0.2, 0.5, 1). None otherwise."""
-    values = [float(v) for trace in fig.data if getattr(trace, "y", None) is not None for v in trace.y
-              if isinstance(v, (int, float)) and math.isfinite(v) and v > 0]
-    if not values:
+    span = log_span(fig)
+    if span is None:
         return None
-    lo, hi = min(values), max(values)
+    lo, hi = span
     if math.log10(hi / lo) >= 2:
         return None
     first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
-    ticks = [m * 10.0**e for e in range(first, last + 1) for m in (1, 2, 5) if lo / 1.3 <= m * 10.0**e <= hi * 1.3]
+    ticks = [m * 10.0**e for e in range(first, last + 1) for m in (1, 2, 5)
+             if lo / NARROW_MARGIN <= m * 10.0**e <= hi * NARROW_MARGIN]
     if len(ticks) < 2:  # a very narrow range: label its two ends
         ticks = sorted({float(f"{lo:.2g}"), float(f"{hi:.2g}")})
     return ticks if len(ticks) >= 2 else None

@@ -131,3 +131,13 @@ def test_log_floor_is_a_decade_below_the_smallest_positive_value_of_every_column
     assert plots.log_floor(*columns) == pytest.approx(1e-8)
     assert plots.log_floor(pd.Series([0.0, np.nan]), np.zeros(3)) == 1e-45  # nothing positive to sit below
     assert plots.log_floor() == 1e-45
+
+
+def test_a_narrow_log_axis_shows_every_value_inside_its_range_with_a_margin():
+    sweep = pd.DataFrame({"cell": ["lstm", "lstm"], "T": [50, 500], "h0_grad_norm": [1.57e-7, 0.0]})
+    fig = plots.decay_figure(sweep, pd.DataFrame(columns=["cell", "halving_steps"]))
+    low, high = fig.layout.yaxis.range
+    shown = [v for trace in fig.data for v in trace.y if v is not None and np.isfinite(v) and v > 0]
+    assert sorted(shown) == pytest.approx([1e-8, 1.57e-7])  # the value and the zero marked a decade below
+    assert low < np.log10(1e-8) - 0.1 and high > np.log10(1.57e-7) + 0.1
+    assert all(10**low <= t <= 10**high for t in fig.layout.yaxis.tickvals)
