@@ -222,16 +222,35 @@ def wait_for_progress(page, beyond: int) -> None:
                            arg=LOSS_TITLE, timeout=FIRST_CHART_TIMEOUT_MS, polling=100)
 
 
+WORK_STARTED = """() => {
+  const fresh = (el) => !!el && !el.closest('[data-stale="true"]');
+  const main = document.querySelector('[data-testid="stMainBlockContainer"]');
+  const buttons = main ? [...main.querySelectorAll('button')] : [];
+  const confirm = buttons.find(b => b.innerText.includes('Start anyway'));
+  const stop = buttons.find(b => b.innerText.trim().endsWith('Stop'));
+  if (fresh(confirm)) return 'confirm';
+  if (fresh(stop) || document.body.innerText.includes('Stop ends it at once')) return 'started';
+  return '';
+}"""
+
+
 def press(page, name: str) -> None:
+    """Click the button ``name``. After Train, wait for this click's rerun to either start the work or ask
+    "Start anyway" (work estimated over a minute asks first, and on a busy machine the estimate can pass a
+    minute): a long run is what these tests want, so it is confirmed."""
     main = page.get_by_test_id("stMainBlockContainer")
     main.get_by_role("button", name=name).click(timeout=FIRST_CHART_TIMEOUT_MS)
-    if name == "Train":  # work estimated over a minute asks first: a long run is what these tests want
-        confirm = main.get_by_role("button", name="Start anyway")
+    if name != "Train":
+        return
+    page.wait_for_timeout(300)  # the click's rerun marks the previous run's elements stale first
+    outcome = page.wait_for_function(WORK_STARTED, timeout=FIRST_CHART_TIMEOUT_MS, polling=100).json_value()
+    confirm = main.get_by_role("button", name="Start anyway")
+    if outcome != "confirm":  # a Stop still on screen from before the click may have answered: look a while longer
         try:
             confirm.wait_for(timeout=3000)
         except Exception:  # noqa: BLE001 - short enough to start at once
             return
-        confirm.click(timeout=FIRST_CHART_TIMEOUT_MS)
+    confirm.click(timeout=FIRST_CHART_TIMEOUT_MS)
 
 
 @pytest.mark.e2e
