@@ -48,9 +48,10 @@ def style_figure(fig: go.Figure, title: str, x: str, y: str, log_y: bool = False
     fig.update_yaxes(**NUMBER_AXIS)
     if log_y:
         fig.update_yaxes(type="log", minorloglabels="none")  # no bare "2, 5" digits between the decades
-        ticks = narrow_log_ticks(fig)
+        span = log_span(fig)
+        ticks = narrow_log_ticks(*span) if span else None
         if ticks:  # the range spans every value with a margin, so that none sits on the plot's edge
-            lo, hi = log_span(fig)
+            lo, hi = span
             fig.update_yaxes(tickvals=ticks, ticktext=[f"{t:g}" for t in ticks],
                              range=[math.log10(lo / NARROW_MARGIN), math.log10(hi * NARROW_MARGIN)])
     return fig
@@ -79,13 +80,10 @@ def log_span(fig: go.Figure) -> tuple[float, float] | None:
     return (min(values), max(values)) if values else None
 
 
-def narrow_log_ticks(fig: go.Figure) -> list[float] | None:
-    """For a log axis whose values span less than two decades: ticks at 1, 2 and 5 times the powers of ten in
-    the range, so that more than one is labelled, written as plain numbers (0.2, 0.5, 1). None otherwise."""
-    span = log_span(fig)
-    if span is None:
-        return None
-    lo, hi = span
+def narrow_log_ticks(lo: float, hi: float) -> list[float] | None:
+    """For a log axis whose values (``lo`` to ``hi``, positive) span less than two decades: ticks at 1, 2 and 5
+    times the powers of ten in the range, so that more than one is labelled, written as plain numbers (0.2, 0.5,
+    1). None otherwise."""
     if math.log10(hi / lo) >= 2:
         return None
     first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))

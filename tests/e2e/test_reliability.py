@@ -49,13 +49,13 @@ def loss_points(page) -> int:
     return page.evaluate(f"() => window.__rnnlab.points({json.dumps(LOSS_TITLE)}, 'training loss')")
 
 
-def loss_points_drawn(page, expected: int, timeout_s: float = 30) -> int:
-    """The loss chart's points once it shows ``expected`` of them (or the timeout passes): a page that looks idle
-    may still be between a rerun and drawing its chart."""
+def read_until(page, read, expected, timeout_s: float = 30):
+    """``read(page)`` once it returns ``expected`` (or the timeout passes): a page that looks idle may still be
+    between a rerun and drawing its chart."""
     deadline = time.monotonic() + timeout_s
-    while (points := loss_points(page)) != expected and time.monotonic() < deadline:
+    while (value := read(page)) != expected and time.monotonic() < deadline:
         page.wait_for_timeout(250)
-    return points
+    return value
 
 
 def last_step_drawn(page) -> int:
@@ -63,14 +63,6 @@ def last_step_drawn(page) -> int:
     xs = page.evaluate("(t) => window.__rnnlab.trace(window.__rnnlab.figures(t)[0], 'training loss').x",
                        LOSS_TITLE)
     return int(max(xs))
-
-
-def last_step_drawn_once(page, expected: int, timeout_s: float = 30) -> int:
-    """The loss chart's last step once it is ``expected`` (or the timeout passes): see :func:`loss_points_drawn`."""
-    deadline = time.monotonic() + timeout_s
-    while (step := last_step_drawn(page)) != expected and time.monotonic() < deadline:
-        page.wait_for_timeout(250)
-    return step
 
 
 def training_loss(page) -> list[float]:
@@ -137,7 +129,7 @@ def test_reload_mid_training_keeps_the_finished_chunks(browser, server) -> None:
         wait_idle(page)
         back = int(BACK.search(page.get_by_text(BACK).inner_text()).group(1))
         assert back >= 30  # every step finished before the reload
-        assert shown_step(page) == back and last_step_drawn_once(page, back) == back
+        assert shown_step(page) == back and read_until(page, last_step_drawn, back) == back
         page.wait_for_timeout(1000)
         assert shown_step(page) == back  # nothing trains until asked
         press(page, "Train")
@@ -321,7 +313,7 @@ def test_a_kept_run_survives_kill_9_of_the_server(browser, artifacts, monkeypatc
             page.get_by_text(BACK).wait_for(timeout=FIRST_CHART_TIMEOUT_MS)  # a new server compiles the run first
             wait_idle(page)
             assert BACK.search(page.get_by_text(BACK).inner_text()).group(1) == "40"
-            assert loss_points_drawn(page, 40) == 40 and page.get_by_text("Finished 40 steps.").count() == 1
+            assert read_until(page, loss_points, 40) == 40 and page.get_by_text("Finished 40 steps.").count() == 1
             check_page(page, console, "Explore after the server was killed and restarted")
         finally:
             context.close()
