@@ -20,7 +20,8 @@ navigation = st.navigation([
 @st.cache_resource(show_spinner=False)
 def compile_default_preset() -> None:
     """Once per server: reuse compiled programs from disk, and compile the default preset in the background."""
-    from rnnlab.server.compilation import enable_persistent_cache, warm_up
+    from rnnlab.server.precompile import warm_up
+    from rnnlab.training.compiled import enable_persistent_cache
 
     enable_persistent_cache()
     warm_up()

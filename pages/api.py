@@ -5,13 +5,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from rnnlab.cells import CARRY_INITS, CELLS
 from rnnlab.flaxapi import breakages, columns, legacy, migrate, recipes, shapes
+from rnnlab.model.cells import CARRY_INITS, CELLS
+from rnnlab.sharing.urlstate import parse_dims
 from rnnlab.text import error_text, escape_markdown
-from rnnlab.urlstate import parse_dims
-from ui.session import shared_state, show_url_notes, write_url
+from ui.session import show_url_notes, url_state, write_url
 
-write_url(shared_state())  # the experiment stays in the URL on this page too, so a reload keeps it
+write_url(url_state())  # the experiment stays in the URL on this page too, so a reload keeps it
 st.title("Old vs new initialize_carry")
 show_url_notes()
 st.markdown(

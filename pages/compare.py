@@ -7,18 +7,21 @@ import threading
 
 import streamlit as st
 
-from rnnlab import estimate, plots, sweep
-from rnnlab.cells import CARRY_INITS, CELLS
-from rnnlab.model import CARRY_MODES
+from rnnlab.figures import plots
+from rnnlab.grids import FIELDS
+from rnnlab.model.cells import CARRY_INITS, CELLS
+from rnnlab.model.network import CARRY_MODES
 from rnnlab.norms import ZERO_CAUSES
-from rnnlab.sweep import FIELDS, SweepError
+from rnnlab.probing import sweep
+from rnnlab.probing.sweep import SweepError
 from rnnlab.text import escape_markdown
-from rnnlab.train import PART_SECONDS
+from rnnlab.training import estimate
+from rnnlab.training.train import PART_SECONDS
 from ui.charts import chart
 from ui.controls import config_controls, explain
 from ui.progress import settle
 from ui.queue import training_slot
-from ui.session import kept, shared_state, show_url_notes, write_url
+from ui.session import kept, show_url_notes, url_state, write_url
 from ui.slots import LazyContainer
 
 MAX_CURVE_POINTS = 500  # steps per curve drawn (the table and the CSV keep every number)
@@ -35,13 +38,13 @@ if "result" in stopped_sweeps:
     ss.cmp_result, ss.cmp_error = stopped_sweeps.pop("result"), None
 CHOSEN = ("carry_mode", "carry_init", "cell")  # picked from a list; lr and seed are typed
 
-shared = shared_state()
-for name, text in shared.compare.items():  # what was chosen here stays across other pages (and, in the URL, F5)
+url = url_state()
+for name, text in url.compare.items():  # what was chosen here stays across other pages (and, in the URL, F5)
     kept(f"w_cmp_{name}", FIELDS[name].parse(text) if name in CHOSEN else text)
 st.title("Compare configurations")
 show_url_notes()
-base = config_controls(shared)
-shared.config = base
+base = config_controls(url)
+url.config = base
 
 st.markdown(
     "Train several configurations side by side and compare them on the same axes: a GRU against a simple RNN, "
@@ -73,14 +76,14 @@ for name in ("lr", "seed"):
         axes[name] = FIELDS[name].parse(ss[f"w_cmp_{name}"])
     except ValueError as e:
         errors.append(str(e))
-for name in shared.compare:  # what can be used goes into the URL, so that a reload or a link keeps it
+for name in url.compare:  # what can be used goes into the URL, so that a reload or a link keeps it
     text = ", ".join(ss[f"w_cmp_{name}"]) if name in CHOSEN else ss[f"w_cmp_{name}"]
     try:
         FIELDS[name].parse(text)
     except ValueError:
         continue
-    shared.compare[name] = text
-write_url(shared)
+    url.compare[name] = text
+write_url(url)
 configs: list = []
 if not errors:
     try:

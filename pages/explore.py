@@ -11,12 +11,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from rnnlab import ab, analysis, estimate, export, plots, probes
-from rnnlab.config import STATIC_FIELDS, Config
-from rnnlab.server import scheduler as scheduling
+from rnnlab.config import STATIC_FIELDS, Config, ConfigError
+from rnnlab.figures import ab, plots
+from rnnlab.files import export
+from rnnlab.probing import analysis, probes
+from rnnlab.server import gate as scheduling
 from rnnlab.server.shared_runs import RUNS
 from rnnlab.text import error_text, escape_markdown
-from rnnlab.train import PART_SECONDS, ConfigError, Run, RunView
+from rnnlab.training import estimate
+from rnnlab.training.train import PART_SECONDS, Run, RunView
 from ui.charts import chart
 from ui.compiling import compile_first, compiles_in_worker
 from ui.controls import config_controls, explain
@@ -24,7 +27,7 @@ from ui.example_view import draw_example
 from ui.marks import marked_chart
 from ui.progress import progress_bar, settle
 from ui.queue import lead_slot, shared_result, training_slot
-from ui.session import keep_run, share_link, shared_state, show_url_notes, write_url
+from ui.session import keep_run, share_link, show_url_notes, url_state, write_url
 from ui.share import share_dialog
 from ui.slots import LazyContainer
 
@@ -39,17 +42,17 @@ ss.setdefault("explore_error", None)
 ss.setdefault("load_message", None)  # (kind, text) of the last parameter upload
 ss.setdefault("upload_n", 0)  # a new uploader after each upload, so the same file can be loaded again
 
-shared = shared_state()
+url = url_state()
 st.title("Explore a cell")
 show_url_notes()
-config = config_controls(shared)
+config = config_controls(url)
 with st.sidebar:
     compare_zero = st.checkbox("Overlay a zero-carry run on the per-step loss", key="w_compare_zero",
-                               value=shared.compare_zero,
+                               value=url.compare_zero,
                                help="Trains the same configuration with a fixed zero initial carry for as many "
                                     "steps, to compare the loss at each time step.")
-shared.config, shared.compare_zero = config, compare_zero
-write_url(shared)
+url.config, url.compare_zero = config, compare_zero
+write_url(url)
 errors = config.validate()
 
 
@@ -102,7 +105,7 @@ def load_parameters() -> None:
     if file is None:
         return
     try:
-        with training_slot(config.memory_bytes(), st.empty(), label="parameter upload", scheduler=scheduling.SLOTS):
+        with training_slot(config.memory_bytes(), st.empty(), label="parameter upload", scheduler=scheduling.GATE):
             params = export.load_params(file.getvalue(), config)
             loaded = Run(config, params=params, origin=file.name)
     except (export.ExportError, ConfigError) as e:
@@ -122,7 +125,7 @@ def load_parameters() -> None:
 
 def slot(for_config: Config, what: str = "training"):
     """Hold one of the server's training slots (the queue position shows in the status line meanwhile)."""
-    return training_slot(for_config.memory_bytes(), queue_slot, label=what, scheduler=scheduling.SLOTS)
+    return training_slot(for_config.memory_bytes(), queue_slot, label=what, scheduler=scheduling.GATE)
 
 
 def cost(what: str) -> estimate.Estimate:
@@ -198,8 +201,8 @@ unpin.button("Unpin A", key="ab_unpin", icon=":material/close:", disabled=ss.get
 if share.button("Share with the class", key="share_class", icon=":material/qr_code_2:",
                 help="A link and a QR code to project: choose which controls the class may not change and "
                      "whether training starts when the link opens."):
-    share_dialog(shared)
-link = f"[Link to this experiment]({share_link(shared)}) to share its settings (without your session)."
+    share_dialog(url)
+link = f"[Link to this experiment]({share_link(url)}) to share its settings (without your session)."
 st.caption(f"Train: {cost('train').describe()}. Step: {cost('step').describe()}. {link}" if not errors else link)
 notes = LazyContainer()  # messages above the charts: one element in every run
 pending = ss.get("confirm")
@@ -373,10 +376,11 @@ def robustness(run: Run):
     key = (id(run), run.step)
     cache = {k: v for k, v in ss.get("robust", {}).items() if k[0] in (id(ss.run), *map(id, ss.zero_runs.values()))}
     if key not in cache:
-        shared = ("robustness", run.config, run.step) if run.pristine else None
+        key_for_all = ("robustness", run.config, run.step) if run.pristine else None
         status = st.empty()
         cache[key] = shared_result(
-            shared, lambda: probes.start_robustness(run, progress=progress_bar("Starting the model elsewhere", status)),
+            key_for_all,
+            lambda: probes.start_robustness(run, progress=progress_bar("Starting the model elsewhere", status)),
             lambda: slot(run.config, "robustness check"), queue_slot)
         status.empty()
     ss.robust = cache
@@ -416,7 +420,7 @@ def training_of(run: Run, keep: Callable[[Run], None], what: str = "training") -
             yield run
         return
     try:
-        with lead_slot(watch, queue_slot, what, scheduler=scheduling.SLOTS):
+        with lead_slot(watch, queue_slot, what, scheduler=scheduling.GATE):
             yield watch.lead
     finally:
         watch.leave()

@@ -6,23 +6,26 @@ from dataclasses import replace
 
 import streamlit as st
 
-from rnnlab import plots, probes
-from rnnlab.cells import CELLS
+from rnnlab import grids
+from rnnlab.config import ConfigError
+from rnnlab.figures import plots
+from rnnlab.model.cells import CELLS
 from rnnlab.norms import ZERO_CAUSES
+from rnnlab.probing import probes
+from rnnlab.sharing.urlstate import parse_cells, parse_lengths
 from rnnlab.text import error_text, escape_markdown
-from rnnlab.train import PART_SECONDS, ConfigError, Run
-from rnnlab.urlstate import parse_cells, parse_lengths
+from rnnlab.training.train import PART_SECONDS, Run
 from ui.charts import chart
 from ui.marks import marked_chart
 from ui.progress import progress_bar
 from ui.queue import shared_result, training_slot
-from ui.session import kept, shared_state, show_url_notes, write_url
+from ui.session import kept, show_url_notes, url_state, write_url
 
 ss = st.session_state
 ss.setdefault("run", None)
 ss.setdefault("sweep_result", None)
-shared = shared_state()
-config = shared.config
+url = url_state()
+config = url.config
 st.title("Gradient flow")
 show_url_notes()
 
@@ -97,26 +100,26 @@ with st.expander("What am I looking at?"):
 st.subheader("2. The gradient that reaches the initial carry, against sequence length")
 vector_cells = [n for n, c in CELLS.items() if not c.spatial]
 left, middle, right = st.columns([2, 2, 3])
-kept("w_sweep_cells", list(shared.sweep_cells))
-kept("w_sweep_lengths", ", ".join(map(str, shared.sweep_lengths)))
-kept("w_sweep_weights", shared.sweep_weights)
+kept("w_sweep_cells", list(url.sweep_cells))
+kept("w_sweep_lengths", ", ".join(map(str, url.sweep_lengths)))
+kept("w_sweep_weights", url.sweep_weights)
 chosen = left.multiselect("Cells", vector_cells, format_func=lambda n: CELLS[n].label, key="w_sweep_cells")
 lengths_text = middle.text_input("Sequence lengths T (comma-separated)", key="w_sweep_lengths")
-training = probes.SWEEP_TRAINING
+training = grids.SWEEP_TRAINING
 weights = right.radio(
-    "Weights", probes.SWEEP_WEIGHTS, key="w_sweep_weights", horizontal=True,
+    "Weights", grids.SWEEP_WEIGHTS, key="w_sweep_weights", horizontal=True,
     format_func={"trained": f"trained briefly ({training['steps']} steps at T = {training['seq_len']})",
                  "untrained": "untrained (as initialised)"}.get,
     help="Trained: each cell first learns the task for a moment (the same training for everyone, done once "
          "per server), which is when gates learn to keep the gradient. Untrained: Flax's initial weights.")
-shared.sweep_weights = weights
+url.sweep_weights = weights
 st.button("Run sweep", icon=":material/play_arrow:", on_click=lambda: ss.update(sweep_requested=True))
 planned_cells, _ = parse_cells(",".join(chosen))
 planned_lengths, _ = parse_lengths(lengths_text)
 sweep_base = config if not run.program.task.spatial else replace(config, task="adding")
 if planned_cells and planned_lengths and not any(  # a sweep that can run goes into the URL: a reload keeps it
         replace(sweep_base, cell=c, seq_len=T).validate() for c in planned_cells for T in planned_lengths):
-    shared.sweep_cells, shared.sweep_lengths = planned_cells, planned_lengths
+    url.sweep_cells, url.sweep_lengths = planned_cells, planned_lengths
 if planned_cells and planned_lengths and not run.program.task.spatial:
     st.caption(f"Run sweep: {probes.estimate_decay_sweep(config, planned_cells, planned_lengths, weights)}. "
                "Any click stops it between two probes.")
@@ -162,7 +165,7 @@ if ss.pop("sweep_requested", False) or ss.pop("autorun_pending", False):
             sweep_error = " ".join(e.messages)
         except Exception as e:  # noqa: BLE001 - a message, never a traceback; the last sweep stays
             sweep_error = f"The sweep failed: {error_text(e)}"
-write_url(shared)
+write_url(url)
 if sweep_error:
     st.error(escape_markdown(sweep_error), icon=":material/block:")
     if ss.sweep_result is not None:

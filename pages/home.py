@@ -3,10 +3,10 @@
 import streamlit as st
 
 from rnnlab.device import describe_devices
-from rnnlab.presets import PRESETS
-from ui.session import shared_state, show_url_notes, write_url
+from rnnlab.sharing.presets import PRESETS
+from ui.session import show_url_notes, url_state, write_url
 
-write_url(shared_state())  # the experiment stays in the URL on this page too, so a reload keeps it
+write_url(url_state())  # the experiment stays in the URL on this page too, so a reload keeps it
 st.title("rnnlab: how recurrent cells remember")
 show_url_notes()
 st.markdown(

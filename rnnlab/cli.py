@@ -12,20 +12,19 @@ import sys
 from dataclasses import fields
 from pathlib import Path
 
-from rnnlab.cells import CELLS
-from rnnlab.config import CHOICES, HELP, Config
+from rnnlab.config import CHOICES, HELP, Config, ConfigError
+from rnnlab.grids import DEFAULT_SWEEP_CELLS, DEFAULT_SWEEP_LENGTHS
+from rnnlab.model.cells import CELLS
 from rnnlab.norms import ZERO_CAUSES
-from rnnlab.probes import (
-    DEFAULT_SWEEP_CELLS,
-    DEFAULT_SWEEP_LENGTHS,
+from rnnlab.probing.probes import (
     ZERO_GRADIENT,
     decay_sweep,
     describe_fit,
     fit_decay,
     format_gradient,
 )
-from rnnlab.server.compilation import enable_persistent_cache
-from rnnlab.train import ConfigError, Progress, Run
+from rnnlab.training.compiled import enable_persistent_cache
+from rnnlab.training.train import ChunkProgress, Run
 
 
 def _add_config_options(parser: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:
@@ -66,7 +65,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _progress_bar(progress: Progress, width: int = 30) -> None:
+def _progress_bar(progress: ChunkProgress, width: int = 30) -> None:
     done = int(width * progress.step / max(progress.total, 1))
     sys.stderr.write(f"\r[{'#' * done}{'.' * (width - done)}] step {progress.step}/{progress.total} "
                      f"loss {progress.loss:.4g}  {progress.steps_per_second:.0f} steps/s")

@@ -6,12 +6,20 @@ import math
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, make_dataclass, replace
 
-from rnnlab.cells import CARRY_INITS, CELLS
 from rnnlab.device import memory_budget_bytes
-from rnnlab.model import CARRY_MODES
-from rnnlab.optimizers import OPTIMIZERS
-from rnnlab.tasks import TASKS, compatible
+from rnnlab.model.cells import CARRY_INITS, CELLS
+from rnnlab.model.network import CARRY_MODES
+from rnnlab.model.optimizers import OPTIMIZERS
+from rnnlab.model.tasks import TASKS, compatible
 from rnnlab.text import format_bytes, parse_float, parse_int
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot run; ``messages`` says why."""
+
+    def __init__(self, messages: list[str]):
+        super().__init__(" ".join(messages))
+        self.messages = messages
 
 
 @dataclass(frozen=True)
@@ -217,7 +225,7 @@ def static_part(config: Config) -> Static:
 
 def with_cell(config: Config, cell: str) -> tuple[Config, dict[str, object]]:
     """``config`` with ``cell``, and the other settings changed so that it can run: a cell that cannot run the
-    task gets its quick settings (:attr:`rnnlab.cells.CellSpec.quick_settings`; the ConvLSTM's moving dot at a
+    task gets its quick settings (:attr:`rnnlab.model.cells.CellSpec.quick_settings`; the ConvLSTM's moving dot at a
     size that compiles and trains in seconds), and a vector cell after a spatial task gets the default task.
     Returns the new configuration and the settings changed besides the cell."""
     spec, task = CELLS[cell], TASKS[config.task]

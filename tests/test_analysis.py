@@ -4,8 +4,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rnnlab import analysis, plots, probes
-from rnnlab.train import History
+from rnnlab.figures import plots
+from rnnlab.probing import analysis, probes
+from rnnlab.training.train import History
 
 
 def make_history(snaps_h: np.ndarray, snaps_c: np.ndarray | None = None) -> History:

@@ -11,14 +11,14 @@ import pytest
 import zxingcpp
 from PIL import Image
 
-from rnnlab import classroom
 from rnnlab.config import Config
-from rnnlab.urlstate import Shared, parse_query
+from rnnlab.sharing import classroom
+from rnnlab.sharing.urlstate import UrlState, parse_query
 
 BASE = "http://192.168.1.20:8501/explore"
 
 
-def read_back(link: str) -> Shared:
+def read_back(link: str) -> UrlState:
     query = {k: v[-1] for k, v in parse_qs(urlsplit(link).query).items()}
     return parse_query(query)
 
@@ -26,7 +26,7 @@ def read_back(link: str) -> Shared:
 @pytest.mark.parametrize("hide", [set(), {"cell"}, {"cell", "carry_mode", "lr", "seq_len"}])
 @pytest.mark.parametrize("autorun", [True, False])
 def test_the_link_opens_the_same_experiment_with_those_controls_hidden(hide, autorun):
-    shared = Shared(config=Config(cell="lstm", seq_len=40, carry_mode="noisy", lr=0.003))
+    shared = UrlState(config=Config(cell="lstm", seq_len=40, carry_mode="noisy", lr=0.003))
     link = classroom.class_link(BASE, shared, hide, autorun)
     assert link.startswith(BASE + "?")
     back = read_back(link)
@@ -36,12 +36,12 @@ def test_the_link_opens_the_same_experiment_with_those_controls_hidden(hide, aut
 
 def test_unknown_controls_are_refused():
     with pytest.raises(ValueError, match="unknown controls"):
-        classroom.class_link(BASE, Shared(), {"cell", "password"}, True)
+        classroom.class_link(BASE, UrlState(), {"cell", "password"}, True)
 
 
 @pytest.mark.parametrize("hide", [set(), set(classroom.HIDEABLE)])
 def test_the_qr_code_decodes_to_the_link(hide):
-    link = classroom.class_link(BASE, Shared(config=Config(task="copy", seq_len=20)), hide, True)
+    link = classroom.class_link(BASE, UrlState(config=Config(task="copy", seq_len=20)), hide, True)
     image = Image.open(io.BytesIO(classroom.qr_png(link))).convert("L")
     decoded = zxingcpp.read_barcodes(np.asarray(image))
     assert [d.text for d in decoded] == [link]

@@ -4,10 +4,10 @@ import math
 
 import pytest
 
-from rnnlab.cells import CELLS
 from rnnlab.config import Config
 from rnnlab.device import memory_budget_bytes
-from rnnlab.tasks import TASKS
+from rnnlab.model.cells import CELLS
+from rnnlab.model.tasks import TASKS
 from rnnlab.text import format_bytes
 
 BIG = 2**62
@@ -118,7 +118,7 @@ def test_every_setting_in_the_table_reaches_the_url_the_cli_and_the_validation()
 
     from rnnlab.cli import build_parser
     from rnnlab.config import SETTINGS
-    from rnnlab.urlstate import Shared, parse_query, to_query
+    from rnnlab.sharing.urlstate import UrlState, parse_query, to_query
 
     assert [f.name for f in fields(Config)] == [s.name for s in SETTINGS]
     assert Config() == Config(**{s.name: s.default for s in SETTINGS})
@@ -126,7 +126,7 @@ def test_every_setting_in_the_table_reaches_the_url_the_cli_and_the_validation()
     for setting in SETTINGS:
         assert getattr(train_help, setting.name) == setting.default  # a CLI option with the table's default
         changed = replace(Config(), **{setting.name: _other_value(setting)})
-        query = to_query(Shared(config=changed))
+        query = to_query(UrlState(config=changed))
         assert setting.name in query
         if setting.name not in ("task", "cell"):  # these two must change together to stay compatible
             assert getattr(parse_query(query).config, setting.name) == getattr(changed, setting.name)
@@ -138,8 +138,8 @@ def test_every_setting_in_the_table_reaches_the_url_the_cli_and_the_validation()
 
 
 def test_choosing_a_cell_brings_the_settings_it_needs_to_run():
-    from rnnlab import estimate
     from rnnlab.config import describe_changes, with_cell
+    from rnnlab.training import estimate
 
     conv, changes = with_cell(Config(), "conv_lstm")
     assert changes == {"task": "moving_dot", "features": 16, "batch": 16, "seq_len": 20}

@@ -6,9 +6,9 @@ from dataclasses import replace
 
 import pytest
 
-from rnnlab import estimate
 from rnnlab.config import Config
-from rnnlab.train import Run
+from rnnlab.training import estimate
+from rnnlab.training.train import Run
 
 
 def test_estimate_grows_with_the_work_and_reads_in_words():
@@ -54,7 +54,7 @@ def test_a_run_measures_steps_on_the_callers_clock_while_it_trains_continuously(
 
 
 def test_rates_read_as_steps_per_second_or_seconds_per_step():
-    from rnnlab.estimate import format_rate
+    from rnnlab.training.estimate import format_rate
 
     assert format_rate(1234.4) == "1,234 steps/s"
     assert format_rate(3.42) == "3.4 steps/s"

@@ -10,11 +10,11 @@ import jax
 import numpy as np
 import pytest
 
-from rnnlab import example, probes
-from rnnlab.cells import CELLS
 from rnnlab.config import Config
-from rnnlab.program import EVAL_CARRY, get_program, hyper_args, stream
-from rnnlab.tasks import COPY_BLANK, COPY_LEN, ORDER_SYMBOLS, SINE_OMEGA, TASKS, sine_prompt
+from rnnlab.model.cells import CELLS
+from rnnlab.model.tasks import COPY_BLANK, COPY_LEN, ORDER_SYMBOLS, SINE_OMEGA, TASKS, sine_prompt
+from rnnlab.probing import example, probes
+from rnnlab.training.program import EVAL_CARRY, get_program, hyper_args, stream
 
 F, B = 5, 3
 BASE = Config(task="adding", cell="gru", features=F, seq_len=12, batch=B, carry_mode="learnable",
@@ -195,7 +195,7 @@ def synthetic_look(steps: int, step: int = 0) -> example.Look:
 
 
 def test_a_long_sequence_draws_every_kth_cell_and_labels_the_zeros():
-    from rnnlab import example_plots
+    from rnnlab.figures import example_plots
 
     looks = [synthetic_look(9000, 0), synthetic_look(9000, 10)]
     figure = example_plots.unrolled_figure(looks)

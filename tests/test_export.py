@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from rnnlab.config import Config
-from rnnlab.export import (
+from rnnlab.files.export import (
     MAX_PARAMS_BYTES,
     PARAMS_SLACK_BYTES,
     ExportError,
@@ -28,8 +28,8 @@ from rnnlab.export import (
     params_msgpack,
     reproduce_script,
 )
-from rnnlab.program import hyper_args
-from rnnlab.train import Run
+from rnnlab.training.program import hyper_args
+from rnnlab.training.train import Run
 
 ROOT = Path(__file__).resolve().parents[1]
 GRU = Config(seq_len=10, batch=8, features=8, steps=6, chunk=3, carry_init="normal")

@@ -12,12 +12,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from rnnlab.cells import CELLS
 from rnnlab.config import Config, static_part
-from rnnlab.fused import FUSED_CELLS, fused_scan
-from rnnlab.model import CARRY_MODES
-from rnnlab.program import BATCH, Program, get_program
-from rnnlab.tasks import TASKS, compatible
+from rnnlab.model.cells import CELLS
+from rnnlab.model.fused import FUSED_CELLS, fused_scan
+from rnnlab.model.network import CARRY_MODES
+from rnnlab.model.tasks import TASKS, compatible
+from rnnlab.training.program import BATCH, Program, get_program
 
 FUSED = [name for name, spec in CELLS.items() if spec.fused]
 VECTOR_TASKS = [name for name, task in TASKS.items() if compatible(False, task)]

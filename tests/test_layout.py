@@ -72,3 +72,98 @@ def test_nothing_points_outside_the_repository_or_at_issue_numbers():
         text = path.read_text(encoding="utf-8")
         assert "shared/reference" not in text and "shared/seeds" not in text, path
         assert not re.search(r"\b[Ii]ssue \d+", text), path
+
+
+# ---- imports go one way ---------------------------------------------------------------------------------------
+# Layers from the bottom: a module may import its own layer and those below it, never one above. Inside rnnlab the
+# server (one server, many users) sits above the core (everything that computes), and the entry points above both.
+LAYERS = (
+    ("rnnlab", "rnnlab.text", "rnnlab.device", "rnnlab.norms", "rnnlab.memory"),
+    ("rnnlab.model",),
+    ("rnnlab.config", "rnnlab.grids"),
+    ("rnnlab.training",),
+    ("rnnlab.probing",),
+    ("rnnlab.figures", "rnnlab.files", "rnnlab.flaxapi"),
+    ("rnnlab.sharing",),
+    ("rnnlab.server",),
+    ("rnnlab.cli", "rnnlab.__main__", "rnnlab.bench"),
+    ("ui",),
+    ("app", "pages"),
+)
+SERVER = LAYERS.index(("rnnlab.server",))
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def ours(name: str) -> bool:
+    return name.split(".")[0] in ("rnnlab", "ui", "pages", "app")
+
+
+def resolved_imports(path: Path) -> set[str]:
+    """Every module of ours that ``path`` imports, at the top or inside a function (``from a import b`` names
+    ``a.b`` when b is a module)."""
+    known = {module_name(p) for p in SOURCES}
+    found = set()
+    for node in ast.walk(tree(path)):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if ours(alias.name))
+        elif isinstance(node, ast.ImportFrom) and node.module and ours(node.module):
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                found.add(sub if sub in known else node.module)
+    return found
+
+
+def layer_of(name: str) -> int:
+    best, index = "", -1
+    for i, layer in enumerate(LAYERS):
+        for prefix in layer:
+            if (name == prefix or name.startswith(prefix + ".")) and len(prefix) > len(best):
+                best, index = prefix, i
+    assert index >= 0, f"{name} belongs to no layer: add it to LAYERS"
+    return index
+
+
+def import_graph() -> dict[str, set[str]]:
+    return {module_name(p): resolved_imports(p) for p in SOURCES}
+
+
+def test_every_import_goes_down_or_stays_in_its_layer():
+    wrong = []
+    for module, imports in import_graph().items():
+        for imported in imports:
+            if layer_of(imported) > layer_of(module):
+                wrong.append(f"{module} imports {imported}")
+    assert not wrong, "\n".join(sorted(wrong))
+
+
+def test_the_core_never_imports_the_server_or_the_entry_points():
+    for module, imports in import_graph().items():
+        if layer_of(module) < SERVER:
+            assert not [i for i in imports if layer_of(i) >= SERVER], module
+
+
+def test_no_import_cycle_even_through_imports_inside_functions():
+    graph = import_graph()
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in graph.get(node, ()):
+            if nxt not in graph:
+                continue
+            if state.get(nxt) == 1:
+                raise AssertionError("import cycle: " + " -> ".join(stack[stack.index(nxt):] + [nxt]))
+            if nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in graph:
+        if node not in state:
+            visit(node)

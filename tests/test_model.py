@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 from jax.nn import initializers
 
-from rnnlab.cells import CARRY_INITS, CELLS, carry_init_fn
 from rnnlab.config import Config
-from rnnlab.model import CARRY_MODES, SeqModel, learned_carry, sample_carry
-from rnnlab.program import BATCH, PARAMS, Program, get_program, stream
+from rnnlab.model.cells import CARRY_INITS, CELLS, carry_init_fn
+from rnnlab.model.network import CARRY_MODES, SeqModel, learned_carry, sample_carry
+from rnnlab.training.program import BATCH, PARAMS, Program, get_program, stream
 
 F, T, B = 4, 5, 3  # features, sequence length, batch
 SCALE = 0.5  # stddev of the normal carry initialiser (large enough that a wrong carry shows)

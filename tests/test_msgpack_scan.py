@@ -9,7 +9,7 @@ import msgpack
 import numpy as np
 import pytest
 
-from rnnlab.msgpack_scan import FLAX_EXT_TYPES, TooManyObjects, count_objects
+from rnnlab.files.msgpack_scan import FLAX_EXT_TYPES, TooManyObjects, count_objects
 
 
 def reference_count(obj) -> int:

@@ -4,9 +4,9 @@ from dataclasses import replace
 
 import pytest
 
-from rnnlab import analysis
-from rnnlab.presets import PRESETS, PRESETS_BY_KEY
-from rnnlab.train import Run
+from rnnlab.probing import analysis
+from rnnlab.sharing.presets import PRESETS, PRESETS_BY_KEY
+from rnnlab.training.train import Run
 
 
 def trained(key: str) -> Run:
@@ -54,7 +54,7 @@ def test_gru_goes_below_the_copy_baseline():
 
 @pytest.mark.slow
 def test_noisy_carry_is_robust_to_other_starts_where_a_zero_trained_twin_is_not():
-    from rnnlab import probes
+    from rnnlab.probing import probes
 
     run = trained("noisy_carry_adding")
     twin = Run(replace(run.config, carry_mode="fixed", carry_init="zeros"))

@@ -8,11 +8,12 @@ import jax
 import numpy as np
 import pytest
 
-from rnnlab import estimate, probe_segments, probes
-from rnnlab.cells import CELLS
 from rnnlab.config import Config
-from rnnlab.program import get_program, hyper_args
-from rnnlab.tasks import TASKS
+from rnnlab.model.cells import CELLS
+from rnnlab.model.tasks import TASKS
+from rnnlab.probing import probe_segments, probes
+from rnnlab.training import estimate
+from rnnlab.training.program import get_program, hyper_args
 
 BASE = Config(task="adding", cell="gru", features=4, seq_len=11, batch=3, carry_mode="learnable",
               carry_init="normal", carry_scale=0.5, seed=5, chunk=2, steps=2)
@@ -83,7 +84,7 @@ def test_only_long_probes_are_segmented_and_lengths_are_powers_of_two():
 
 
 def test_a_sweep_and_a_runs_probes_in_segments_equal_one_pass(monkeypatch):
-    from rnnlab.train import Run
+    from rnnlab.training.train import Run
 
     base = replace(BASE, seq_len=9)
     whole_sweep = probes.decay_sweep(base, ["gru", "lstm"], [9, 13])

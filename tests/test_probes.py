@@ -12,11 +12,11 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from rnnlab import probes
-from rnnlab.cells import CARRY_INITS, CELLS
 from rnnlab.config import Config
-from rnnlab.program import BATCH, EVAL_BATCH, get_program, hyper_args, stream
-from rnnlab.train import Run
+from rnnlab.model.cells import CARRY_INITS, CELLS
+from rnnlab.probing import probes
+from rnnlab.training.program import BATCH, EVAL_BATCH, get_program, hyper_args, stream
+from rnnlab.training.train import Run
 
 F, T, B = 4, 6, 2  # features, sequence length, batch
 SCALE = 0.5
@@ -323,8 +323,8 @@ def test_a_zero_in_float32_below_its_smallest_normal_number_is_what_float64_find
     """The LSTM preset's lesson: untrained, the gradient reaching h_0 at T = 500 is exactly 0 in float32 because
     it is below float32's smallest normal number; the same computation in float64, on the same batch, finds it."""
     from rnnlab.config import static_part
-    from rnnlab.presets import PRESETS_BY_KEY
-    from rnnlab.program import Program
+    from rnnlab.sharing.presets import PRESETS_BY_KEY
+    from rnnlab.training.program import Program
 
     base = PRESETS_BY_KEY["lstm_h0_50_vs_500"].config
     config = replace(base, seq_len=500)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from rnnlab.config import Config
-from rnnlab.train import train
+from rnnlab.training.train import train
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = Config(task="adding", cell="lstm", seq_len=12, batch=8, features=8, carry_mode="noisy",

@@ -17,12 +17,14 @@ import jax
 import numpy as np
 import pytest
 
-from rnnlab import estimate, probes, sweep
+from rnnlab import grids
 from rnnlab.config import Config
-from rnnlab.program import get_program, hyper_args
-from rnnlab.server.compilation import compile_count
-from rnnlab.sweep import MAX_RUNS, SweepError, estimate_sweep, expand, group_configs, run_sweep
-from rnnlab.train import Run
+from rnnlab.probing import probes, sweep
+from rnnlab.probing.sweep import MAX_RUNS, SweepError, estimate_sweep, expand, group_configs, run_sweep
+from rnnlab.training import estimate
+from rnnlab.training.compiled import compile_count
+from rnnlab.training.program import get_program, hyper_args
+from rnnlab.training.train import Run
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = Config(seq_len=12, batch=8, features=8, steps=15, chunk=5)
@@ -112,11 +114,11 @@ def test_grouping_into_compiled_programs():
 
 
 def test_changing_lr_and_seed_reuses_the_compiled_sweep(configs, result):
-    built = sweep.compiled_count()
+    built = sweep.cached_program_sets()
     learnable = [c for c in configs if c.carry_mode == "learnable"]
     other = [replace(c, lr=c.lr * 3, seed=c.seed + 10) for c in learnable]
     again = run_sweep(other)
-    assert sweep.compiled_count() == built
+    assert sweep.cached_program_sets() == built
     fns = sweep.vmapped(get_program(learnable[0]), 4, jax.devices())
     assert compile_count(fns.train_chunk) == 1 and compile_count(fns.init) == 1
     assert again.histories[0].steps[-1]["loss"] != result.histories[4].steps[-1]["loss"]
@@ -142,7 +144,7 @@ def test_expand_refuses_bad_sweeps_with_messages():
 
 
 def test_parsing_sweep_values():
-    fields = sweep.FIELDS
+    fields = grids.FIELDS
     assert fields["lr"].parse("0.01, 0.1;0.01") == [0.01, 0.1]
     assert fields["seed"].parse("0,1, 2") == [0, 1, 2]
     assert fields["cell"].parse("gru, lstm") == ["gru", "lstm"]
@@ -152,7 +154,7 @@ def test_parsing_sweep_values():
         fields["seed"].parse("1.5")
     with pytest.raises(ValueError, match="unknown 'transformer'"):
         fields["cell"].parse("gru, transformer")
-    assert [f.name for f in sweep.SWEEP_FIELDS] == ["carry_mode", "carry_init", "cell", "lr", "seed"]
+    assert [f.name for f in grids.SWEEP_FIELDS] == ["carry_mode", "carry_init", "cell", "lr", "seed"]
 
 
 def test_a_divergent_run_stops_without_affecting_the_others(configs, result):
@@ -195,7 +197,7 @@ FOUR_DEVICES = textwrap.dedent("""
     import json, sys
     import jax
     from rnnlab.config import Config
-    from rnnlab.sweep import expand, run_sweep
+    from rnnlab.probing.sweep import expand, run_sweep
     base = Config(seq_len=12, batch=8, features=8, steps=15, chunk=5, carry_mode="learnable")
     configs = expand(base, {"lr": [0.01, 0.05], "seed": [0, 1]})
     four = run_sweep(configs)              # 4 runs, one per device
@@ -232,12 +234,12 @@ def test_four_simulated_devices_give_the_same_numbers(configs, result):
 STACKED_INIT = """
 import jax, numpy as np, os
 from rnnlab.config import Config
-from rnnlab.program import get_program
+from rnnlab.training.program import get_program
 assert "xla_cpu_enable_concurrency_optimized_scheduler=false" in os.environ["XLA_FLAGS"]
 p = get_program(Config(batch=8, seq_len=10, features=64))
 def init(seed, scale, lr, clip):
-    state = p.initial_state(seed, scale, lr, clip)
-    return state, p.evaluation(state["params"], state["root"], scale)
+    state = p.plain_init(seed, scale, lr, clip)
+    return state, p.plain_evaluate(state["params"], state["root"], scale)
 k = 8
 out = jax.jit(jax.vmap(init))(np.arange(k, dtype=np.int32), *(np.full(k, v, np.float32) for v in (0.1, 1e-2, 1.0)))
 print(float(jax.device_get(out[1]["loss"]).sum()))
@@ -257,7 +259,7 @@ def test_a_stacked_init_and_evaluate_finishes_in_a_fresh_process():
 
 def test_a_run_whose_loss_blows_up_is_marked_diverged_with_the_run_message():
     """lr = 10 keeps the loss finite but far above its start and the baseline: diverged, like a one-by-one Run."""
-    from rnnlab.train import Run
+    from rnnlab.training.train import Run
 
     learnable = replace(BASE, carry_mode="learnable", steps=30)
     mixed = expand(learnable, {"lr": [0.01, 10.0]})

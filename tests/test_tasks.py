@@ -7,8 +7,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from rnnlab import tasks
-from rnnlab.tasks import TASKS
+from rnnlab.model import tasks
+from rnnlab.model.tasks import TASKS
 
 KEY = jax.random.PRNGKey(7)
 

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from rnnlab.config import Config
-from rnnlab.program import get_program
-from rnnlab.server.compilation import compile_count
-from rnnlab.train import ConfigError, Run, divergence_reason
+from rnnlab.config import Config, ConfigError
+from rnnlab.training.compiled import compile_count
+from rnnlab.training.program import get_program
+from rnnlab.training.train import Run, divergence_reason
 
 SMALL = Config(seq_len=20, batch=16, features=16, steps=40, chunk=10)
 
@@ -100,7 +100,7 @@ def test_stopping_inside_a_chunk_keeps_its_steps_and_resumes_exactly():
 
 @pytest.mark.parametrize("step, expected", [(0, 10), (3, 7), (10, 10), (35, 5)])
 def test_part_steps_run_to_the_chunk_end_or_what_fits_in_the_time(step, expected):
-    from rnnlab.train import part_steps
+    from rnnlab.training.train import part_steps
 
     assert part_steps(step, 10, 40, 0.01, None) == expected
     assert part_steps(step, 10, 40, 0.01, 0.035) == min(expected, 3)
@@ -270,7 +270,7 @@ def test_the_compiled_program_cache_is_bounded_and_runs_do_not_pin_programs():
     import gc
     import weakref
 
-    from rnnlab import program as programs
+    from rnnlab.training import program as programs
 
     config = Config(seq_len=5, batch=2, features=3, steps=4, chunk=2)
     first = weakref.ref(get_program(config))

@@ -4,18 +4,18 @@ import pytest
 
 from rnnlab.config import Config
 from rnnlab.device import memory_budget_bytes
+from rnnlab.sharing.urlstate import UrlState, parse_cells, parse_dims, parse_lengths, parse_query, to_query
 from rnnlab.text import format_bytes
-from rnnlab.urlstate import Shared, parse_cells, parse_dims, parse_lengths, parse_query, to_query
 
 
 def test_round_trip_of_everything_a_url_carries():
-    shared = Shared(config=Config(cell="lstm", seq_len=30, lr=0.003), hidden=frozenset({"lr", "seed"}),
+    shared = UrlState(config=Config(cell="lstm", seq_len=30, lr=0.003), hidden=frozenset({"lr", "seed"}),
                     sweep_cells=("simple",), sweep_lengths=(5, 50), compare_zero=True, autorun=True)
     back = parse_query(to_query(shared))
     assert (back.config, back.hidden, back.sweep_cells, back.sweep_lengths, back.compare_zero, back.autorun) == (
         shared.config, shared.hidden, shared.sweep_cells, shared.sweep_lengths, True, True)
     assert back.notes == []
-    assert to_query(Shared()) == {}
+    assert to_query(UrlState()) == {}
 
 
 def test_list_values_take_the_last_and_hide_flags_both_styles():

@@ -7,10 +7,10 @@ from collections.abc import Callable
 
 from streamlit.runtime import Runtime
 
-from rnnlab import estimate
 from rnnlab.config import Config
-from rnnlab.program import get_program
 from rnnlab.server import precompile
+from rnnlab.training import estimate
+from rnnlab.training.program import get_program
 from ui.session import connected, session_id
 
 

@@ -6,9 +6,9 @@ from dataclasses import fields, replace
 
 import streamlit as st
 
-from rnnlab.cells import CARRY_INITS
 from rnnlab.config import SETTING, SETTINGS, Config, describe_changes, with_cell
-from rnnlab.urlstate import Shared
+from rnnlab.model.cells import CARRY_INITS
+from rnnlab.sharing.urlstate import UrlState
 
 
 def _choice_help(setting) -> str:
@@ -52,22 +52,22 @@ def _cell_changed() -> None:
     """A newly chosen cell brings the settings it needs to run (``rnnlab.config.with_cell``), said in a note."""
     ss = st.session_state
     shown = {f.name: ss[f"w_{f.name}"] for f in fields(Config) if f"w_{f.name}" in ss}
-    config, changes = with_cell(replace(ss.shared.config, **shown), ss.w_cell)
-    changes = {name: value for name, value in changes.items() if name not in ss.shared.hidden}
+    config, changes = with_cell(replace(ss.url_state.config, **shown), ss.w_cell)
+    changes = {name: value for name, value in changes.items() if name not in ss.url_state.hidden}
     for name, value in changes.items():
         ss[f"w_{name}"] = value
     ss.cell_note = describe_changes(config.cell, changes) if changes else None
 
 
-def config_controls(shared: Shared) -> Config:
+def config_controls(state: UrlState) -> Config:
     """The experiment's controls in the sidebar (hidden ones keep their URL value); returns the new config."""
-    current = shared.config
+    current = state.config
     values = {}
-    advanced = [s.name for s in SETTINGS if s.advanced and s.name not in shared.hidden]
+    advanced = [s.name for s in SETTINGS if s.advanced and s.name not in state.hidden]
     with st.sidebar:
         st.subheader("Experiment")
         for f in fields(Config):
-            if f.name in shared.hidden or SETTING[f.name].advanced:
+            if f.name in state.hidden or SETTING[f.name].advanced:
                 continue
             partial = replace(current, **values)
             if f.name == "carry_scale" and CARRY_INITS[partial.carry_init].param is None:

@@ -1,5 +1,5 @@
 """Explore's section "One example, unrolled": the controls, the looks (computed once per run, step and example)
-and their charts (:mod:`rnnlab.example`, :mod:`rnnlab.example_plots`)."""
+and their charts (:mod:`rnnlab.probing.example`, :mod:`rnnlab.figures.example_plots`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,10 @@ from contextlib import AbstractContextManager, nullcontext
 
 import streamlit as st
 
-from rnnlab import example, example_plots
-from rnnlab.example import Look
-from rnnlab.train import Run
+from rnnlab.figures import example_plots
+from rnnlab.probing import example
+from rnnlab.probing.example import Look
+from rnnlab.training.train import Run
 from ui.charts import chart
 from ui.controls import explain
 from ui.marks import SLIDER, marked, selectable_chart, set_mark

@@ -6,7 +6,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from rnnlab.plots import mark_step
+from rnnlab.figures.plots import mark_step
 from ui.charts import CHART_CONFIG
 
 MARK = "marked_t"  # the session's marked step t (step t reads input t; t = 0 is the initial carry)

@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from rnnlab.estimate import format_seconds
-from rnnlab.train import PART_SECONDS
+from rnnlab.training.estimate import format_seconds
+from rnnlab.training.train import PART_SECONDS
 
 SHOW_LEFT_AFTER = 0.05  # the time left is guessed once this fraction is done
 SETTLE_QUIET_S = 5 * PART_SECONDS  # a part of training takes about PART_SECONDS

@@ -9,15 +9,15 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from rnnlab.server.gate import GATE, JobGate, Ticket, client_of
 from rnnlab.server.results import RESULTS, Results
-from rnnlab.server.scheduler import SLOTS, Scheduler, Ticket, client_of
 from rnnlab.server.shared_runs import Watch
 from rnnlab.text import format_bytes
 
 POLL_S = 0.5
 
 
-def queue_message(ticket: Ticket, scheduler: Scheduler) -> str:
+def queue_message(ticket: Ticket, scheduler: JobGate) -> str:
     """What a waiting user reads: why it waits, its place, and that it starts by itself."""
     running, waiting = scheduler.counts()
     reason = scheduler.waiting_reason(ticket)
@@ -35,7 +35,7 @@ def queue_message(ticket: Ticket, scheduler: Scheduler) -> str:
 
 
 def client_id() -> str:
-    """Who is asking, for fair shares (:func:`rnnlab.server.scheduler.client_of`): the browser's machine, so that
+    """Who is asking, for fair shares (:func:`rnnlab.server.gate.client_of`): the browser's machine, so that
     more tabs do not get more; per tab for a browser on the server's own machine."""
     try:
         address, headers = st.context.ip_address, dict(st.context.headers)
@@ -47,7 +47,7 @@ def client_id() -> str:
 
 @contextmanager
 def training_slot(memory_bytes: int, placeholder=None, label: str = "",
-                  scheduler: Scheduler = SLOTS) -> Iterator[Ticket]:
+                  scheduler: JobGate = GATE) -> Iterator[Ticket]:
     """Hold a server-wide training slot for the ``with`` body, showing the queue position while waiting.
 
     Leaving the body in any way (finished, Stop, a widget change, the tab closed) frees the slot or the place
@@ -65,7 +65,7 @@ def training_slot(memory_bytes: int, placeholder=None, label: str = "",
 
 
 @contextmanager
-def lead_slot(watch: Watch, placeholder=None, label: str = "training", scheduler: Scheduler = SLOTS) -> Iterator[None]:
+def lead_slot(watch: Watch, placeholder=None, label: str = "training", scheduler: JobGate = GATE) -> Iterator[None]:
     """Watch a shared run (``rnnlab.server.shared_runs``) for the ``with`` body, with one server slot for it.
 
     Its watchers wait on one place in the queue (the position on screen) and the first to see it admitted gives

@@ -10,8 +10,8 @@ from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from rnnlab.server import session_store
+from rnnlab.sharing.urlstate import CONFIG_KEYS, UrlState, parse_query, to_query
 from rnnlab.text import escape_markdown
-from rnnlab.urlstate import CONFIG_KEYS, Shared, parse_query, to_query
 from ui.navigation import use_app_navigation
 from ui.queue import client_id
 
@@ -19,7 +19,7 @@ TOKEN = session_store.TOKEN_PARAM  # the tab's token in the URL: never part of a
 RELOAD_GRACE_S = 2.0  # how long a reload waits for the old page's connection to close
 
 
-def shared_state() -> Shared:
+def url_state() -> UrlState:
     """The session's experiment; re-read from the URL when the URL changed from outside (a link, a preset).
 
     On a session's first run this also gives the tab its token (``sid`` in the URL) and, after a browser
@@ -31,18 +31,18 @@ def shared_state() -> Shared:
     token = url.pop(TOKEN, None)
     if "sid" not in ss:
         attach_session(token)
-    if "shared" not in ss or (url and url != ss.get("url_written")):
-        shared = parse_query(url)
-        ss.shared = shared
-        ss.url_notes = list(shared.notes)
-        ss.autorun_pending = shared.autorun
+    if "url_state" not in ss or (url and url != ss.get("url_written")):
+        parsed = parse_query(url)
+        ss.url_state = parsed
+        ss.url_notes = list(parsed.notes)
+        ss.autorun_pending = parsed.autorun
         for key in (CONFIG_KEYS + ("compare_zero", "sweep_cells", "sweep_lengths", "sweep_weights")
-                    + tuple(f"cmp_{name}" for name in shared.compare)):
+                    + tuple(f"cmp_{name}" for name in parsed.compare)):
             ss.pop(f"w_{key}", None)  # the controls show the link's values
             ss.pop(f"kept_w_{key}", None)
     if token != ss.sid:
         st.query_params[TOKEN] = ss.sid
-    return ss.shared
+    return ss.url_state
 
 
 def session_id() -> str:
@@ -91,19 +91,19 @@ def keep_run(run, throttle: bool = False) -> None:
         st.query_params[TOKEN] = ss.sid
 
 
-def write_url(shared: Shared) -> None:
+def write_url(parsed: UrlState) -> None:
     """Put the experiment in the URL (without the one-shot ``run=1``), with the tab's token."""
     ss = st.session_state
-    query = to_query(replace(shared, autorun=False))
+    query = to_query(replace(parsed, autorun=False))
     full = {**query, TOKEN: ss.sid} if "sid" in ss else query
     if st.query_params.to_dict() != full:
         st.query_params.from_dict(full)
     ss.url_written = query
 
 
-def share_link(shared: Shared) -> str:
+def share_link(parsed: UrlState) -> str:
     """A link to this page's experiment for someone else: the settings, without the tab's token or autorun."""
-    query = urlencode(to_query(replace(shared, autorun=False)))
+    query = urlencode(to_query(replace(parsed, autorun=False)))
     try:
         base = (st.context.url or "").split("?")[0].split("#")[0]
     except Exception:  # no browser context: a link relative to the page

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from rnnlab import classroom
 from rnnlab.config import SETTING
-from rnnlab.urlstate import Shared
+from rnnlab.sharing import classroom
+from rnnlab.sharing.urlstate import UrlState
 
 ss = st.session_state
 
@@ -20,14 +20,14 @@ def page_address() -> str:
 
 
 @st.dialog("Share with the class", width="large")
-def share_dialog(shared: Shared) -> None:
+def share_dialog(state: UrlState) -> None:
     """Pick what the class may not change and whether training starts by itself; show the link and its QR code."""
     hide = st.multiselect(
-        "Controls to hide from the class", classroom.HIDEABLE, default=sorted(shared.hidden),
+        "Controls to hide from the class", classroom.HIDEABLE, default=sorted(state.hidden),
         format_func=lambda name: SETTING[name].label, key="share_hide",
         help="Hidden controls keep the values of this experiment; the class can change the others.")
     autorun = st.toggle("Start training when the link opens", value=True, key="share_autorun")
-    link = classroom.class_link(page_address(), shared, set(hide), autorun)
+    link = classroom.class_link(page_address(), state, set(hide), autorun)
     st.caption("The link (copy it with the button at its right):")
     st.code(link, language=None, wrap_lines=True)
     st.image(classroom.qr_png(link), caption="Project this: a phone's camera opens the link.", width=320)

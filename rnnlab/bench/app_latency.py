@@ -29,7 +29,7 @@ QUICK_QUERY = {"seq_len": "20", "batch": "16", "features": "16", "steps": "10", 
 
 def _click_train(at, marks: dict[str, list[float]]) -> dict[str, float]:
     """Press Train and run the script: seconds to the first chunk's results and to the end of the script run,
-    and how long building the :class:`~rnnlab.train.Run` and its first chunk took."""
+    and how long building the :class:`~rnnlab.training.train.Run` and its first chunk took."""
     from rnnlab.server.shared_runs import RUNS
 
     RUNS.clear()  # the finished run of the last press would be shared at once: each press trains its own
@@ -57,7 +57,7 @@ def measure_here(quick: bool, warm_repeats: int) -> dict:
     jax.config.update("jax_enable_compilation_cache", False)
     from streamlit.testing.v1 import AppTest
 
-    from rnnlab import train
+    from rnnlab.training import train
 
     marks: dict[str, list[float]] = {"chunk_end": [], "chunk_call": [], "run_init": []}
     run_chunk, run_init = train.Run.run_chunk, train.Run.__init__

@@ -14,10 +14,10 @@ from jax.nn import initializers
 
 from rnnlab.bench.report import RowResult, Target
 from rnnlab.bench.timing import Timing
-from rnnlab.cells import CELLS
 from rnnlab.config import Config, static_part
-from rnnlab.optimizers import make_optimizer
-from rnnlab.program import Program, hyper_args
+from rnnlab.model.cells import CELLS
+from rnnlab.model.optimizers import make_optimizer
+from rnnlab.training.program import Program, hyper_args
 
 LENGTHS = (10, 100, 1000, 10000)
 QUICK_LENGTHS = (10, 40)
@@ -68,7 +68,7 @@ def rnnlab_compile_seconds(cell: str, batch: int, T: int, hidden: int, chunk: in
     config = Config(task="adding", cell=cell, batch=batch, seq_len=T, features=hidden, chunk=chunk)
     program = Program(static_part(config))
     lr, clip, scale = hyper_args(config)
-    state = jax.eval_shape(program.initial_state, np.int32(0), scale, lr, clip)
+    state = jax.eval_shape(program.plain_init, np.int32(0), scale, lr, clip)
     start = time.perf_counter()
     program.train_chunk.lower(state, lr, clip, scale, np.int32(chunk)).compile()
     return time.perf_counter() - start

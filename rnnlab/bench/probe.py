@@ -11,8 +11,8 @@ import numpy as np
 from rnnlab.bench.report import RowResult, Target
 from rnnlab.bench.timing import interleaved, measure
 from rnnlab.config import Config
-from rnnlab.probes import carry_grad_norms, probe_batch
-from rnnlab.program import Program, get_program, hyper_args
+from rnnlab.probing.probes import carry_grad_norms, probe_batch
+from rnnlab.training.program import Program, get_program, hyper_args
 
 TARGET_RATIO = 1.3
 
@@ -102,8 +102,8 @@ def run(quick: bool = False) -> RowResult:
 
     notes = [f"Adding problem, T = {config.seq_len}, batch {config.batch}, {config.features} hidden. Step: "
              f"a `train_chunk` of {config.chunk} steps / {config.chunk}; probe: "
-             "`rnnlab.probes.carry_grad_norms` on the evaluation batch (same batch size), including the copy of "
-             "its result to the host; the two take turns (one of each, then again). Naive (GRU): a jitted "
+             "`rnnlab.probing.probes.carry_grad_norms` on the evaluation batch (same batch size), including the copy "
+             "of its result to the host; the two take turns (one of each, then again). Naive (GRU): a jitted "
              "gradient with respect to a perturbation at a traced "
              f"step t, called for every t. Medians of {repeats} (naive: {max(2, repeats // 2)}) after a warm-up.",
              f"Check: the naive norms equal the probe's to a relative {rel_diff:.1e} (largest over t).",

@@ -15,7 +15,7 @@ from rnnlab.bench.machine import cores, matmul_peak
 from rnnlab.bench.report import RowResult, Target
 from rnnlab.bench.timing import Timing, interleaved, measure, paired_ratio
 from rnnlab.config import SETTING, Config, static_part
-from rnnlab.program import BATCH, Program, hyper_args, stream
+from rnnlab.training.program import BATCH, Program, hyper_args, stream
 
 GRID = ((64, 100, 64), (32, 1000, 64), (64, 100, 256))  # (batch, T, hidden)
 QUICK_GRID = ((16, 20, 32),)
@@ -256,8 +256,8 @@ COLUMNS_BEFORE_TORCH = ["cell", "batch", "T", "hidden", "Flax cells ms/step", "r
 COLUMNS_AFTER_TORCH = ["torch ms/step", "rnnlab/torch", "target", "floor/torch", "rnnlab GFLOP/s", "share of peak",
                        "floor GFLOP/s", "torch GFLOP/s", "rnnlab first call s"]
 METHOD = ("Training-step time on the adding problem for GRU, LSTM and simple cells over (batch, T, hidden). "
-          "`rnnlab ms/step` is the app's compiled training chunk with the fused cells (`rnnlab.fused`, what the app "
-          "runs: one input and one recurrent matmul per step, differentiated by the cell's hand-written backward "
+          "`rnnlab ms/step` is the app's compiled training chunk with the fused cells (`rnnlab.model.fused`, what the "
+          "app runs: one input and one recurrent matmul per step, differentiated by the cell's hand-written backward "
           "pass); `autodiff ms/step` is the same chunk with the fused cells differentiated automatically; `Flax "
           "cells ms/step` is the same chunk with Flax's own cells under `nn.RNN`; `minimal ms/step` is the least a "
           "step needs with the same model, loss and optimiser; `matmul floor ms/step` is the step's matmuls alone "
@@ -294,8 +294,8 @@ def notes(quick: bool, missing_torch: bool, peak_n: int, peak_t: Timing, repeats
            f"hundreds of times slower, while 1 thread was not). All sides: {repeats} timed repeats after one "
            "warm-up, median; every column's call takes its turn (one call of each, then again), so that their "
            "ratios see the same machine.",
-           "The hand-written backward pass (`rnnlab.fused`): a forward scan keeps each step's gate activations; a "
-           "backward scan then computes only the carry's gradient (one matmul by the transposed recurrent kernel "
+           "The hand-written backward pass (`rnnlab.model.fused`): a forward scan keeps each step's gate activations; "
+           "a backward scan then computes only the carry's gradient (one matmul by the transposed recurrent kernel "
            "per step), and the kernels' gradients are one matmul each over all steps after it, where XLA's matmul "
            "runs near the peak. `hand / autodiff` is its time over automatic differentiation of the same fused "
            "scan.",

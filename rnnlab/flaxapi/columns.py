@@ -16,7 +16,6 @@ import numpy as np
 from flax import nnx
 from jax.nn import initializers
 
-from rnnlab.cells import CARRY_INITS, CELLS, CarryInitSpec, CellSpec
 from rnnlab.flaxapi.legacy import (
     LAST_OLD_VERSION,
     LATER_CELLS,
@@ -27,6 +26,7 @@ from rnnlab.flaxapi.legacy import (
     old_prng,
 )
 from rnnlab.flaxapi.trees import Initializer, kernel_shape, param_count, resolve_cell
+from rnnlab.model.cells import CARRY_INITS, CELLS, CarryInitSpec, CellSpec
 from rnnlab.text import error_text
 
 N_VALUES = 6  # first values shown per carry leaf
@@ -104,7 +104,7 @@ class PairVerdict:
 class Comparison:
     """The three columns for one choice of cell, shapes and initializer, and the verdict computed from them."""
 
-    cell: str  # registry name (rnnlab.cells.CELLS)
+    cell: str  # registry name (rnnlab.model.cells.CELLS)
     flax_name: str
     input_shape: tuple[int, ...]  # one time step of input: batch_dims (+ spatial) + (in_features,)
     carry_init: str
@@ -376,7 +376,7 @@ def compare(
 ) -> Comparison:
     """Build the same carry with the old Linen, new Linen and NNX APIs and compare the arrays.
 
-    ``cell`` is a registry name (``rnnlab.cells.CELLS``) or a Flax class name; ``carry_init`` a name of
+    ``cell`` is a registry name (``rnnlab.model.cells.CELLS``) or a Flax class name; ``carry_init`` a name of
     ``CARRY_INITS`` with ``carry_param`` its parameter (None: the registry default); ``spatial`` and
     ``kernel_size`` are used by ConvLSTM only; ``param_dtype`` (e.g. "bfloat16") goes to the new APIs.
     """

@@ -9,7 +9,7 @@ import flax.linen as nn
 import jax
 import numpy as np
 
-from rnnlab.cells import CELLS, CellSpec
+from rnnlab.model.cells import CELLS, CellSpec
 from rnnlab.text import error_text
 
 Initializer = Callable[..., jax.Array]

@@ -15,10 +15,17 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 
-from rnnlab.server.compilation import cache_folder, enable_persistent_cache
+import numpy as np
+
+from rnnlab.config import Config
+from rnnlab.training import estimate
+from rnnlab.training.compiled import cache_folder, enable_persistent_cache
+from rnnlab.training.program import hyper_args
+from rnnlab.training.train import Run
 
 WORKER_COMPILE_S = float(os.environ.get("RNNLAB_WORKER_COMPILE_S", "8"))
 """Compiles expected to take at least this long (seconds) go to a worker process."""
@@ -31,8 +38,6 @@ _on_disk: set[tuple] = set()  # static keys a worker has compiled into the disk 
 
 def use_worker(config) -> bool:
     """Whether ``config``'s first compile should run in a worker: long enough, and the disk cache is on."""
-    from rnnlab import estimate
-
     if cache_folder() is None or config.static_key() in _on_disk:
         return False
     return estimate.estimate(config, 1).compile_s >= WORKER_COMPILE_S
@@ -80,12 +85,6 @@ def stop_worker(worker: subprocess.Popen) -> None:
 
 def main(argv: list[str]) -> int:
     """The worker: compile the training chunk of the configuration given as JSON into the persistent cache."""
-    import numpy as np
-
-    from rnnlab.config import Config
-    from rnnlab.program import hyper_args
-    from rnnlab.train import Run
-
     if enable_persistent_cache() is None:
         return 2
     config, errors = Config.from_dict(json.loads(argv[1]))
@@ -95,6 +94,23 @@ def main(argv: list[str]) -> int:
     lr, clip, scale = hyper_args(config)
     run.program.train_chunk.lower(run.state, lr, clip, scale, np.int32(1)).compile()
     return 0
+
+
+def warm_up(config=None) -> threading.Thread:
+    """Compile ``config``'s program (default: the default preset) in a background thread.
+
+    The jitted functions are shared by every session, so the first user who presses Train finds them
+    compiled. Returns the started thread.
+    """
+    def work() -> None:
+        run = Run(config or Config())
+        run.run_chunk()
+
+    # Not a daemon (a thread started by a daemon, such as a Streamlit script thread, would inherit that): exit
+    # waits for the compile instead of killing a thread inside XLA, which aborts the process.
+    thread = threading.Thread(target=work, name="rnnlab-warm-up", daemon=False)
+    thread.start()
+    return thread
 
 
 if __name__ == "__main__":

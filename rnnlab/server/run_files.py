@@ -2,7 +2,7 @@
 
 The file holds the configuration, the training state (parameters, optimiser state, step, root key), the
 history and the kept parameter snapshots, as msgpack (flax.serialization): data only, nothing that runs code
-when read. Reading it builds a fresh :class:`~rnnlab.train.Run` of the configuration and puts the saved state
+when read. Reading it builds a fresh :class:`~rnnlab.training.train.Run` of the configuration and puts the saved state
 and history into it, so training it further gives what the uninterrupted run would have.
 """
 
@@ -21,7 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from rnnlab.config import Config
-from rnnlab.train import History, Run
+from rnnlab.training.train import History, Run
 
 FORMAT = 1
 
@@ -70,7 +70,7 @@ def run_version(run: Run) -> tuple:
 
 
 def run_from_bytes(data: bytes) -> Run:
-    """The :class:`~rnnlab.train.Run` saved by :func:`run_to_bytes`; ValueError when ``data`` is not one."""
+    """The :class:`~rnnlab.training.train.Run` saved by :func:`run_to_bytes`; ValueError when ``data`` is not one."""
     record = flax.serialization.msgpack_restore(data)
     if not isinstance(record, dict) or record.get("format") != FORMAT:
         raise ValueError("not a saved run of this version")

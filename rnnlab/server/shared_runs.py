@@ -1,13 +1,13 @@
 """Identical runs computed once: sessions that train the same configuration and seed share one run.
 
 Training is deterministic: a configuration and seed give the same history however the work is divided into
-calls (see :mod:`rnnlab.train`). A *pristine* run (started from the seed, no setting changed during it) is
+calls (see :mod:`rnnlab.training.train`). A *pristine* run (started from the seed, no setting changed during it) is
 registered here under its full configuration as that configuration's *lead*. A session that trains a pristine
 run of the same configuration, not further along than the lead, follows the lead instead of computing the same
 steps again: in flight, it sees the history so far and each call from then on; finished, the result at once.
 
 The lead's watchers train it together: each loop asks for the next call and, while another watcher's call is in
-progress, waits for it (:meth:`rnnlab.train.Run.run_chunk` with ``wait=False``), so every step is computed once
+progress, waits for it (:meth:`rnnlab.training.train.Run.run_chunk` with ``wait=False``), so every step is computed once
 and training goes on while anyone watches and stops when the last watcher leaves. One server slot is held for
 the lead as a whole (:class:`Watch`): taken by the first watcher admitted, released when the last one leaves.
 A session that stops watching while others go on takes a copy (``lead.fork()``); the last one keeps the lead.
@@ -26,8 +26,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from rnnlab.config import Config
-from rnnlab.server.scheduler import Ticket
-from rnnlab.train import Run
+from rnnlab.server.gate import Ticket
+from rnnlab.training.train import Run
 
 ENV_MAX_MB = "RNNLAB_SHARED_RUNS_MB"
 DEFAULT_MAX_RUNS = 64

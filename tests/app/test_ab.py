@@ -7,7 +7,8 @@ import re
 
 import numpy as np
 
-from rnnlab import ab, analysis
+from rnnlab.figures import ab
+from rnnlab.probing import analysis
 from tests.app.conftest import SMALL, button, figures, open_page, values
 
 GRU = {**SMALL, "cell": "gru", "task": "adding"}

@@ -62,7 +62,7 @@ def test_bad_url_values(page, query, words, fields, monkeypatch):
     monkeypatch.setenv("RNNLAB_MEMORY_BUDGET_GB", BUDGET_GB)
     at = open_page(page, **{**SMALL, **query})
     assert not at.exception
-    config = at.session_state.shared.config
+    config = at.session_state.url_state.config
     assert config == expected_config(fields), config
     notes = at.session_state.url_notes
     assert any(words in n for n in notes), notes

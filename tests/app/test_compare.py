@@ -7,8 +7,9 @@ import pandas as pd
 import pytest
 
 from rnnlab.config import Config
-from rnnlab.sweep import FIELDS, expand, run_sweep
-from rnnlab.tasks import TASKS
+from rnnlab.grids import FIELDS
+from rnnlab.model.tasks import TASKS
+from rnnlab.probing.sweep import expand, run_sweep
 from tests.app.conftest import button, figures, open_page, trace, unescaped, values
 
 TITLES = ("Training loss: mean and spread over seeds", "Final evaluation loss per configuration",

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from rnnlab import example
-from rnnlab.example_plots import TITLE
-from rnnlab.tasks import COPY_LEN
+from rnnlab.figures.example_plots import TITLE
+from rnnlab.model.tasks import COPY_LEN
+from rnnlab.probing import example
 from tests.app.conftest import SMALL, button, figures, open_page, trace, values
 
 COPY = {**SMALL, "cell": "lstm", "task": "copy"}

@@ -12,18 +12,16 @@ import pandas as pd
 import pytest
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 
-from rnnlab import (
-    export,
-    probes,
-)
 from rnnlab.config import Config
-from rnnlab.program import get_program
-from rnnlab.server import scheduler as scheduling
-from rnnlab.server.compilation import compile_count
+from rnnlab.files import export
+from rnnlab.model.tasks import TASKS
+from rnnlab.probing import probes
+from rnnlab.server import gate as scheduling
 from rnnlab.server.session_store import valid_token
 from rnnlab.server.shared_runs import RUNS
-from rnnlab.tasks import TASKS
-from rnnlab.train import Run
+from rnnlab.training.compiled import compile_count
+from rnnlab.training.program import get_program
+from rnnlab.training.train import Run
 from tests.app.conftest import SMALL, button, figures, open_page, trace, unescaped, values
 
 SMALL_CONFIG = Config.from_dict(SMALL)[0]
@@ -107,7 +105,7 @@ def test_loading_a_link_sets_every_control(small):
     assert sidebar.radio(key="w_carry_mode").value == "fixed"
     assert sidebar.number_input(key="w_carry_scale").value == pytest.approx(0.3)
     assert sidebar.number_input(key="w_seq_len").value == 20
-    assert at.session_state.shared.config == Config.from_dict({**small, "cell": "lstm", "carry_mode": "fixed",
+    assert at.session_state.url_state.config == Config.from_dict({**small, "cell": "lstm", "carry_mode": "fixed",
                                                                "carry_init": "normal", "carry_scale": "0.3"})[0]
 
 
@@ -116,7 +114,7 @@ def test_bad_url_values_fall_back_with_a_visible_note(small):
     note = unescaped(at.warning[0].value)
     assert "Ignored lr='abc'" in note and "Ignored features='-4'" in note
     assert "Unknown cell 'transformer'" in note and "unknown setting 'bogus'" in note
-    config = at.session_state.shared.config
+    config = at.session_state.url_state.config
     assert (config.lr, config.features, config.cell, config.seq_len) == (0.01, 64, "gru", 20)
     assert not at.exception
 
@@ -253,8 +251,8 @@ def test_a_second_session_on_the_same_link_gets_the_finished_run_without_computi
 def test_over_the_server_limit_the_queue_position_shows_and_training_starts_by_itself(small, monkeypatch):
     import ui.queue as queueing
 
-    slots = scheduling.Scheduler(limit=1, budget=lambda: 2**40)
-    monkeypatch.setattr(scheduling, "SLOTS", slots)
+    slots = scheduling.JobGate(limit=1, budget=lambda: 2**40)
+    monkeypatch.setattr(scheduling, "GATE", slots)
     shown: list[str] = []
     real = queueing.queue_message
     monkeypatch.setattr(queueing, "queue_message", lambda ticket, s: shown.append(real(ticket, s)) or shown[-1])
@@ -388,7 +386,7 @@ def test_a_good_parameter_file_starts_a_run_from_it(small, downloads):
 
 
 def test_noisy_preset_shows_robustness_against_its_zero_trained_twin_as_numbers():
-    from rnnlab.presets import PRESETS_BY_KEY
+    from rnnlab.sharing.presets import PRESETS_BY_KEY
 
     at = open_page("explore", **PRESETS_BY_KEY["noisy_carry_adding"].query())
     no_exception(at)
@@ -402,7 +400,7 @@ def test_noisy_preset_shows_robustness_against_its_zero_trained_twin_as_numbers(
 
 
 def test_a_second_student_on_the_noisy_preset_computes_neither_run_nor_twin_nor_robustness(monkeypatch):
-    from rnnlab.presets import PRESETS_BY_KEY
+    from rnnlab.sharing.presets import PRESETS_BY_KEY
 
     query = PRESETS_BY_KEY["noisy_carry_adding"].query()
     first = open_page("explore", **query)
@@ -425,7 +423,7 @@ def test_a_second_student_on_the_noisy_preset_computes_neither_run_nor_twin_nor_
 
 
 def test_work_estimated_over_a_minute_asks_before_it_starts():
-    from rnnlab import estimate
+    from rnnlab.training import estimate
 
     query = {"seq_len": "2000", "steps": "1500", "run": "1"}
     guess = estimate.estimate(Config.from_dict(query)[0])

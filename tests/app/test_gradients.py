@@ -2,9 +2,10 @@
 
 import numpy as np
 
-from rnnlab import probes
+from rnnlab import grids
 from rnnlab.config import Config
-from rnnlab.presets import PRESETS_BY_KEY
+from rnnlab.probing import probes
+from rnnlab.sharing.presets import PRESETS_BY_KEY
 from tests.app.conftest import SMALL, figures, open_page, values
 
 SWEEP_TITLE = "Gradient reaching the initial carry against sequence length"
@@ -89,7 +90,7 @@ def test_gates_preset_shows_trained_gated_cells_keeping_the_gradient():
     assert rate["gru"] > 0.95 and rate["lstm"] > 0.95 and rate["simple"] < 0.8
     text = " ".join(m.value for m in at.markdown)
     assert f"×{rate['simple']:.3g} per step" in text
-    untrained = probes.fit_decay(probes.decay_sweep(preset.config, list(probes.DEFAULT_SWEEP_CELLS),
+    untrained = probes.fit_decay(probes.decay_sweep(preset.config, list(grids.DEFAULT_SWEEP_CELLS),
                                                     list(preset.sweep_lengths)))
     assert (untrained["rate_per_step"].between(0.7, 0.85)).all()
 

@@ -2,8 +2,8 @@
 
 import jax
 
-from rnnlab.presets import PRESETS
-from rnnlab.urlstate import parse_query
+from rnnlab.sharing.presets import PRESETS
+from rnnlab.sharing.urlstate import parse_query
 from tests.app.conftest import open_page
 
 

@@ -14,7 +14,7 @@ LINK = {"cell": "lstm", "seq_len": "50", "lr": "0.003", "batch": "32"}
 
 def shown(at) -> dict:
     """The experiment as the page holds it, and as its sidebar controls show it (pages that have them)."""
-    config = at.session_state["shared"].config
+    config = at.session_state["url_state"].config
     held = {"cell": config.cell, "seq_len": config.seq_len, "lr": config.lr, "batch": config.batch}
     controls = {w.label: w.value for w in at.sidebar.number_input}
     if controls:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rnnlab.example_plots import TITLE
+from rnnlab.figures.example_plots import TITLE
 from tests.e2e.test_browser import (
     FIRST_CHART_TIMEOUT_MS,
     HELPERS,

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rnnlab.presets import PRESETS
+from rnnlab.sharing.presets import PRESETS
 from tests.e2e.conftest import streamlit_server
 from tests.e2e.test_browser import HELPERS, LOSS_TITLE
 

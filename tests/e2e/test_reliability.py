@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 
 from rnnlab.config import Config
-from rnnlab.train import Run
+from rnnlab.training.train import Run
 from tests.e2e.conftest import _new_tab
 from tests.e2e.proxy import forwarding_proxy
 from tests.e2e.test_browser import (

@@ -6,8 +6,9 @@ import sys
 from pathlib import Path
 
 from rnnlab.config import Config
-from rnnlab.program import get_program
-from rnnlab.server.compilation import compile_count, warm_up
+from rnnlab.server.precompile import warm_up
+from rnnlab.training.compiled import compile_count
+from rnnlab.training.program import get_program
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,7 +54,7 @@ def test_ten_sessions_asking_at_once_compile_each_function_once():
 
     from jax import monitoring
 
-    from rnnlab.train import Run
+    from rnnlab.training.train import Run
 
     # Sizes not seen before, so a persistent cache enabled by another test (app.py) cannot serve them.
     rng = random.Random()

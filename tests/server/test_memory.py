@@ -5,9 +5,9 @@ from __future__ import annotations
 import weakref
 from dataclasses import replace
 
-from rnnlab import program as programs
+from rnnlab import memory
 from rnnlab.config import Config
-from rnnlab.server import memory
+from rnnlab.training import program as programs
 
 
 def test_a_dropped_program_is_freed_when_a_new_configuration_is_set_up(monkeypatch):

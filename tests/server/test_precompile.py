@@ -41,8 +41,9 @@ def test_a_program_compiled_in_a_worker_is_loaded_from_disk(tmp_path):
     script = textwrap.dedent(f"""
         import jax
         from rnnlab.config import Config
-        from rnnlab.server import compilation, precompile
-        from rnnlab.train import Run
+        from rnnlab.training import compiled as compilation
+        from rnnlab.server import precompile
+        from rnnlab.training.train import Run
         compilation.enable_persistent_cache({str(tmp_path)!r})
         events = []
         jax.monitoring.register_event_listener(lambda name, **kw: events.append(name))
@@ -99,7 +100,7 @@ def test_the_time_limit_kills_the_worker(tmp_path, monkeypatch):
 
 
 def test_only_long_compiles_with_a_disk_cache_use_a_worker(tmp_path, monkeypatch):
-    from rnnlab import estimate
+    from rnnlab.training import estimate
 
     monkeypatch.setitem(estimate.COMPILE_S, "conv_lstm", 30.0)  # as if a ConvLSTM took half a minute to compile
     monkeypatch.setattr(precompile, "cache_folder", lambda: None)

@@ -5,14 +5,14 @@ import time
 
 import pytest
 
-from rnnlab.server import scheduler as sched
-from rnnlab.server.scheduler import Scheduler
+from rnnlab.server import gate as sched
+from rnnlab.server.gate import JobGate
 
 GB = 2**30
 
 
 def test_limit_admits_that_many_and_queues_the_rest_in_order():
-    s = Scheduler(limit=2, budget=lambda: 100 * GB)
+    s = JobGate(limit=2, budget=lambda: 100 * GB)
     tickets = [s.ticket() for _ in range(5)]
     assert [t.position for t in tickets] == [0, 0, 1, 2, 3]
     assert s.counts() == (2, 3)
@@ -26,7 +26,7 @@ def test_limit_admits_that_many_and_queues_the_rest_in_order():
 
 
 def test_release_is_idempotent_and_a_released_ticket_cannot_wait():
-    s = Scheduler(limit=1, budget=lambda: GB)
+    s = JobGate(limit=1, budget=lambda: GB)
     t = s.ticket()
     t.release()
     t.release()
@@ -36,7 +36,7 @@ def test_release_is_idempotent_and_a_released_ticket_cannot_wait():
 
 
 def test_waiting_ticket_starts_by_itself_when_a_slot_frees():
-    s = Scheduler(limit=1, budget=lambda: GB)
+    s = JobGate(limit=1, budget=lambda: GB)
     first = s.ticket()
     second = s.ticket()
     assert not second.wait(0.05)
@@ -46,7 +46,7 @@ def test_waiting_ticket_starts_by_itself_when_a_slot_frees():
 
 
 def test_memory_of_runs_in_flight_counts_against_the_budget():
-    s = Scheduler(limit=4, budget=lambda: 10 * GB)
+    s = JobGate(limit=4, budget=lambda: 10 * GB)
     big = s.ticket(6 * GB)
     assert big.position == 0 and s.in_flight_bytes() == 6 * GB and s.available_bytes() == 4 * GB
     too_big = s.ticket(5 * GB)  # a slot is free, the memory is not
@@ -58,12 +58,12 @@ def test_memory_of_runs_in_flight_counts_against_the_budget():
 
 
 def test_one_training_is_admitted_when_nothing_runs_whatever_its_estimate():
-    s = Scheduler(limit=2, budget=lambda: GB)
+    s = JobGate(limit=2, budget=lambda: GB)
     assert s.ticket(5 * GB).position == 0
 
 
 def test_context_manager_releases_on_exception():
-    s = Scheduler(limit=1, budget=lambda: GB)
+    s = JobGate(limit=1, budget=lambda: GB)
     with pytest.raises(KeyError):
         with s.ticket() as t:
             assert t.position == 0
@@ -72,7 +72,7 @@ def test_context_manager_releases_on_exception():
 
 
 def test_never_more_than_limit_run_at_once_under_contention():
-    s = Scheduler(limit=3, budget=lambda: GB)
+    s = JobGate(limit=3, budget=lambda: GB)
     running, peak, done = [0], [0], []
     lock = threading.Lock()
 
@@ -118,7 +118,7 @@ def test_default_limit_is_the_cpu_count_on_cpu(monkeypatch):
 
 
 def test_a_client_with_many_tabs_gets_its_share_and_the_next_person_a_slot():
-    s = Scheduler(limit=3, budget=lambda: 100 * GB)
+    s = JobGate(limit=3, budget=lambda: 100 * GB)
     assert s.per_client == 2  # all slots but one
     mine = [s.ticket(client="ip:10.0.0.5") for _ in range(5)]  # five tabs of one student
     assert [t.position for t in mine[:2]] == [0, 0] and all(t.position > 0 for t in mine[2:])
@@ -131,13 +131,13 @@ def test_a_client_with_many_tabs_gets_its_share_and_the_next_person_a_slot():
 
 def test_the_share_per_client_comes_from_the_environment(monkeypatch):
     monkeypatch.setenv("RNNLAB_MAX_JOBS_PER_CLIENT", "1")
-    assert Scheduler(limit=4).per_client == 1
+    assert JobGate(limit=4).per_client == 1
     monkeypatch.setenv("RNNLAB_MAX_JOBS_PER_CLIENT", "lots")
-    assert Scheduler(limit=4).per_client == 3
+    assert JobGate(limit=4).per_client == 3
 
 
 def test_a_client_is_a_machine_or_behind_a_proxy_the_address_it_names(monkeypatch):
-    from rnnlab.server.scheduler import client_of
+    from rnnlab.server.gate import client_of
 
     monkeypatch.delenv("RNNLAB_CLIENT_HEADER", raising=False)
     assert client_of("10.0.0.7", "tab-1") == client_of("10.0.0.7", "tab-2") == "ip:10.0.0.7"  # tabs of one machine

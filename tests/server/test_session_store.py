@@ -113,7 +113,7 @@ def test_discard_only_by_the_owner():
 
 def test_a_real_run_is_sized_by_what_it_holds():
     from rnnlab.config import Config
-    from rnnlab.train import Run
+    from rnnlab.training.train import Run
 
     run = Run(Config(seq_len=10, batch=4, features=8, steps=10, chunk=5))
     before = run.nbytes()
@@ -150,7 +150,7 @@ def run_store(folder, **kwargs) -> SessionStore:
 def test_a_kept_run_survives_a_crash_and_a_new_server_gives_it_back(tmp_path):
     """Written atomically to disk as it trains; a new process's store reads it for the tab's token."""
     from rnnlab.config import Config
-    from rnnlab.train import Run
+    from rnnlab.training.train import Run
 
     config = Config(seq_len=12, batch=8, features=8, steps=40, chunk=10)
     whole = Run(config)
@@ -172,7 +172,7 @@ def test_a_kept_run_survives_a_crash_and_a_new_server_gives_it_back(tmp_path):
 def test_a_gone_tabs_run_is_kept_as_bytes_and_written_to_disk_at_most_every_10_s(tmp_path):
     from rnnlab.config import Config
     from rnnlab.server.run_files import RunFolder
-    from rnnlab.train import Run
+    from rnnlab.training.train import Run
 
     clock, connected = Clock(), {"tab"}
     store = run_store(tmp_path, clock=clock, every_s=10, is_connected=lambda s: s in connected)

@@ -7,11 +7,11 @@ import pandas as pd
 import pytest
 
 from rnnlab.config import Config
-from rnnlab.program import get_program
+from rnnlab.server.gate import JobGate
 from rnnlab.server.run_files import run_from_bytes, run_to_bytes
-from rnnlab.server.scheduler import Scheduler
 from rnnlab.server.shared_runs import SharedRuns, max_bytes_from_env
-from rnnlab.train import Run
+from rnnlab.training.program import get_program
+from rnnlab.training.train import Run
 
 SMALL = Config(seq_len=20, batch=16, features=16, steps=60, chunk=10)
 
@@ -102,7 +102,7 @@ def test_a_run_whose_settings_changed_or_that_started_from_parameters_is_not_sha
 
 
 def test_a_shared_run_holds_one_slot_until_its_last_watcher_leaves():
-    registry, slots = SharedRuns(), Scheduler(limit=1, budget=lambda: 2**40)
+    registry, slots = SharedRuns(), JobGate(limit=1, budget=lambda: 2**40)
     run = Run(SMALL)
     a, b = registry.join(run), registry.join(Run(SMALL))
     assert a.lead is b.lead is run and registry.watchers(run) == 2

@@ -13,7 +13,7 @@ import flax.linen as nn
 import jax
 from jax.nn import initializers
 
-from rnnlab.gates import GRU_GATES, LSTM_GATES, MGU_GATES, GateSpec
+from rnnlab.model.gates import GRU_GATES, LSTM_GATES, MGU_GATES, GateSpec
 
 Initializer = Callable[..., jax.Array]
 
@@ -32,7 +32,7 @@ class CellSpec:
     # Settings that run this cell quickly, applied when it is chosen with a task it cannot run (setting, value).
     quick_settings: tuple[tuple[str, object], ...] = ()
     gates: GateSpec | None = None  # gate activations, for the cells with gates (not the ConvLSTM's convolutions)
-    fused: bool = False  # trains and probes through its fused form in rnnlab.fused (same functions and parameters)
+    fused: bool = False  # trains and probes through its fused form (rnnlab.model.fused: same functions and parameters)
 
     @property
     def output_leaf(self) -> int:

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from rnnlab import analysis
 from rnnlab.config import SETTING, SETTINGS, Config
-from rnnlab.plots import COLORS, NUMBER_AXIS, log_floor, style_figure
+from rnnlab.figures.plots import COLORS, NUMBER_AXIS, log_floor, style_figure
+from rnnlab.probing import analysis
 
 LOSS_TITLE = "A/B: evaluation loss"
 MOVED_TITLE = "A/B: how far the initial carry moved"

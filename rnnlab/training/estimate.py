@@ -13,10 +13,10 @@ import math
 import threading
 from dataclasses import dataclass
 
-from rnnlab.cells import CELLS
 from rnnlab.config import Config
 from rnnlab.device import env_float
-from rnnlab.tasks import TASKS
+from rnnlab.model.cells import CELLS
+from rnnlab.model.tasks import TASKS
 
 GATES = {"gru": 3, "lstm": 4, "optimized_lstm": 4, "mgu": 2, "simple": 1, "conv_lstm": 4}
 DEFAULT_FLOPS = 1.1e11  # FLOP/s a wide recurrent training step's matmuls approach on a 2-core CPU (measured here)

@@ -16,9 +16,9 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from rnnlab.cells import CELLS, CellSpec, carry_init_fn
-from rnnlab.fused import fused_scan
-from rnnlab.tasks import TASKS
+from rnnlab.model.cells import CELLS, CellSpec, carry_init_fn
+from rnnlab.model.fused import fused_scan
+from rnnlab.model.tasks import TASKS
 
 CARRY_MODES: dict[str, str] = {
     "fixed": "sampled once per run from carry_init (not trained)",
@@ -70,7 +70,7 @@ class SeqModel(nn.Module):
     kernel_size: int = 3
     probe: bool = False
     unroll: int = 1
-    fused: bool = True  # run the cell's fused form (rnnlab.fused) where the registry has one
+    fused: bool = True  # run the cell's fused form (rnnlab.model.fused) where the registry has one
     hand_backward: bool = True  # differentiate the fused form with its hand-written backward pass
 
     @property

@@ -10,18 +10,18 @@ from urllib.parse import urlencode
 import segno
 
 from rnnlab.config import SETTINGS
-from rnnlab.urlstate import Shared, to_query
+from rnnlab.sharing.urlstate import UrlState, to_query
 
 HIDEABLE = tuple(s.name for s in SETTINGS)  # every experiment control can be hidden from the class
 
 
-def class_link(base: str, shared: Shared, hide: frozenset[str] | set[str], autorun: bool) -> str:
+def class_link(base: str, state: UrlState, hide: frozenset[str] | set[str], autorun: bool) -> str:
     """``base`` (the page's address) with the experiment, the controls to ``hide`` and whether it starts
     training as soon as it opens."""
     unknown = set(hide) - set(HIDEABLE)
     if unknown:
         raise ValueError(f"unknown controls: {sorted(unknown)}")
-    query = urlencode(to_query(replace(shared, hidden=frozenset(hide), autorun=autorun)))
+    query = urlencode(to_query(replace(state, hidden=frozenset(hide), autorun=autorun)))
     return f"{base}?{query}" if query else base
 
 

@@ -1,4 +1,4 @@
-"""Figures of one example, unrolled in time (:mod:`rnnlab.example`): pure functions of the looks they draw.
+"""Figures of one example, unrolled in time (:mod:`rnnlab.probing.example`): pure functions of the looks they draw.
 
 The unrolled view stacks the example, the prediction, the gates, the carry's norm and ||dL/dh_t|| on ONE
 time axis, so hovering any of them marks the same step t in all of them; its frames replay the kept snapshots
@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from rnnlab.example import Look
-from rnnlab.gates import GateSpec
-from rnnlab.plots import COLORS, LEAF_NAMES, NUMBER_AXIS, ZERO_HOVER, ZERO_LABEL, log_floor, mark_step
+from rnnlab.figures.plots import COLORS, LEAF_NAMES, NUMBER_AXIS, ZERO_HOVER, ZERO_LABEL, log_floor, mark_step
+from rnnlab.model.gates import GateSpec
+from rnnlab.probing.example import Look
 
 TITLE = "The example, unrolled in time"
 FRAME_MS = 900  # one snapshot per 0.9 s while playing: slow enough to follow

@@ -20,12 +20,12 @@ import jax.numpy as jnp
 import numpy as np
 
 import rnnlab
-from rnnlab.cells import CELLS
-from rnnlab.config import HELP, Config
-from rnnlab.msgpack_scan import TooManyObjects, count_objects
-from rnnlab.program import get_program, hyper_args
+from rnnlab.config import HELP, Config, ConfigError
+from rnnlab.files.msgpack_scan import TooManyObjects, count_objects
+from rnnlab.model.cells import CELLS
 from rnnlab.text import error_text
-from rnnlab.train import ConfigError, History
+from rnnlab.training.program import get_program, hyper_args
+from rnnlab.training.train import History
 
 Params = dict[str, Any]
 
@@ -258,8 +258,8 @@ except ImportError:  # e.g. `python some/dir/reproduce.py` from the repository r
 import flax
 import jax
 
-from rnnlab.config import Config
-from rnnlab.train import ConfigError, Progress, Run
+from rnnlab.config import Config, ConfigError
+from rnnlab.training.train import ChunkProgress, Run
 
 SUMMARY = $summary_repr
 PRODUCED_WITH = {"jax": $jax_repr, "flax": $flax_repr}
@@ -285,7 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     shown = -1
 
-    def report(progress: Progress) -> None:
+    def report(progress: ChunkProgress) -> None:
         """Print a line at every tenth of the run."""
         nonlocal shown
         tenth = 10 * progress.step // max(progress.total, 1)

@@ -2,15 +2,15 @@
 
 :func:`expand` turns a base configuration and the values of what varies (carry mode, carry_init, cell,
 learning rate, seed) into a validated grid of configurations. :func:`run_sweep` groups them by
-``Config.static_key()``: a group shares one :class:`~rnnlab.program.Program`, whose un-jitted ``_init`` and
+``Config.static_key()``: a group shares one :class:`~rnnlab.training.program.Program`, whose un-jitted ``_init`` and
 ``_train_chunk`` are ``jax.vmap``-ed over the runs (seed, carry scale, learning rate and clip are per-run
 arguments), jitted once, and sharded along the runs axis across every device JAX sees. Different cells,
 carry modes or initialisers are different programs; learning rates and seeds of one program train together.
 
 Every run of a group takes the same chunks, so all configurations of a sweep share ``steps`` and ``chunk``.
 A run whose loss, gradient or parameters become non-finite stops updating (the per-run ``diverged`` flag of
-the training state); the other runs of its group carry on. Each run's :class:`~rnnlab.train.History` is
-filled exactly as :class:`~rnnlab.train.Run` fills it, and equals a one-by-one run to float tolerance (the
+the training state); the other runs of its group carry on. Each run's :class:`~rnnlab.training.train.History` is
+filled exactly as :class:`~rnnlab.training.train.Run` fills it, and equals a one-by-one run to float tolerance (the
 vmapped matmuls are batched, so XLA may sum in another order: equal to about 1e-6 relative, not bit for bit).
 """
 
@@ -30,71 +30,20 @@ import numpy as np
 import pandas as pd
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from rnnlab import estimate
-from rnnlab.cells import CARRY_INITS, CELLS
-from rnnlab.config import Config, Static, static_part
+from rnnlab.config import Config, ConfigError, Static, static_part
 from rnnlab.device import memory_budget_bytes
-from rnnlab.model import CARRY_MODES
-from rnnlab.probes import make_h0_grad
-from rnnlab.program import Program, get_program
-from rnnlab.server.compilation import compile_count
-from rnnlab.tasks import TASKS
-from rnnlab.text import format_bytes, parse_float, parse_int
-from rnnlab.train import ConfigError, History, at_boundary, check_chunk, part_steps
+from rnnlab.grids import FIELDS, SWEEP_FIELDS
+from rnnlab.model.cells import CELLS
+from rnnlab.model.tasks import TASKS
+from rnnlab.probing.probes import make_h0_grad
+from rnnlab.text import format_bytes
+from rnnlab.training import estimate
+from rnnlab.training.compiled import compile_count
+from rnnlab.training.program import Program, get_program
+from rnnlab.training.train import History, at_boundary, check_chunk, part_steps
 
 MAX_RUNS = 48
 AXIS = "runs"
-
-
-# ---- what may vary ---------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class SweepField:
-    """One field a sweep may vary: its label, its choices (a registry) or how to parse typed values."""
-
-    name: str
-    label: str
-    choices: dict | None = None  # registry of names, or None for typed numbers
-    parse_one: Callable[[str], object] | None = None
-
-    def parse(self, text: str) -> list:
-        """'0.01, 0.1' -> [0.01, 0.1] (duplicates dropped, order kept); ValueError with a readable message."""
-        parts = [p.strip() for p in str(text).replace(";", ",").split(",") if p.strip()]
-        values = []
-        for part in parts:
-            try:
-                value = self.parse_one(part) if self.parse_one else part
-            except ValueError:
-                raise ValueError(f"{self.label}: '{part}' is not a valid value.") from None
-            if self.choices is not None and value not in self.choices:
-                raise ValueError(f"{self.label}: unknown '{part}'; choose from {', '.join(self.choices)}.")
-            values.append(value)
-        return list(dict.fromkeys(values))
-
-    def describe(self, value) -> str:
-        """A value as a label piece, e.g. 'GRU', 'learnable carry', 'lr 0.01'."""
-        if self.name == "cell":
-            return CELLS[value].label
-        if self.name == "carry_mode":
-            return f"{value} carry"
-        if self.name == "carry_init":
-            return f"init {value}"
-        if self.name == "lr":
-            return f"lr {value:g}"
-        return f"{self.name} {value}"
-
-
-SWEEP_FIELDS: tuple[SweepField, ...] = (
-    SweepField("carry_mode", "Carry mode", CARRY_MODES),
-    SweepField("carry_init", "carry_init", CARRY_INITS),
-    SweepField("cell", "Cell", CELLS),
-    SweepField("lr", "Learning rate", None, parse_float),
-    SweepField("seed", "Seed", None, parse_int),
-)
-FIELDS: dict[str, SweepField] = {f.name: f for f in SWEEP_FIELDS}
-# What the Compare page varies before anyone changes it (comma-separated, as typed; empty: the base's value):
-# a GRU against a simple RNN, three seeds each (does gating help?).
-COMPARE_DEFAULTS: dict[str, str] = {"carry_mode": "", "carry_init": "", "cell": "gru, simple", "lr": "",
-                                    "seed": "0, 1, 2"}
 
 
 class SweepError(ConfigError):
@@ -183,7 +132,7 @@ class Vmapped:
     train_chunk: Callable
 
 
-# Vmapped program sets kept for reuse, least recently used first out: like rnnlab.program's cache, bounded,
+# Vmapped program sets kept for reuse, least recently used first out: like rnnlab.training.program's cache, bounded,
 # because every compiled XLA program holds memory and memory mappings for the life of the process.
 MAX_VMAPPED = 4
 _COMPILED: OrderedDict[tuple, Vmapped] = OrderedDict()
@@ -193,14 +142,14 @@ _COMPILED_LOCK = threading.Lock()
 def _build(program: Program, mesh: Mesh) -> Vmapped:
     runs = NamedSharding(mesh, PartitionSpec(AXIS))
     replicated = NamedSharding(mesh, PartitionSpec())
-    h0_grad = make_h0_grad(program)  # what rnnlab.probes.h0_grad_norm computes
+    h0_grad = make_h0_grad(program)  # what rnnlab.probing.probes.h0_grad_norm computes
 
     def init(seed, scale, lr, clip):
-        state = program.initial_state(seed, scale, lr, clip)
-        return state, program.evaluation(state["params"], state["root"], scale)
+        state = program.plain_init(seed, scale, lr, clip)
+        return state, program.plain_evaluate(state["params"], state["root"], scale)
 
     def train_chunk(state, lr, clip, scale, n_active):
-        state, records, evaluation = program.train_steps(state, lr, clip, scale, n_active)
+        state, records, evaluation = program.plain_train_chunk(state, lr, clip, scale, n_active)
         return state, records, evaluation, h0_grad(state["params"], state["root"], scale)
 
     return Vmapped(
@@ -239,7 +188,7 @@ def estimate_sweep(configs: list[Config], devices: list | None = None) -> estima
     return estimate.together(parts, configs[0].steps)
 
 
-def compiled_count() -> int:
+def cached_program_sets() -> int:
     """Number of vmapped program sets built so far in this process."""
     with _COMPILED_LOCK:
         return len(_COMPILED)
@@ -266,10 +215,10 @@ def memory_verdict(eval_loss: float, baseline: float) -> str:
 class SweepResult:
     """What a sweep produced, one entry per configuration (in the order given).
 
-    ``histories``: each run's :class:`~rnnlab.train.History` (per-step loss, metric, grad_norm and
+    ``histories``: each run's :class:`~rnnlab.training.train.History` (per-step loss, metric, grad_norm and
     ||dL/dh_0|| of the training batch; an evaluation after every chunk). ``h0_grad_norms``: ||dL/dh_0||
     (all carry leaves) on the run's fixed evaluation batch with its final parameters, computed as
-    :func:`rnnlab.probes.h0_grad_norm` does, vmapped. ``params``: final (last finite) parameters, on the host.
+    :func:`rnnlab.probing.probes.h0_grad_norm` does, vmapped. ``params``: final (last finite) parameters, on the host.
     ``stop_reasons``: why a run stopped early (divergence), else None.
     """
 
@@ -370,7 +319,7 @@ def run_sweep(configs: list[Config], callback: Callable[[float, str], bool | Non
 
     ``callback(fraction, text)`` is called before each program's first compile and after every compiled call;
     when it returns False the sweep stops there and returns what it has. ``max_seconds`` bounds a compiled
-    call (from the measured time per step; see :meth:`rnnlab.train.Run.run_chunk`), so that the callback
+    call (from the measured time per step; see :meth:`rnnlab.training.train.Run.run_chunk`), so that the callback
     comes that often; evaluations are recorded at chunk ends either way. ``devices`` defaults to jax.devices();
     each group is padded to a multiple of their number by repeating its last configuration (the padding is
     dropped from the results). Raises :class:`SweepError` for an invalid or inconsistent list.

@@ -1,10 +1,10 @@
-"""Compilation outside the user's wait: JAX's persistent cache on disk, and warming up a configuration."""
+"""Compiled programs beyond one process: JAX's persistent cache on disk, and how many programs a jitted function
+has compiled."""
 
 from __future__ import annotations
 
 import logging
 import os
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -56,23 +56,3 @@ def enable_persistent_cache(path: str | os.PathLike | None = None) -> str | None
 def cache_folder() -> str | None:
     """The persistent cache folder in use, or None (not enabled, disabled, or unusable)."""
     return _enabled or None
-
-
-def warm_up(config=None) -> threading.Thread:
-    """Compile ``config``'s program (default: the default preset) in a background thread.
-
-    The jitted functions are shared by every session, so the first user who presses Train finds them
-    compiled. Returns the started thread.
-    """
-    from rnnlab.config import Config
-    from rnnlab.train import Run
-
-    def work() -> None:
-        run = Run(config or Config())
-        run.run_chunk()
-
-    # Not a daemon (a thread started by a daemon, such as a Streamlit script thread, would inherit that): exit
-    # waits for the compile instead of killing a thread inside XLA, which aborts the process.
-    thread = threading.Thread(target=work, name="rnnlab-warm-up", daemon=False)
-    thread.start()
-    return thread

@@ -4,7 +4,7 @@ One backward pass through a long sequence is one compiled call that nothing inte
 Here the sequence is cut into segments of ``length`` steps: a forward pass keeps the carry at every segment
 boundary and the predictions, then the backward pass goes segment by segment from the end, recomputing each
 segment's forward (checkpointing) and handing the carry's gradient to the segment before. The results equal
-the one-pass probes in :mod:`rnnlab.probes` to float32 rounding (tested), and ``progress(fraction)`` is
+the one-pass probes in :mod:`rnnlab.probing.probes` to float32 rounding (tested), and ``progress(fraction)`` is
 called between segments: a caller stops the probe by raising there.
 
 Every segment has the same static length (the last one is padded and told how many steps are real), so the
@@ -20,17 +20,17 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rnnlab import estimate
 from rnnlab.config import Config
 from rnnlab.norms import scaled_norm
-from rnnlab.program import Program
+from rnnlab.training import estimate
+from rnnlab.training.program import Program
 
 SEGMENTED_ABOVE_S = 2.0
 """Probes estimated to take longer than this (seconds) are computed in segments."""
 SEGMENT_S = 0.5  # the time one segment's forward and backward should take
 MIN_SEGMENT = 16
 FORWARD_SHARE = 0.25  # of a segmented probe's time: the forward pass (the backward recomputes it, then more)
-Progress = Callable[[float], object]
+FractionDone = Callable[[float], object]  # called with the share of the work done so far
 
 
 def segment_length(config: Config, steps: int) -> int | None:
@@ -105,7 +105,7 @@ def _make_connectivity_backward(program: Program):
     return fn
 
 
-def _forward(program: Program, params, x, carry_key, scale, length: int, progress: Progress | None, share: float):
+def _forward(program: Program, params, x, carry_key, scale, length: int, progress: FractionDone | None, share: float):
     """The carry entering every piece, the pieces, and the predictions over the whole sequence."""
     pieces = _pieces(x, length)
     forward = program.jitted(f"segment_forward_{length}", _make_forward)
@@ -121,8 +121,8 @@ def _forward(program: Program, params, x, carry_key, scale, length: int, progres
 
 
 def carry_grad_norms(program: Program, params, batch, scale, length: int,
-                     progress: Progress | None = None) -> np.ndarray:
-    """(leaves, steps + 1): ||dL/dh_t|| as :func:`rnnlab.probes.carry_grad_norms`, in segments of ``length``."""
+                     progress: FractionDone | None = None) -> np.ndarray:
+    """(leaves, steps + 1): ||dL/dh_t|| as :func:`rnnlab.probing.probes.carry_grad_norms`, in segments of ``length``."""
     x, y, carry_key = batch
     carries, pieces, preds = _forward(program, params, x, carry_key, scale, length, progress, FORWARD_SHARE)
     g_preds = program.jitted("loss_grad", _make_loss_grad)(preds, y)
@@ -150,8 +150,8 @@ def _last_output_basis(forward, params, carry, piece, real, carry_key, scale):
 
 
 def connectivity(program: Program, params, batch, scale, length: int,
-                 progress: Progress | None = None) -> np.ndarray:
-    """(steps,): ||d y_T / d x_t|| as :func:`rnnlab.probes.connectivity`, in segments of ``length``."""
+                 progress: FractionDone | None = None) -> np.ndarray:
+    """(steps,): ||d y_T / d x_t|| as :func:`rnnlab.probing.probes.connectivity`, in segments of ``length``."""
     x, _, carry_key = batch
     carries, pieces, _ = _forward(program, params, x, carry_key, scale, length, progress, FORWARD_SHARE)
     backward = program.jitted(f"segment_connectivity_backward_{length}", _make_connectivity_backward)

@@ -19,22 +19,14 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-from rnnlab import estimate
-from rnnlab.config import Config
+from rnnlab.config import Config, ConfigError
 from rnnlab.norms import combine_norms
-from rnnlab.program import Program, get_program, hyper_args
-
-
-class ConfigError(ValueError):
-    """A configuration that cannot run; ``messages`` says why."""
-
-    def __init__(self, messages: list[str]):
-        super().__init__(" ".join(messages))
-        self.messages = messages
+from rnnlab.training import estimate
+from rnnlab.training.program import Program, get_program, hyper_args
 
 
 @dataclass
-class Progress:
+class ChunkProgress:
     """What a callback sees after each chunk."""
 
     step: int
@@ -145,7 +137,7 @@ class RunView:
 class Run:
     """One training run of ``config``. ``train()`` runs to ``config.steps``; ``run_chunk()`` does one chunk.
 
-    ``params`` (e.g. from :func:`rnnlab.export.load_params`) replaces the seed's initial parameters; the rest
+    ``params`` (e.g. from :func:`rnnlab.files.export.load_params`) replaces the seed's initial parameters; the rest
     starts as for a new run: step 0, the optimiser's state fresh (Adam's moments at zero), the seed's batches.
     Calls are serialised: threads may take turns training one run (each call continues where the last ended),
     :meth:`view` reads what it has computed at any moment, and :meth:`fork` gives an independent copy.
@@ -168,7 +160,7 @@ class Run:
         if params is not None:
             if jax.tree_util.tree_structure(params) != jax.tree_util.tree_structure(self.state["params"]):
                 raise ValueError("the parameters do not have the structure this configuration needs; "
-                                 "load them with rnnlab.export.load_params")
+                                 "load them with rnnlab.files.export.load_params")
             self.state["params"] = jax.tree_util.tree_map(jnp.asarray, params)
         self.history = History(program.spec.leaves)
         self.history.add_evaluation(0, jax.device_get(program.evaluate(
@@ -222,7 +214,7 @@ class Run:
             self.pristine = False
         self.config = config
 
-    def run_chunk(self, max_seconds: float | None = None, wait: bool = True) -> Progress | None:
+    def run_chunk(self, max_seconds: float | None = None, wait: bool = True) -> ChunkProgress | None:
         """Train to the end of the current chunk (every ``config.chunk`` steps, and the last step) and evaluate.
 
         With ``max_seconds``, stop earlier after the steps expected to fit in that time (at least one), so that
@@ -235,7 +227,7 @@ class Run:
             return None
         try:
             if self.done:
-                return Progress(self.step, self.config.steps, self._last_loss(), 0.0, 0.0)
+                return ChunkProgress(self.step, self.config.steps, self._last_loss(), 0.0, 0.0)
             return self._run_part(max_seconds)
         finally:
             self._lock.release()
@@ -258,7 +250,7 @@ class Run:
         self._lock.release()
         return True
 
-    def _run_part(self, max_seconds: float | None) -> Progress:
+    def _run_part(self, max_seconds: float | None) -> ChunkProgress:
         start = time.perf_counter()
         first = self.step
         n_active = part_steps(first, self.config.chunk, self.config.steps,
@@ -286,13 +278,13 @@ class Run:
         else:
             estimate.record_compiled(self.config)
         self._last_end = end
-        return Progress(self.step, self.config.steps, self._last_loss(), applied / seconds if seconds else 0.0,
+        return ChunkProgress(self.step, self.config.steps, self._last_loss(), applied / seconds if seconds else 0.0,
                         seconds)
 
     def _last_loss(self) -> float:
         return self.history.steps[-1]["loss"] if self.history.steps else float("nan")
 
-    def train(self, callback: Callable[[Progress], bool | None] | None = None,
+    def train(self, callback: Callable[[ChunkProgress], bool | None] | None = None,
               max_seconds: float | None = None) -> History:
         """Run chunks until ``config.steps`` or divergence; a callback returning False stops early.
 
@@ -425,7 +417,7 @@ def check_chunk(history: History, config: Config, baseline: float, first: int, a
         history.stop_reason = blow_up_reason(config, history.diverged_at, now, start, baseline)
 
 
-def train(config: Config, callback: Callable[[Progress], bool | None] | None = None) -> Run:
+def train(config: Config, callback: Callable[[ChunkProgress], bool | None] | None = None) -> Run:
     """Build a :class:`Run` for ``config`` and train it to the end; returns the run."""
     run = Run(config)
     run.train(callback)

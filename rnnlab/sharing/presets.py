@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rnnlab.config import Config
-from rnnlab.probes import DEFAULT_SWEEP_CELLS, DEFAULT_SWEEP_LENGTHS, SWEEP_WEIGHTS
-from rnnlab.urlstate import Shared, to_query
+from rnnlab.grids import DEFAULT_SWEEP_CELLS, DEFAULT_SWEEP_LENGTHS, SWEEP_WEIGHTS
+from rnnlab.sharing.urlstate import UrlState, to_query
 
 
 @dataclass(frozen=True)
@@ -28,7 +28,7 @@ class Preset:
 
     def query(self) -> dict[str, str]:
         """Query parameters that open this preset and start it."""
-        return to_query(Shared(config=self.config, sweep_cells=self.sweep_cells,
+        return to_query(UrlState(config=self.config, sweep_cells=self.sweep_cells,
                                sweep_lengths=self.sweep_lengths, compare_zero=self.compare_zero,
                                sweep_weights=self.sweep_weights, autorun=True))
 

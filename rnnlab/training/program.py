@@ -16,15 +16,15 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from rnnlab.cells import CELLS
 from rnnlab.config import Config, Static, static_part
 from rnnlab.device import env_float
-from rnnlab.model import SeqModel, learned_carry, sample_carry
+from rnnlab.memory import give_back_free_memory
+from rnnlab.model.cells import CELLS
+from rnnlab.model.network import SeqModel, learned_carry, sample_carry
+from rnnlab.model.optimizers import make_optimizer
+from rnnlab.model.tasks import TASKS
 from rnnlab.norms import scaled_norm, tree_norm
-from rnnlab.optimizers import make_optimizer
-from rnnlab.server.compilation import compile_count
-from rnnlab.server.memory import give_back_free_memory
-from rnnlab.tasks import TASKS
+from rnnlab.training.compiled import compile_count
 
 # Keys derived from the run's seed: one stream per purpose, so runs are reproducible piece by piece.
 PARAMS, FIXED_CARRY, BATCH, NOISY_CARRY, EVAL_BATCH, EVAL_CARRY = range(6)
@@ -61,9 +61,9 @@ class Program:
         self.model = SeqModel(**kwargs)
         self.probe_model = SeqModel(**kwargs, probe=True)
         self.tx = make_optimizer(static.optimizer)
-        self.init = jax.jit(self.initial_state)
-        self.train_chunk = jax.jit(self.train_steps, donate_argnums=(0,))
-        self.evaluate = jax.jit(self.evaluation)
+        self.init = jax.jit(self.plain_init)
+        self.train_chunk = jax.jit(self.plain_train_chunk, donate_argnums=(0,))
+        self.evaluate = jax.jit(self.plain_evaluate)
         self._extra: dict[str, Callable] = {}
         self._extra_lock = threading.Lock()
 
@@ -121,7 +121,7 @@ class Program:
         return tuple(leaf[0] for leaf in self.spec.carry_as_tuple(carry))
 
     # ---- the functions jitted above (plain, so that a caller can vmap them first) -----------------
-    def initial_state(self, seed, scale, lr, clip):
+    def plain_init(self, seed, scale, lr, clip):
         root = jax.random.PRNGKey(seed)
         x, _ = self.batch_for(root, BATCH, 0)
         params = self.model.init(stream(root, PARAMS), x, self.carry_key(root, 0), scale)
@@ -131,7 +131,7 @@ class Program:
         return {"params": params, "opt_state": opt_state, "step": jnp.zeros((), jnp.int32),
                 "diverged": jnp.zeros((), bool), "root": root}
 
-    def train_steps(self, state, lr, clip, scale, n_active):
+    def plain_train_chunk(self, state, lr, clip, scale, n_active):
         """``n_active`` (at most ``chunk``) optimiser steps in one compiled call: a loop of that many steps, so a
         caller bounds the time of a call by the steps it asks for. Records past ``n_active`` are zeros.
 
@@ -176,9 +176,9 @@ class Program:
         (params, opt_state, count, diverged), records = jax.lax.fori_loop(
             0, jnp.minimum(n_active, self.static.chunk), body, (init, empty))
         state.update(params=params, opt_state=opt_state, step=count, diverged=diverged)
-        return state, records, self.evaluation(params, root, scale)
+        return state, records, self.plain_evaluate(params, root, scale)
 
-    def evaluation(self, params, root, scale):
+    def plain_evaluate(self, params, root, scale):
         """Loss, metric and per-timestep loss on the run's fixed evaluation batch, and the initial carry."""
         x, y = self.batch_for(root, EVAL_BATCH)
         carry_key = stream(root, EVAL_CARRY) if self.static.carry_mode == "noisy" else self.carry_key(root, 0)

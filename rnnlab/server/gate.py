@@ -1,8 +1,8 @@
 """Server-wide slots for heavy work: at most ``limit`` jobs at once, a fair queue, and a memory budget.
 
-Every session of a Streamlit server shares one :data:`SLOTS`. A job (training, a sweep, a probe) asks for a
+Every session of a Streamlit server shares one :data:`GATE`. A job (training, a sweep, a probe) asks for a
 :class:`Ticket`, waits until it is admitted (its place is :attr:`Ticket.position`, the reason it waits
-:meth:`Scheduler.waiting_reason`), runs, and releases the ticket. When a slot is free, the first ticket in
+:meth:`JobGate.waiting_reason`), runs, and releases the ticket. When a slot is free, the first ticket in
 the queue that can run is admitted: its memory estimate fits in what the running jobs leave of the budget
 (one job is always admitted when nothing runs), and its client (a person: one browser machine, however many
 tabs) holds fewer than ``per_client`` running jobs. A ticket that cannot run does not hold up those behind it.
@@ -94,7 +94,7 @@ def client_of(address: str | None, session: str, headers: Mapping[str, str] | No
 class Ticket:
     """One job's place: waiting in the queue (``position`` >= 1) or running (``position`` == 0)."""
 
-    def __init__(self, scheduler: Scheduler, number: int, memory_bytes: int, label: str, client: str):
+    def __init__(self, scheduler: JobGate, number: int, memory_bytes: int, label: str, client: str):
         self.scheduler = scheduler
         self.number = number
         self.memory_bytes = int(memory_bytes)
@@ -123,7 +123,7 @@ class Ticket:
         self.release()
 
 
-class Scheduler:
+class JobGate:
     """At most ``limit`` admitted tickets, admitted first come, first served, within a memory budget."""
 
     def __init__(self, limit: int | None = None, budget: Callable[[], int] = memory_budget_bytes,
@@ -236,4 +236,4 @@ class Scheduler:
             self._cond.notify_all()
 
 
-SLOTS = Scheduler()  # the server's: shared by every session in this process
+GATE = JobGate()  # the server's: shared by every session in this process

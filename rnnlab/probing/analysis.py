@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rnnlab.train import History
+from rnnlab.training.train import History
 
 
 def carry_units_df(history: History, leaf: str) -> pd.DataFrame:

@@ -20,19 +20,19 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-from rnnlab import estimate, probe_segments
-from rnnlab.cells import CELLS
 from rnnlab.config import Config
-from rnnlab.model import SeqModel
+from rnnlab.grids import SWEEP_TRAINING
+from rnnlab.model.cells import CELLS
+from rnnlab.model.network import SeqModel
+from rnnlab.model.tasks import TASKS
 from rnnlab.norms import ZERO_NORM, combine_norms, scaled_norm, tree_norm
-from rnnlab.program import EVAL_BATCH, EVAL_CARRY, Program, get_program, hyper_args, stream
-from rnnlab.tasks import TASKS
-from rnnlab.train import Run
+from rnnlab.probing import probe_segments
+from rnnlab.training import estimate
+from rnnlab.training.program import EVAL_BATCH, EVAL_CARRY, Program, get_program, hyper_args, stream
+from rnnlab.training.train import Run
 
-Progress = probe_segments.Progress
+FractionDone = probe_segments.FractionDone
 
-DEFAULT_SWEEP_CELLS = ("gru", "lstm", "simple")  # the decay sweep's default: two gated cells and the plain one
-DEFAULT_SWEEP_LENGTHS = (10, 20, 40, 80)
 ZERO_GRADIENT = ZERO_NORM
 
 
@@ -82,13 +82,13 @@ def _make_carry_grads(program: Program):
 
 
 def carry_grad_norms(program: Program, params, root: jax.Array, scale, batch=None, segment: int | None = None,
-                     progress: Progress | None = None) -> dict[str, np.ndarray]:
+                     progress: FractionDone | None = None) -> dict[str, np.ndarray]:
     """``{leaf: array (steps + 1,)}``: ||dL/dh_t|| over the batch (Frobenius norm) for t = 0..steps.
 
     t = 0 is the gradient that reaches the initial carry; L is the task's batch-mean loss.
     ``batch`` is ``(x, y, carry_key)``; by default the run's evaluation batch. With ``segment`` (a length), it is
     computed in segments of that many steps, calling ``progress(fraction)`` between them
-    (:mod:`rnnlab.probe_segments`).
+    (:mod:`rnnlab.probing.probe_segments`).
     """
     x, y, carry_key = batch if batch is not None else probe_batch(program, root)
     if segment is not None:
@@ -99,7 +99,7 @@ def carry_grad_norms(program: Program, params, root: jax.Array, scale, batch=Non
 
 
 def carry_grad_df(program: Program, params, root, scale, step: int = 0, segment: int | None = None,
-                  progress: Progress | None = None) -> pd.DataFrame:
+                  progress: FractionDone | None = None) -> pd.DataFrame:
     """Long table of :func:`carry_grad_norms`: step (training step), t, leaf, grad_norm."""
     norms = carry_grad_norms(program, params, root, scale, segment=segment, progress=progress)
     rows = [{"step": step, "t": t, "leaf": leaf, "grad_norm": float(v)}
@@ -122,7 +122,7 @@ def _make_connectivity(program: Program):
 
 
 def connectivity(program: Program, params, root: jax.Array, scale, segment: int | None = None,
-                 progress: Progress | None = None) -> np.ndarray:
+                 progress: FractionDone | None = None) -> np.ndarray:
     """(steps,): the batch mean of ||d y_T / d x_t||_F, y_T the model's output at the last step.
 
     Examples are independent, so one vector-Jacobian product per output unit (vmapped) gives every example's
@@ -149,8 +149,6 @@ def h0_grad_norm(program: Program, params, root, scale) -> float:
     return float(program.jitted("h0_grad", make_h0_grad)(params, root, scale))
 
 
-SWEEP_TRAINING = {"seq_len": 40, "steps": 300}  # how the decay sweep's "trained" weights are made
-SWEEP_WEIGHTS = ("trained", "untrained")
 MAX_TRAINED = 32  # trained parameter sets kept in memory (a few KB each), shared by every session
 _trained: OrderedDict[Config, dict] = OrderedDict()
 _trained_lock = threading.Lock()
@@ -276,8 +274,9 @@ def describe_fit(rate: float, halving: float) -> str:
     """'x0.787 per step: the gradient halves every 2.9 steps', or why there is no fit."""
     text = describe_halving(halving)
     return f"×{rate:.3g} per step: {text}" if math.isfinite(rate) else text
-def run_grad_through_time(run, count: int = 3, progress: Progress | None = None) -> pd.DataFrame:
-    """:func:`carry_grad_df` of a :class:`~rnnlab.train.Run` at ``count`` recorded training steps (start to now).
+def run_grad_through_time(run, count: int = 3, progress: FractionDone | None = None) -> pd.DataFrame:
+    """:func:`carry_grad_df` of a :class:`~rnnlab.training.train.Run` at ``count`` recorded training steps (start to
+    now).
 
     A long probe is computed in segments, calling ``progress(fraction of all)`` between them; raise there to stop.
     """
@@ -290,8 +289,8 @@ def run_grad_through_time(run, count: int = 3, progress: Progress | None = None)
     return pd.concat(frames, ignore_index=True)
 
 
-def run_connectivity(run, progress: Progress | None = None) -> pd.DataFrame:
-    """:func:`connectivity` of a :class:`~rnnlab.train.Run`'s current parameters: columns t, connectivity.
+def run_connectivity(run, progress: FractionDone | None = None) -> pd.DataFrame:
+    """:func:`connectivity` of a :class:`~rnnlab.training.train.Run`'s current parameters: columns t, connectivity.
     ``progress`` as for :func:`run_grad_through_time`."""
     segment = probe_segments.segment_length(run.config, run.program.steps)
     values = connectivity(run.program, run.params, run.root, run.scale, segment, progress)
@@ -318,7 +317,7 @@ def start_sigma(config: Config) -> float:
     return float(config.carry_scale) if config.carry_init == "normal" and config.carry_scale > 0 else 0.5
 
 
-def start_robustness(run, draws: int = ROBUSTNESS_DRAWS, progress: Progress | None = None) -> pd.DataFrame:
+def start_robustness(run, draws: int = ROBUSTNESS_DRAWS, progress: FractionDone | None = None) -> pd.DataFrame:
     """How a run with a drawn (not learned) initial carry does when started from other carries: its evaluation
     loss and metric from a zero carry, from ``draws`` fresh N(0, sigma) carries (mean) and from fresh carries
     ``ROBUSTNESS_WIDER`` times as wide. Columns: start, loss, metric. ``progress(fraction)`` is called after each

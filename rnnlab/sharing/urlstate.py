@@ -11,10 +11,9 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 
-from rnnlab.cells import CELLS
 from rnnlab.config import CONTROL_RANGES, Config
-from rnnlab.probes import DEFAULT_SWEEP_CELLS, DEFAULT_SWEEP_LENGTHS, SWEEP_WEIGHTS
-from rnnlab.sweep import COMPARE_DEFAULTS, FIELDS
+from rnnlab.grids import COMPARE_DEFAULTS, DEFAULT_SWEEP_CELLS, DEFAULT_SWEEP_LENGTHS, FIELDS, SWEEP_WEIGHTS
+from rnnlab.model.cells import CELLS
 from rnnlab.text import shorten, whole
 
 CONFIG_KEYS = tuple(f.name for f in fields(Config))
@@ -27,7 +26,7 @@ MAX_NOTED_UNKNOWN = 5  # unknown keys named one by one in the notes; the rest ar
 
 
 @dataclass
-class Shared:
+class UrlState:
     """Everything a URL can carry."""
 
     config: Config = field(default_factory=Config)
@@ -77,7 +76,7 @@ def parse_cells(text: str) -> tuple[tuple[str, ...], str | None]:
     return cells, None
 
 
-def parse_query(params: Mapping[str, str | list[str]], base: Config | None = None) -> Shared:
+def parse_query(params: Mapping[str, str | list[str]], base: Config | None = None) -> UrlState:
     """Read a URL's query parameters. Never raises: what cannot be used is reported in ``notes``.
 
     Each value that cannot be used keeps the default (``base``); when the values that can be used do not fit
@@ -85,7 +84,7 @@ def parse_query(params: Mapping[str, str | list[str]], base: Config | None = Non
     link's values are reset one by one, and a link that asked to start (``run=1``) does not start.
     """
     base = base or Config()
-    shared = Shared(config=base)
+    state = UrlState(config=base)
     raw: dict[str, str] = {}
     unknown: list[str] = []
     known = (set(CONFIG_KEYS) | {"hide", "sweep_cells", "sweep_lengths", "sweep_weights", "compare_zero", "run"}
@@ -95,12 +94,12 @@ def parse_query(params: Mapping[str, str | list[str]], base: Config | None = Non
         if key not in known and not key.endswith("_hide"):
             unknown.append(key)
         elif len(value) > MAX_VALUE_CHARS:
-            shared.notes.append(f"Ignored {shorten(key)}: its value is {len(value):,} characters long.")
+            state.notes.append(f"Ignored {shorten(key)}: its value is {len(value):,} characters long.")
         else:
             raw[key] = value
-    shared.notes.extend(f"Ignored unknown setting '{shorten(k)}'." for k in unknown[:MAX_NOTED_UNKNOWN])
+    state.notes.extend(f"Ignored unknown setting '{shorten(k)}'." for k in unknown[:MAX_NOTED_UNKNOWN])
     if len(unknown) > MAX_NOTED_UNKNOWN:
-        shared.notes.append(f"Ignored {len(unknown) - MAX_NOTED_UNKNOWN} more unknown settings.")
+        state.notes.append(f"Ignored {len(unknown) - MAX_NOTED_UNKNOWN} more unknown settings.")
     hidden = set()
     for key, value in list(raw.items()):
         if key.endswith("_hide"):
@@ -111,57 +110,57 @@ def parse_query(params: Mapping[str, str | list[str]], base: Config | None = Non
         hidden.update(h.strip() for h in raw.pop("hide").split(",") if h.strip())
     unknown_hidden = sorted(hidden - set(CONFIG_KEYS))
     if unknown_hidden:
-        shared.notes.append(f"Cannot hide unknown control(s): {shorten(', '.join(unknown_hidden), 80)}.")
-    shared.hidden = frozenset(hidden & set(CONFIG_KEYS))
+        state.notes.append(f"Cannot hide unknown control(s): {shorten(', '.join(unknown_hidden), 80)}.")
+    state.hidden = frozenset(hidden & set(CONFIG_KEYS))
 
     if "sweep_cells" in raw:
         cells, error = parse_cells(raw.pop("sweep_cells"))
         if error:
-            shared.notes.append(error + " Kept the default cells.")
+            state.notes.append(error + " Kept the default cells.")
         else:
-            shared.sweep_cells = cells
+            state.sweep_cells = cells
     if "sweep_lengths" in raw:
         lengths, error = parse_lengths(raw.pop("sweep_lengths"))
         if error:
-            shared.notes.append(error + " Kept the default lengths.")
+            state.notes.append(error + " Kept the default lengths.")
         else:
-            shared.sweep_lengths = lengths
+            state.sweep_lengths = lengths
     if "sweep_weights" in raw:
         weights = raw.pop("sweep_weights").strip().lower()
         if weights in SWEEP_WEIGHTS:
-            shared.sweep_weights = weights
+            state.sweep_weights = weights
         else:
-            shared.notes.append(f"Ignored sweep_weights={shorten(weights)!r}: use {' or '.join(SWEEP_WEIGHTS)}.")
+            state.notes.append(f"Ignored sweep_weights={shorten(weights)!r}: use {' or '.join(SWEEP_WEIGHTS)}.")
     for name in COMPARE_DEFAULTS:
         if f"cmp_{name}" in raw:
             text = raw.pop(f"cmp_{name}")
             try:
-                shared.compare[name] = ", ".join(map(str, FIELDS[name].parse(text)))
+                state.compare[name] = ", ".join(map(str, FIELDS[name].parse(text)))
             except ValueError as e:
-                shared.notes.append(f"{e} Kept the Compare page's default for it.")
+                state.notes.append(f"{e} Kept the Compare page's default for it.")
     for flag in ("compare_zero", "run"):
         if flag in raw:
             value = raw.pop(flag).strip().lower()
             on = value in ("1", "true", "yes")
             if not on and value not in ("0", "false", "no"):
-                shared.notes.append(f"Ignored {flag}={shorten(value)!r}: use 1 or 0.")
-            setattr(shared, "autorun" if flag == "run" else flag, on)
+                state.notes.append(f"Ignored {flag}={shorten(value)!r}: use 1 or 0.")
+            setattr(state, "autorun" if flag == "run" else flag, on)
 
     config, notes = Config.from_dict(raw, base)
-    shared.notes.extend(notes)
+    state.notes.extend(notes)
     for key, (lo, hi) in CONTROL_RANGES.items():
         value = getattr(config, key)
         if key in raw and value != getattr(base, key) and not lo <= value <= hi:
             config = replace(config, **{key: getattr(base, key)})
-            shared.notes.append(f"Ignored {key}={shorten(raw[key])!r}: the control accepts {lo:g} to {hi:g}; "
+            state.notes.append(f"Ignored {key}={shorten(raw[key])!r}: the control accepts {lo:g} to {hi:g}; "
                                 f"kept {getattr(base, key)}.")
     changed = [k for k in raw if k in CONFIG_KEYS and getattr(config, k) != getattr(base, k)]
-    shared.config = _make_valid(config, base, changed, shared.notes)
-    if shared.config != config and shared.autorun:
-        shared.autorun = False
-        shared.notes.append("The link asked to start the experiment; it was not started because its settings "
+    state.config = _make_valid(config, base, changed, state.notes)
+    if state.config != config and state.autorun:
+        state.autorun = False
+        state.notes.append("The link asked to start the experiment; it was not started because its settings "
                             "had to be changed. Check them and press the button to start.")
-    return shared
+    return state
 
 
 def _make_valid(config: Config, base: Config, given: list[str], notes: list[str]) -> Config:
@@ -191,24 +190,24 @@ def _make_valid(config: Config, base: Config, given: list[str], notes: list[str]
     return base if not base.validate() else Config()
 
 
-def to_query(shared: Shared) -> dict[str, str]:
+def to_query(state: UrlState) -> dict[str, str]:
     """The query parameters for ``shared``: settings that differ from the defaults, hidden controls, options."""
     default = Config().to_dict()
-    query = {k: v for k, v in shared.config.to_dict().items() if v != default[k]}
-    if shared.hidden:
-        query["hide"] = ",".join(sorted(shared.hidden))
-    if shared.sweep_cells != DEFAULT_SWEEP_CELLS:
-        query["sweep_cells"] = ",".join(shared.sweep_cells)
-    if shared.sweep_lengths != DEFAULT_SWEEP_LENGTHS:
-        query["sweep_lengths"] = ",".join(map(str, shared.sweep_lengths))
-    if shared.sweep_weights != SWEEP_WEIGHTS[0]:
-        query["sweep_weights"] = shared.sweep_weights
-    for name, text in shared.compare.items():
+    query = {k: v for k, v in state.config.to_dict().items() if v != default[k]}
+    if state.hidden:
+        query["hide"] = ",".join(sorted(state.hidden))
+    if state.sweep_cells != DEFAULT_SWEEP_CELLS:
+        query["sweep_cells"] = ",".join(state.sweep_cells)
+    if state.sweep_lengths != DEFAULT_SWEEP_LENGTHS:
+        query["sweep_lengths"] = ",".join(map(str, state.sweep_lengths))
+    if state.sweep_weights != SWEEP_WEIGHTS[0]:
+        query["sweep_weights"] = state.sweep_weights
+    for name, text in state.compare.items():
         if text != COMPARE_DEFAULTS[name]:
             query[f"cmp_{name}"] = text.replace(" ", "")
-    if shared.compare_zero:
+    if state.compare_zero:
         query["compare_zero"] = "1"
-    if shared.autorun:
+    if state.autorun:
         query["run"] = "1"
     return query
 

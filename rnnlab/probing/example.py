@@ -15,12 +15,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rnnlab import estimate
 from rnnlab.config import Config
-from rnnlab.gates import GateSpec
+from rnnlab.model.gates import GateSpec
+from rnnlab.model.tasks import SequenceView
 from rnnlab.norms import scaled_norm
-from rnnlab.program import EVAL_CARRY, Program, stream
-from rnnlab.tasks import SequenceView
+from rnnlab.training import estimate
+from rnnlab.training.program import EVAL_CARRY, Program, stream
 
 EXAMPLES = 6  # the key stream of the examples shown (after the program's streams 0-5)
 LIGHT_S = 1.0  # looks estimated below this need no training slot: they do not wait behind a class's runs

@@ -1,0 +1,12 @@
+"""An experiment passed on: in the URL, as a preset lesson, or as a class link with a QR code.
+
+- :mod:`.urlstate`: query parameters <-> the experiment (:class:`UrlState`), with notes for bad values.
+- :mod:`.presets`: one-click lessons, each a URL query for a page.
+- :mod:`.classroom`: the link a teacher projects and its QR code.
+"""
+
+from rnnlab.sharing.classroom import class_link
+from rnnlab.sharing.presets import PRESETS, PRESETS_BY_KEY, Preset
+from rnnlab.sharing.urlstate import UrlState, parse_query, to_query
+
+__all__ = ["PRESETS", "PRESETS_BY_KEY", "Preset", "UrlState", "class_link", "parse_query", "to_query"]

@@ -1,0 +1,15 @@
+"""Training: compiled programs and runs trained in chunks.
+
+- :mod:`.program`: everything jitted for one static configuration, cached across runs and sessions.
+- :mod:`.train`: a :class:`Run` trained one compiled chunk at a time into a :class:`History`.
+- :mod:`.estimate`: how long a configuration will take, refined by measured chunks.
+- :mod:`.compiled`: JAX's persistent compilation cache, and how many programs a jitted function compiled.
+"""
+
+from rnnlab.training import estimate
+from rnnlab.training.compiled import compile_count, enable_persistent_cache
+from rnnlab.training.program import Program, get_program, hyper_args
+from rnnlab.training.train import PART_SECONDS, ChunkProgress, History, Run, RunView
+
+__all__ = ["PART_SECONDS", "ChunkProgress", "History", "Program", "Run", "RunView", "compile_count",
+           "enable_persistent_cache", "estimate", "get_program", "hyper_args"]
