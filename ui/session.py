@@ -55,7 +55,7 @@ def connected(session: str) -> bool:
     """Whether Streamlit ``session`` still has its browser connection (False outside a real server)."""
     try:
         return Runtime.exists() and Runtime.instance().is_active_session(session) is True
-    except Exception:  # a server shutting down: nobody is connected
+    except Exception:  # noqa: BLE001 - a server shutting down: nobody is connected
         return False
 
 
@@ -106,7 +106,7 @@ def share_link(parsed: UrlState) -> str:
     query = urlencode(to_query(replace(parsed, autorun=False)))
     try:
         base = (st.context.url or "").split("?")[0].split("#")[0]
-    except Exception:  # no browser context: a link relative to the page
+    except Exception:  # noqa: BLE001 - no browser context: a link relative to the page
         base = ""
     return f"{base}?{query}" if query else (base or "?")
 

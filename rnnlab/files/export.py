@@ -103,7 +103,7 @@ def load_params(data: bytes, config: Config, max_bytes: int = MAX_PARAMS_BYTES) 
         pass  # msgpack says below what is wrong with it
     try:
         state = flax.serialization.msgpack_restore(bytes(data))
-    except Exception as e:  # msgpack raises several unrelated types for corrupt or truncated input
+    except Exception as e:  # noqa: BLE001 - msgpack raises several unrelated types for corrupt or truncated input
         raise ExportError(f"not a msgpack parameter file: {_why_unreadable(e, bytes(data))}") from None
     if not isinstance(state, Mapping):
         raise ExportError(f"not a msgpack parameter file: it holds {_describe(state)}, not a tree of arrays")

@@ -18,7 +18,7 @@ def compile_count(jitted: Callable) -> int:
 
     The one place that reads JAX's counter, which has no public name.
     """
-    return jitted._cache_size()  # noqa: SLF001
+    return jitted._cache_size()
 
 
 def enable_persistent_cache(path: str | os.PathLike | None = None) -> str | None:

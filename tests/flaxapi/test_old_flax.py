@@ -111,7 +111,7 @@ STATIC_CALLS = {  # the pasted call -> the same call on the installed Flax
 
 @pytest.mark.parametrize("call", STATIC_CALLS)
 def test_static_call_messages_quote_the_real_error(call):
-    with pytest.raises(Exception) as raised:  # noqa: PT011 - whatever the installed Flax raises
+    with pytest.raises(Exception) as raised:  # whatever the installed Flax raises
         STATIC_CALLS[call]()
     real = error_text(raised.value)
     finding = next(f for f in migrate.check(f"import flax.linen as nn\nc = {call}\n").findings

@@ -206,5 +206,5 @@ def guarded(func: Callable[[str], R], source: str, fallback: Callable[[Problem],
         return func(source)
     except (RecursionError, MemoryError):
         return fallback(Problem(None, "The code is nested too deeply to analyse; simplify it or paste a smaller part."))
-    except Exception as exc:  # never raise on user input; say what happened instead
+    except Exception as exc:  # noqa: BLE001 - never raise on user input; say what happened instead
         return fallback(Problem(None, f"Internal error while checking ({type(exc).__name__}: {exc}); please report."))
