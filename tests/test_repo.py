@@ -17,9 +17,20 @@ def test_readme_gives_exactly_two_setup_commands():
     assert "requirements-dev.txt" in commands[1] and commands[1].endswith("python -m pytest")
 
 
-def test_ci_runs_the_readme_test_command():
-    ci = (ROOT / ".ci" / "run").read_text()
-    assert readme_commands()[1] in ci.splitlines()
+def ci_steps() -> list[str]:
+    """The commands of .ci/run in order: each line's ``&&``-joined steps, without comments."""
+    lines = [line.split("  #")[0].strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    return [step.strip() for line in lines if line and not line.startswith("#") for step in line.split(" && ")]
+
+
+def test_ci_runs_the_readme_test_command_after_lint_and_types():
+    steps = ci_steps()
+    positions = [steps.index(step) for step in readme_commands()[1].split(" && ")]
+    assert positions == sorted(positions)
+    install, tests = positions[-2], positions[-1]
+    assert steps[tests] == "python -m pytest"
+    for check in ("ruff check .", "mypy"):
+        assert install < steps.index(check) < tests, check
 
 
 def test_requirements_are_pinned():
