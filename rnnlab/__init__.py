@@ -1,4 +1,19 @@
-"""rnnlab: how recurrent cells behave in JAX/Flax (all logic of the app lives in this package)."""
+"""rnnlab: how recurrent cells behave in JAX/Flax (all logic of the app lives in this package).
+
+Imports go one way, from the base up (tests/test_layout.py checks it):
+
+- base: :mod:`.text` (user-facing text helpers), :mod:`.device` (what JAX runs on, the memory runs may use),
+  :mod:`.norms` (norms that survive float32's range), :mod:`.memory` (freed memory given back to the system);
+- :mod:`.model`: cells, tasks, the sequence model and the optimisers;
+- :mod:`.config` (the settings table and the experiment record) and :mod:`.grids` (what grids of runs vary);
+- :mod:`.training`: compiled programs and runs trained in chunks;
+- :mod:`.probing`: gradients through time, grids of runs, one example unrolled;
+- :mod:`.figures` (Plotly figures), :mod:`.files` (downloads and uploads), :mod:`.flaxapi` (the Old vs new API
+  lesson);
+- :mod:`.sharing`: an experiment in a URL, a preset or a class link;
+- :mod:`.server`: one server shared by many users;
+- :mod:`.cli` (``python -m rnnlab``, see :mod:`.__main__`) and :mod:`.bench` (the benchmark suite).
+"""
 
 import os
 

@@ -4,4 +4,11 @@
 - :mod:`ui.controls`: the sidebar's experiment controls, generated from ``rnnlab.config.SETTINGS``.
 - :mod:`ui.queue`: waiting for a server-wide training slot, with the queue position on screen.
 - :mod:`ui.navigation`: every page runs through ``app.py``'s navigation, even for a link on a fresh server.
+- :mod:`ui.compiling`: a configuration's first compile as a page shows it (a long one in a worker Stop ends).
+- :mod:`ui.progress`: progress of long work on a page: what runs, how far it is and about how long is left.
+- :mod:`ui.charts`: drawing rnnlab's Plotly figures, one place for how every chart behaves in the browser.
+- :mod:`ui.marks`: the time step marked in every per-step chart of a session.
+- :mod:`ui.example_view`: Explore's "One example, unrolled" section.
+- :mod:`ui.share`: the "Share with the class" dialog: controls to hide, autorun, the link and its QR code.
+- :mod:`ui.slots`: a place on the page that stays one element in every script run.
 """

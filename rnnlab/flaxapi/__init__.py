@@ -5,6 +5,7 @@
 - :mod:`.breakages`: what breaks or silently changes when old code runs on the installed Flax.
 - :mod:`.shapes`: what ``nn.RNN`` infers from an input shape.
 - :mod:`.recipes`: learnable-carry recipes, as people wrote them and fixed, checked live.
+- :mod:`.trees`: what those modules share: a call whose error is the result, and reading pytrees.
 - :mod:`.migrate`: the migration checker and codemod for pasted code (parsed, never run; imports no JAX).
 
 The submodules are imported one by one, so that the checker stays light.

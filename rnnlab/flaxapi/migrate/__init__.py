@@ -10,6 +10,12 @@ The pasted text is parsed with :mod:`ast`; it is never executed, compiled to run
   other character as it was, checks that the result still parses, and returns it with a unified diff.
 
 No function here raises for any ``str`` input; problems with the input come back as :class:`Problem` s.
+
+- :mod:`.extract`: the Python in a document (with :mod:`.unsquash` for code squashed onto one line).
+- :mod:`.parsing`: parsing with :mod:`ast` only, and line offsets; :mod:`.syntax`: reading the parsed code
+  (source offsets, what names refer to, edits at node positions).
+- :mod:`.rules`: the walk that finds old-API sites and pitfalls, with :mod:`.cellrules` for the cells.
+- :mod:`.rewrite`: the codemod; :mod:`.report`: what the checker reports (limits, rule ids, findings).
 """
 
 from __future__ import annotations

@@ -1,0 +1,44 @@
+"""Each package's docstring is its map: it names every module and subpackage it holds, and only those."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = sorted(p.parent for top in ("rnnlab", "ui") for p in (ROOT / top).rglob("__init__.py"))
+
+
+def docstring(package: Path) -> str:
+    return ast.get_docstring(ast.parse((package / "__init__.py").read_text(encoding="utf-8"))) or ""
+
+
+def members(package: Path) -> list[str]:
+    """The package's modules (``__init__`` aside; ``__main__`` counts) and subpackages."""
+    modules = [p.stem for p in package.glob("*.py") if p.stem != "__init__"]
+    subpackages = [p.name for p in package.iterdir() if (p / "__init__.py").is_file()]
+    return sorted(modules + subpackages)
+
+
+def named(doc: str, module: str) -> bool:
+    """Whether ``doc`` names ``module`` in backquotes: :mod:`.module`, :mod:`pkg.module`, ``module``."""
+    return re.search(rf"`(?:[\w.]*\.)?{re.escape(module)}`", doc) is not None
+
+
+@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_package_docstring_names_every_module(package: Path):
+    doc = docstring(package)
+    missing = [m for m in members(package) if not named(doc, m)]
+    assert not missing, f"{package.relative_to(ROOT)}/__init__.py's docstring does not name: {', '.join(missing)}"
+
+
+@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_package_docstring_names_no_module_that_is_gone(package: Path):
+    dotted = ".".join(package.relative_to(ROOT).parts)
+    relative = re.findall(r":mod:`\.(\w+)`", docstring(package))
+    absolute = re.findall(rf":mod:`{re.escape(dotted)}\.(\w+)`", docstring(package))
+    gone = sorted(set(relative + absolute) - set(members(package)))
+    assert not gone, f"{package.relative_to(ROOT)}/__init__.py's docstring names modules it lacks: {', '.join(gone)}"
