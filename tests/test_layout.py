@@ -84,7 +84,7 @@ LAYERS = (
     ("rnnlab.training",),
     ("rnnlab.probing",),
     ("rnnlab.figures", "rnnlab.files", "rnnlab.flaxapi"),
-    ("rnnlab.sharing",),
+    ("rnnlab.sharing", "rnnlab.session"),
     ("rnnlab.server",),
     ("rnnlab.cli", "rnnlab.__main__", "rnnlab.bench"),
     ("ui",),

@@ -18,7 +18,7 @@ def test_pin_a_gru_then_train_a_simple_rnn_and_compare_on_one_screen():
     at = open_page("explore", run="1", **GRU)
     a_run = at.session_state.run
     button(at, "Pin this run as A").click().run()
-    assert at.session_state.pinned.history.last_step == a_run.step
+    assert at.session_state.explore.pinned.history.last_step == a_run.step
     at.selectbox(key="w_cell").set_value("simple").run()
     button(at, "Train").click().run()
     b_run = at.session_state.run

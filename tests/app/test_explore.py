@@ -156,7 +156,7 @@ def test_fixed_carry_says_it_does_not_learn_and_zero_overlay(small):
     assert names[:2] == ["fixed carry (normal)", "fixed zero carry"]
     steps = at.session_state.run.step  # training the overlay's run leaves the run's own status on screen
     assert f"Finished {steps} steps." in [s.value for s in at.success]
-    zero = next(iter(at.session_state.zero_runs.values()))
+    zero = next(iter(at.session_state.explore.zero_runs.values()))
     assert zero.step == at.session_state.run.step and zero.config.carry_init == "zeros"
     np.testing.assert_allclose(values(per_step["data"][1], "y"), zero.history.per_step_loss[-1], rtol=1e-6)
     baseline = per_step["data"][2]  # the memoryless loss of each step, as the task computes it
@@ -391,7 +391,7 @@ def test_noisy_preset_shows_robustness_against_its_zero_trained_twin_as_numbers(
     at = open_page("explore", **PRESETS_BY_KEY["noisy_carry_adding"].query())
     no_exception(at)
     run = at.session_state.run
-    zero = next(iter(at.session_state.zero_runs.values()))
+    zero = next(iter(at.session_state.explore.zero_runs.values()))
     mine = probes.start_robustness(run).set_index("start")["loss"]
     theirs = probes.start_robustness(zero).set_index("start")["loss"]
     claim = next(m.value for m in at.markdown if m.value.startswith("From fresh N(0, 0.5) carries"))
@@ -405,7 +405,7 @@ def test_a_second_student_on_the_noisy_preset_computes_neither_run_nor_twin_nor_
     query = PRESETS_BY_KEY["noisy_carry_adding"].query()
     first = open_page("explore", **query)
     computed: list[str] = []
-    for config in (first.session_state.run.config, next(iter(first.session_state.zero_runs.values())).config):
+    for config in (first.session_state.run.config, next(iter(first.session_state.explore.zero_runs.values())).config):
         program = get_program(config)
         real = program.train_chunk
 
@@ -419,7 +419,7 @@ def test_a_second_student_on_the_noisy_preset_computes_neither_run_nor_twin_nor_
     second = open_page("explore", **query)
     no_exception(second)
     assert computed == []
-    assert figures(second) == figures(first) and second.session_state.robust.keys()
+    assert figures(second) == figures(first) and second.session_state.explore.robust.keys()
 
 
 def test_work_estimated_over_a_minute_asks_before_it_starts():
@@ -443,7 +443,7 @@ def test_a_run_over_the_servers_time_limit_is_refused_with_the_numbers(small, mo
     at = open_page("explore", **small)
     button(at, "Train").click().run()
     no_exception(at)
-    assert at.session_state.run is None and not at.session_state.training
+    assert at.session_state.run is None and not at.session_state.explore.training
     refused = [unescaped(e.value) for e in at.error]
     assert any("more than this server's limit of 60 ms per job" in e and "RNNLAB_MAX_JOB_MINUTES" in e
                for e in refused), refused
@@ -460,3 +460,23 @@ def test_choosing_convlstm_switches_to_a_task_and_size_it_can_run():
     assert not at.error and at.query_params["cell"] == "conv_lstm" and at.query_params["task"] == "moving_dot"
     at.sidebar.selectbox(key="w_cell").set_value("gru").run()
     assert at.sidebar.selectbox(key="w_task").value == "adding" and not at.error
+
+
+def test_a_new_run_whose_first_compile_runs_in_a_worker_is_built_after_it_and_a_stopped_compile_says_so(
+        small, monkeypatch):
+    import ui.explore_state
+    import ui.explore_training
+
+    compiles: list[bool] = []
+    monkeypatch.setattr(ui.explore_state, "compiles_in_worker", lambda config: True)
+    monkeypatch.setattr(ui.explore_training, "compile_first", lambda config, status, keep_going: compiles.pop(0))
+    at = open_page("explore", **small)
+    compiles[:] = [False]  # the worker's compile is stopped
+    button(at, "Train").click().run()
+    no_exception(at)
+    assert at.session_state.run is None and not at.session_state.explore.actions.busy
+    assert any(i.value.startswith("Stopped while compiling") for i in at.info)
+    compiles[:] = [True, True]  # the worker's compile, then the training loop's check
+    button(at, "Train").click().run()
+    no_exception(at)
+    assert at.session_state.run.done and at.session_state.explore.actions.pending is None

@@ -1,0 +1,186 @@
+"""The Explore page's progress line and charts: 1. loss (with A/B when a run is pinned), 2. the initial carry
+(with the robustness table), 3. the loss at each time step. Each function draws what it is given."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from rnnlab.figures import ab, plots
+from rnnlab.probing import analysis, probes
+from rnnlab.training import estimate
+from rnnlab.training.train import Run, RunView
+from ui.charts import chart
+from ui.controls import explain
+from ui.marks import marked_chart
+
+Robustness = Callable[[Run], pd.DataFrame]  # a run's losses from other starts, indexed by start
+
+
+@dataclass
+class Places:
+    """The page's placeholders that training redraws, top to bottom."""
+
+    progress: Any
+    finished: Any
+    status: Any  # what is happening (compiling) or what went wrong
+    queue: Any  # the place in the server's queue while waiting for a slot
+    charts: Any
+
+
+def places() -> Places:
+    """The placeholders, created here: the progress bar beside the finished note, then one per line."""
+    progress_column, finished_column = st.columns([3, 2], vertical_alignment="center")
+    return Places(progress_column.empty(), finished_column.empty(), st.empty(), st.empty(), st.empty())
+
+
+def draw_progress(where: Places, run: Run | RunView, steps_per_second: float | None = None) -> None:
+    """The progress bar (with the speed when known), why the run stopped, or that it finished."""
+    fraction = min(1.0, run.step / max(run.config.steps, 1))
+    speed = f" · {estimate.format_rate(steps_per_second)}" if steps_per_second else ""
+    where.progress.progress(fraction, text=f"step {run.step} / {run.config.steps}{speed}")
+    if run.history.stop_reason:
+        where.status.error(f"{run.history.stop_reason} Then press Train for a new run.", icon=":material/warning:")
+    else:
+        where.status.empty()
+    if run.done and not run.history.stop_reason:
+        where.finished.success(f"Finished {run.step} steps.", icon=":material/check_circle:")
+    else:
+        where.finished.empty()
+
+
+def draw_charts(where, run: Run | RunView, n: int, pinned: RunView | None, zero: Run | None,
+                robustness: Robustness | None) -> None:
+    """All charts of ``run`` in the placeholder ``where``, with run A (``pinned``) and the zero-carry twin
+    (``zero``) when there are; the robustness table when ``robustness`` is given. ``n`` makes element keys unique
+    when redrawn during training."""
+    with where.container():
+        draw_loss(run, n)
+        if pinned is not None:
+            draw_ab(pinned, run, n)
+        draw_initial_carry(run, n, zero, robustness)
+        draw_per_step_loss(run, n, pinned, zero)
+
+
+def draw_loss(run: Run | RunView, n: int) -> None:
+    """1. The training and evaluation loss (and the metric when it is not the loss), divergence marked."""
+    history, task = run.history, run.program.task
+    steps, evals = analysis.thin(history.steps_df()), history.chunks_df()
+    loss = plots.loss_figure(steps, evals, task.baseline(run.config.seq_len), task.baseline_text)
+    if history.diverged_at is not None:
+        loss.add_vline(x=history.diverged_at, line=dict(color="red", dash="dot"),
+                       annotation_text=f"diverged at step {history.diverged_at}", annotation_position="top left")
+    st.subheader("1. Loss")
+    if task.metric_is_loss:  # the metric is the loss itself: one chart
+        chart(st, loss, key=f"loss_{n}")
+    else:
+        left, right = st.columns(2)
+        chart(left, loss, key=f"loss_{n}")
+        chart(right, plots.metric_figure(steps, evals, task.metric_name), key=f"metric_{n}")
+    explain(f"The training loss of each batch (a fresh batch every step) and the loss on a fixed evaluation "
+            f"batch after each chunk, on a log scale. The dashed line is the memoryless baseline: the loss "
+            f"of the best prediction that sees, at each step, only the position and the current input, and "
+            f"nothing earlier ({task.baseline_text}). A cell below it uses what it remembers.")
+
+
+def draw_ab(pinned: RunView, run: Run | RunView, n: int) -> None:
+    """Run A (pinned) and this run (B) on shared axes, and the comparison in numbers."""
+    st.subheader("A/B: the pinned run (A) and this one (B)")
+    a_label, b_label = ab.labels(pinned.config, run.config)
+    baseline = run.program.task.baseline(run.config.seq_len) if pinned.config.task == run.config.task else None
+    left, right = st.columns(2)
+    chart(left, ab.loss_figure(pinned.history, run.history, a_label, b_label, baseline), key=f"ab_loss_{n}")
+    chart(right, ab.moved_figure(pinned.history, run.history, a_label, b_label), key=f"ab_moved_{n}")
+    a, b = ab.side(pinned.config, pinned.history, a_label), ab.side(run.config, run.history, b_label)
+    st.markdown(ab.describe(a, b))  # registry labels and numbers only
+
+
+def draw_initial_carry(run: Run | RunView, n: int, zero: Run | None, robustness: Robustness | None) -> None:
+    """2. The initial carry: its units after every chunk, its distance from the start and its path (PCA); for a
+    carry that is not learned, the robustness table when ``robustness`` is given."""
+    history, mode = run.history, run.config.carry_mode
+    st.subheader("2. The initial carry")
+    if mode != "learnable":
+        what = ("drawn once for the whole run" if mode == "fixed"
+                else "drawn again for every batch (the evaluation batch's draw is shown)")
+        st.info(f"In **{mode}** mode the initial carry is not a parameter: it is "
+                f"`cell.initialize_carry(key, input_shape)` with {run.config.carry_init}, {what}, so it does "
+                "not learn. The heatmap shows what it is; choose the learnable mode to watch it move.",
+                icon=":material/lock:")
+    for leaf in history.leaves:
+        units = analysis.thin_evaluations(analysis.carry_units_df(history, leaf))
+        chart(st, plots.carry_heatmap(units, leaf), key=f"heat_{leaf}_{n}")
+    left, right = st.columns(2)
+    chart(left, plots.carry_distance_figure(analysis.carry_distance_df(history)), key=f"dist_{n}")
+    chart(right, plots.carry_pca_figure(analysis.carry_pca_df(history)), key=f"pca_{n}")
+    if mode != "learnable" and history.steps and robustness is not None:
+        draw_robustness(run, zero, robustness)
+    if history.steps:
+        st.markdown(f"**By step {history.last_step}:** {analysis.describe_movement(history)}. The heatmap's "
+                    "colours run from -1 to 1 (a tanh unit's range) or wider, the same for every run, so a "
+                    "tiny movement stays pale.")
+    explain("A learnable initial carry is a parameter per carry leaf (`c0`, `h0`), broadcast over the batch "
+            "and trained with the weights; its gradient is the sum over the batch of dL/dh_0. The heatmap "
+            "shows each unit after every chunk, the middle chart its distance from where it started, and "
+            "the right one its path projected on the two directions it varied most (PCA). LSTMs carry two "
+            "leaves, c and h, shown separately. Gers, Schraudolph & Schmidhuber (2002) argue the initial "
+            "state should be learned.")
+
+
+def draw_robustness(run: Run, zero: Run | None, robustness: Robustness) -> None:
+    """How the model does when started from other initial carries, beside its zero-carry twin when there is one."""
+    losses = {f"this run ({run.config.carry_mode} carry)": robustness(run).set_index("start")["loss"]}
+    if zero is not None:
+        losses["trained from a zero carry"] = robustness(zero).set_index("start")["loss"]
+    table = pd.DataFrame(losses)
+    st.markdown("**Started from other initial carries** (the evaluation batch's loss; fresh carries: the mean "
+                f"of {probes.ROBUSTNESS_DRAWS} draws):")
+    st.dataframe(table, column_config={c: st.column_config.NumberColumn(format="%.3g") for c in table.columns})
+    if zero is not None:
+        mine, theirs = table.iloc[1, 0], table.iloc[1, 1]
+        ratio = f"{theirs / mine:.3g} times as large" if theirs >= mine else f"{mine / theirs:.3g} times smaller"
+        st.markdown(f"From {table.index[1]}, this run's loss is {mine:.3g} and the zero-trained twin's "
+                    f"{theirs:.3g}: {ratio}.")
+
+
+def draw_per_step_loss(run: Run | RunView, n: int, pinned: RunView | None, zero: Run | None) -> None:
+    """3. The loss at each time step, with the zero-carry twin's and run A's, and the first steps zoomed in."""
+    history, task, mode = run.history, run.program.task, run.config.carry_mode
+    st.subheader("3. Loss at each time step")
+    table = analysis.per_step_loss_table(history, f"{mode} carry ({run.config.carry_init})")
+    if zero is not None:
+        table = pd.concat([table, analysis.per_step_loss_table(zero.history, "fixed zero carry")])
+    if pinned is not None and pinned.history.per_step_loss:
+        a_label, _ = ab.labels(pinned.config, run.config)
+        table = pd.concat([table, analysis.per_step_loss_table(pinned.history, f"A: {a_label}")])
+    step_baselines = task.step_baselines(run.config.seq_len)
+    marked_chart(st, plots.per_step_loss_figure(table, step_baselines), f"per_step_{n}", 1, len(step_baselines))
+    if len(table) and not np.isfinite(table["loss"].to_numpy(float)).any():
+        st.caption("Nothing to draw: every per-step loss of the last evaluation is infinite or not a number, "
+                   "because the run diverged (see the message above).")
+    elif len(table) and (table["loss"].to_numpy(float) > 1e30).all():
+        st.caption("The per-step losses of the last evaluation are enormous because the run diverged.")
+    if zero is not None:
+        gap = analysis.first_steps_gap(history, zero.history)
+        st.markdown(f"**Over the first {gap['steps']} time steps** the loss is {gap['run']:.3g} with this run's "
+                    f"initial carry and {gap['zero']:.3g} with a fixed zero carry: "
+                    + (f"the zero carry's is {gap['ratio']:.3g} times as large." if gap["ratio"] >= 1 else
+                       f"the zero carry's is {1 / gap['ratio']:.3g} times smaller here."))
+        first = table[table["t"] <= max(8, 2 * gap["steps"])]
+        marked_chart(st, plots.per_step_loss_figure(first, step_baselines[: int(first["t"].max())],
+                                                    title="The first time steps, zoomed in"),
+                     f"per_step_first_{n}", 1, int(first["t"].max()))
+    scored = task.scored_steps(run.config.seq_len)
+    only_last = "" if scored.all() else (
+        f" {task.label} scores only the last step, so the memoryless baseline is drawn there only: the earlier "
+        "steps show how the final answer forms as the sequence is read, and are not compared with it.")
+    explain("The loss on the evaluation batch at every time step of the sequence, after the latest chunk, "
+            "with the memoryless baseline of each step (dashed). A learned start shows its value at the "
+            "first steps: a zero carry has to spend steps finding where the sequence is, a learned carry can "
+            "already encode what every sequence shares (R2RT, \"Non-Zero Initial States for Recurrent Neural "
+            "Networks\", 2016)." + only_last)
