@@ -1,9 +1,12 @@
 """The URL form of an experiment: parsing never raises, bad values fall back with notes, links round-trip."""
 
+from dataclasses import replace
+
 import pytest
 
 from rnnlab.config import Config
 from rnnlab.device import memory_budget_bytes
+from rnnlab.grids import COMPARE_DEFAULTS
 from rnnlab.sharing.urlstate import UrlState, parse_cells, parse_dims, parse_lengths, parse_query, to_query
 from rnnlab.text import format_bytes
 
@@ -140,3 +143,70 @@ def test_parse_lengths_table(text, words):
 def test_parse_dims_table(text, words):
     dims, error = parse_dims(text, "Batch dims")
     assert dims == () and words in error and len(error) < 200
+
+
+# Every URL key besides the settings: how it is read, where it goes, what a bad value says, how it is written.
+def test_every_option_key_is_written_in_one_order_and_read_back():
+    shared = UrlState(config=Config(cell="lstm"), hidden=frozenset({"seed", "lr"}), sweep_cells=("simple", "gru"),
+                      sweep_lengths=(5, 50), sweep_weights="untrained",
+                      compare={**COMPARE_DEFAULTS, "carry_init": "ones", "cell": "gru, lstm", "lr": "0.01, 0.1"},
+                      compare_zero=True, autorun=True)
+    query = to_query(shared)
+    assert list(query.items()) == [
+        ("cell", "lstm"), ("hide", "lr,seed"), ("sweep_cells", "simple,gru"), ("sweep_lengths", "5,50"),
+        ("sweep_weights", "untrained"), ("cmp_carry_init", "ones"), ("cmp_cell", "gru,lstm"),
+        ("cmp_lr", "0.01,0.1"), ("compare_zero", "1"), ("run", "1")]
+    back = parse_query(query)
+    assert back.notes == [] and back == replace(shared, notes=[])
+
+
+@pytest.mark.parametrize("query, attr, value", [
+    ({"sweep_weights": " Untrained "}, "sweep_weights", "untrained"),
+    ({"sweep_weights": "trained"}, "sweep_weights", "trained"),
+    ({"sweep_cells": " lstm,gru , lstm"}, "sweep_cells", ("lstm", "gru")),
+    ({"sweep_lengths": "50;5"}, "sweep_lengths", (5, 50)),
+    *[({"compare_zero": text}, "compare_zero", True) for text in ("1", "true", " YES ")],
+    *[({"compare_zero": text}, "compare_zero", False) for text in ("0", "False", "no ")],
+    *[({"run": text}, "autorun", True) for text in ("1", "TRUE", "yes")],
+    ({"run": "0"}, "autorun", False),
+])
+def test_good_option_values_are_used_without_notes(query, attr, value):
+    shared = parse_query(query)
+    assert shared.notes == [] and getattr(shared, attr) == value
+
+
+@pytest.mark.parametrize("text, shown", [("0.01;0.1", "0.01, 0.1"), ("1,1,2", "1, 2"), ("", ""), (" 3 ", "3")])
+def test_compare_values_are_parsed_and_shown_as_typed(text, shown):
+    field = "lr" if "." in text else "seed"
+    shared = parse_query({f"cmp_{field}": text})
+    assert shared.notes == [] and shared.compare == {**COMPARE_DEFAULTS, field: shown}
+
+
+def test_hide_flags_accept_1_true_yes_and_ignore_anything_else_silently():
+    shared = parse_query({"lr_hide": "TRUE", "clip_hide": " yes ", "seed_hide": "no", "batch_hide": "2",
+                          "steps_hide": "1", "hide": " task, ,cell"})
+    assert shared.hidden == {"lr", "clip", "steps", "task", "cell"} and shared.notes == []
+    assert parse_query({"nope_hide": "1"}).notes == ["Cannot hide unknown control(s): nope."]
+
+
+def test_every_bad_option_value_keeps_its_default_with_its_own_note_in_one_order():
+    shared = parse_query({"x" * 300: "1", "lr": "q" * 201, "zz": "1", "run": " PERHAPS ", "compare_zero": "maybe",
+                          "cmp_cell": "gru, transformer", "cmp_lr": "fast", "sweep_weights": " Pretrained",
+                          "sweep_lengths": "ten", "sweep_cells": "foo", "hide": "nope", "cmp_steps": "1", "seed": "x"})
+    assert shared.notes == [
+        "Ignored lr: its value is 201 characters long.",
+        f"Ignored unknown setting '{'x' * 37}...'.",
+        "Ignored unknown setting 'zz'.",
+        "Ignored unknown setting 'cmp_steps'.",
+        "Cannot hide unknown control(s): nope.",
+        "Unknown or unusable cell(s) 'foo' for the sweep; use: gru, lstm, optimized_lstm, mgu, simple. "
+        "Kept the default cells.",
+        "Sequence lengths must be whole numbers separated by commas (got 'ten'). Kept the default lengths.",
+        "Ignored sweep_weights='pretrained': use trained or untrained.",
+        "Cell: unknown 'transformer'; choose from gru, lstm, optimized_lstm, mgu, simple, conv_lstm. "
+        "Kept the Compare page's default for it.",
+        "Learning rate: 'fast' is not a valid value. Kept the Compare page's default for it.",
+        "Ignored compare_zero='maybe': use 1 or 0.",
+        "Ignored run='perhaps': use 1 or 0.",
+        "Ignored seed='x': not a valid int; kept 0."]
+    assert replace(shared, notes=[]) == UrlState()
