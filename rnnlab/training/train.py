@@ -22,6 +22,7 @@ import pandas as pd
 from rnnlab.config import Config, ConfigError
 from rnnlab.norms import combine_norms
 from rnnlab.training import estimate
+from rnnlab.training.parts import Part, train_part
 from rnnlab.training.program import Program, get_program, hyper_args
 
 
@@ -214,21 +215,23 @@ class Run:
             self.pristine = False
         self.config = config
 
-    def run_chunk(self, max_seconds: float | None = None, wait: bool = True) -> ChunkProgress | None:
+    def run_chunk(self, max_seconds: float | None = None, wait: bool = True,
+                  part: Callable[[Config, dict, int], Part] = train_part) -> ChunkProgress | None:
         """Train to the end of the current chunk (every ``config.chunk`` steps, and the last step) and evaluate.
 
         With ``max_seconds``, stop earlier after the steps expected to fit in that time (at least one), so that
         a caller can check for Stop at that granularity; the evaluation is added only once the chunk is
         complete, so the history does not depend on how a chunk was divided. A call waits for one in progress
         in another thread, or with ``wait=False`` returns None at once (that thread is training it); a run that
-        is done by then trains no further.
+        is done by then trains no further. ``part`` computes the steps (:func:`rnnlab.training.parts.train_part`,
+        or a drop-in that computes it elsewhere, e.g. :func:`rnnlab.training.parts.through_bytes`).
         """
         if not self._lock.acquire(blocking=wait):
             return None
         try:
             if self.done:
                 return ChunkProgress(self.step, self.config.steps, self._last_loss(), 0.0, 0.0)
-            return self._run_part(max_seconds)
+            return self._run_part(max_seconds, part)
         finally:
             self._lock.release()
 
@@ -250,26 +253,33 @@ class Run:
         self._lock.release()
         return True
 
-    def _run_part(self, max_seconds: float | None) -> ChunkProgress:
-        start = time.perf_counter()
+    def next_part_steps(self, max_seconds: float | None = None) -> int:
+        """How many steps the next call trains (see :meth:`run_chunk`)."""
+        return part_steps(self.step, self.config.chunk, self.config.steps,
+                          estimate.estimate(self.config, 1).step_s, max_seconds)
+
+    def apply_part(self, n_active: int, state: dict, records: dict, evaluation: dict) -> int:
+        """Take the result of training ``n_active`` steps from this run's state (:func:`rnnlab.training.parts.
+        train_part`): the new state, the applied steps' records, the evaluation at a chunk's end, a divergence.
+        Returns the number of steps applied. Call it between calls (holding :meth:`between_calls`)."""
         first = self.step
-        n_active = part_steps(first, self.config.chunk, self.config.steps,
-                              estimate.estimate(self.config, 1).step_s, max_seconds)
-        lr, clip, scale = hyper_args(self.config)
-        program = self.program
-        compiled = program.is_compiled()
-        self.state, records, evaluation = program.train_chunk(self.state, lr, clip, scale,
-                                                                   np.int32(n_active))
-        records, evaluation = jax.device_get((records, evaluation))
+        self.state = state
         with self._history_lock:
             applied = self.history.add_records(first, records)
             complete = applied < n_active or at_boundary(first + applied, self.config.chunk, self.config.steps)
             if complete:
                 self.history.add_evaluation(first + applied, evaluation)
-            check_chunk(self.history, self.config, program.task.baseline(self.config.seq_len), first, applied,
+            check_chunk(self.history, self.config, self.program.task.baseline(self.config.seq_len), first, applied,
                         records)
         if applied and complete:
             self._keep_snapshot()
+        return applied
+
+    def _run_part(self, max_seconds: float | None, part: Callable[[Config, dict, int], Part]) -> ChunkProgress:
+        start = time.perf_counter()
+        n_active = self.next_part_steps(max_seconds)
+        compiled = self.program.is_compiled()
+        applied = self.apply_part(n_active, *part(self.config, self.state, n_active))
         end = time.perf_counter()
         seconds = end - start
         if compiled:  # a call that follows the last at once is timed from its end: the caller's drawing counts too
@@ -279,7 +289,7 @@ class Run:
             estimate.record_compiled(self.config)
         self._last_end = end
         return ChunkProgress(self.step, self.config.steps, self._last_loss(), applied / seconds if seconds else 0.0,
-                        seconds)
+                             seconds)
 
     def _last_loss(self) -> float:
         return self.history.steps[-1]["loss"] if self.history.steps else float("nan")
@@ -322,11 +332,15 @@ class Run:
 
     def snapshots_at(self, count: int = 3) -> list[tuple[int, dict]]:
         """``count`` kept parameter snapshots spread from the start to the latest (start, middle, end)."""
-        kept = self.snapshots
-        if len(kept) <= count:
-            return list(kept)
-        picks = sorted({round(i * (len(kept) - 1) / (count - 1)) for i in range(count)})
-        return [kept[i] for i in picks]
+        return spread(self.snapshots, count)
+
+
+def spread(kept: list, count: int) -> list:
+    """``count`` items of ``kept`` spread from its first to its last (all of them when there are no more)."""
+    if len(kept) <= count:
+        return list(kept)
+    picks = sorted({round(i * (len(kept) - 1) / (count - 1)) for i in range(count)})
+    return [kept[i] for i in picks]
 
 
 
