@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field, make_dataclass, replace
+from dataclasses import Field, asdict, dataclass, field, make_dataclass, replace
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from rnnlab.device import memory_budget_bytes
 from rnnlab.model.cells import CARRY_INITS, CELLS
@@ -87,16 +88,42 @@ SETTINGS: tuple[Setting, ...] = (
 )
 SETTING: dict[str, Setting] = {s.name: s for s in SETTINGS}
 
+
+def _bounds(setting: Setting) -> tuple[float, float]:
+    if setting.low is None or setting.high is None:
+        raise TypeError(f"the number setting {setting.name} needs low and high")
+    return setting.low, setting.high
+
+
 # Views of the table, for the modules that need one aspect of every setting.
-LIMITS: dict[str, tuple[int, int]] = {s.name: (int(s.low), int(s.high)) for s in SETTINGS if s.kind == "int"}
-CHOICES: dict[str, Mapping[str, object]] = {s.name: s.choices for s in SETTINGS if s.kind == "choice"}
-CONTROL_RANGES: dict[str, tuple[float, float]] = {s.name: (s.low, s.high) for s in SETTINGS if s.kind == "float"}
+LIMITS: dict[str, tuple[int, int]] = {s.name: (int(_bounds(s)[0]), int(_bounds(s)[1])) for s in SETTINGS
+                                      if s.kind == "int"}
+CHOICES: dict[str, Mapping[str, object]] = {s.name: s.choices or {} for s in SETTINGS if s.kind == "choice"}
+CONTROL_RANGES: dict[str, tuple[float, float]] = {s.name: _bounds(s) for s in SETTINGS if s.kind == "float"}
 STATIC_FIELDS: tuple[str, ...] = tuple(s.name for s in SETTINGS if s.recompiles)
 HELP: dict[str, str] = {s.name: s.help for s in SETTINGS}
 
 
 class ConfigMethods:
-    """What every :class:`Config` can do; its fields come from :data:`SETTINGS`."""
+    """What every :class:`Config` can do. Its fields come from :data:`SETTINGS`; they are declared here as well,
+    for type checkers (tests/test_config.py checks that the two agree)."""
+
+    __dataclass_fields__: ClassVar[dict[str, Field[Any]]]
+    task: str
+    cell: str
+    features: int
+    carry_mode: str
+    carry_init: str
+    carry_scale: float
+    seq_len: int
+    batch: int
+    optimizer: str
+    lr: float
+    clip: float
+    steps: int
+    seed: int
+    chunk: int
+    kernel_size: int
 
     # ---- derived ---------------------------------------------------------------------------------
     @property
@@ -167,8 +194,10 @@ class ConfigMethods:
     @classmethod
     def from_dict(cls, data: dict[str, str], base: Config | None = None) -> tuple[Config, list[str]]:
         """Parse a flat dict of strings; bad or unknown entries fall back to ``base`` with a note each."""
-        base = base or cls()
-        notes, values = [], {}
+        if base is None:
+            base = cast("Config", cls())
+        notes: list[str] = []
+        values: dict[str, object] = {}
         types = {name: setting.type for name, setting in SETTING.items()}
         for key, raw in data.items():
             if key not in types:
@@ -205,15 +234,37 @@ def _parse(kind: type, raw: str):
     return raw
 
 
-Config = make_dataclass(
-    "Config", [(s.name, s.type, field(default=s.default)) for s in SETTINGS], bases=(ConfigMethods,), frozen=True)
+class StaticFields:
+    """The fields of :class:`Static` (the settings that recompile), declared for type checkers."""
+
+    task: str
+    cell: str
+    features: int
+    carry_mode: str
+    carry_init: str
+    seq_len: int
+    batch: int
+    optimizer: str
+    chunk: int
+    kernel_size: int
+
+
+if TYPE_CHECKING:
+    class Config(ConfigMethods):
+        def __init__(self, **values: object) -> None: ...
+
+    class Static(StaticFields):
+        def __init__(self, *values: object) -> None: ...
+else:
+    Config = make_dataclass(
+        "Config", [(s.name, s.type, field(default=s.default)) for s in SETTINGS], bases=(ConfigMethods,), frozen=True)
+    Static = make_dataclass("Static", [(name, SETTING[name].type) for name in STATIC_FIELDS], bases=(StaticFields,),
+                            frozen=True)
 Config.__module__, Config.__qualname__ = __name__, "Config"
 Config.__doc__ = """One experiment: a flat, validated, URL-safe record with one field per entry of :data:`SETTINGS`.
 
 Defaults: a GRU with a learnable carry on the adding problem at T = 100.
 """
-
-Static = make_dataclass("Static", [(name, SETTING[name].type) for name in STATIC_FIELDS], frozen=True)
 Static.__module__, Static.__qualname__ = __name__, "Static"
 Static.__doc__ = "The part of a configuration that needs its own compiled program (the settings that recompile)."
 
@@ -241,7 +292,7 @@ def describe_changes(cell: str, changes: Mapping[str, object]) -> str:
     parts = []
     for name, value in changes.items():
         setting = SETTING[name]
-        shown = getattr(setting.choices.get(value), "label", value) if setting.choices else value
+        shown = getattr(setting.choices.get(str(value)), "label", value) if setting.choices else value
         parts.append(f"{setting.label}: {shown}")
     return (f"{CELLS[cell].label} needs other settings to run, so these changed with it: {'; '.join(parts)}. "
             "Change them as you like.")

@@ -6,9 +6,11 @@ import ctypes
 import ctypes.util
 import gc
 import threading
+from collections.abc import Callable
+from typing import Literal
 
 _lock = threading.Lock()
-_trim = None
+_trim: Callable[[int], int] | Literal[False] | None = None  # libc's malloc_trim; False: none
 
 
 def _malloc_trim():

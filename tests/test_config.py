@@ -1,16 +1,26 @@
 """Configuration validation, the memory estimate and the flat string form."""
 
 import math
+from dataclasses import fields
 
 import pytest
 
-from rnnlab.config import Config
+from rnnlab.config import SETTINGS, STATIC_FIELDS, Config, ConfigMethods, Static, StaticFields
 from rnnlab.device import memory_budget_bytes
 from rnnlab.model.cells import CELLS
 from rnnlab.model.tasks import TASKS
 from rnnlab.text import format_bytes
 
 BIG = 2**62
+
+
+def test_the_fields_declared_for_type_checkers_are_the_settings():
+    """Config and Static are built from SETTINGS; the annotations type checkers read must say the same."""
+    declared = {name: kind for name, kind in ConfigMethods.__annotations__.items() if not name.startswith("__")}
+    assert declared == {s.name: s.type.__name__ for s in SETTINGS}
+    assert StaticFields.__annotations__ == {name: declared[name] for name in STATIC_FIELDS}
+    assert [f.name for f in fields(Config)] == list(declared)
+    assert [f.name for f in fields(Static)] == list(StaticFields.__annotations__)
 
 
 def test_default_is_valid_and_round_trips():

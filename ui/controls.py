@@ -6,7 +6,7 @@ from dataclasses import fields, replace
 
 import streamlit as st
 
-from rnnlab.config import SETTING, SETTINGS, Config, describe_changes, with_cell
+from rnnlab.config import CHOICES, CONTROL_RANGES, LIMITS, SETTING, SETTINGS, Config, describe_changes, with_cell
 from rnnlab.model.cells import CARRY_INITS
 from rnnlab.sharing.urlstate import UrlState
 
@@ -30,15 +30,17 @@ def _widget(name: str, value, config: Config):
     st.session_state[key] = st.session_state.get(key, value)
     label, help_text = setting.label, setting.help
     if setting.kind == "choice":
-        options = list(setting.choices)
+        choices = CHOICES[name]
+        options = list(choices)
         if name == "carry_mode":
             return st.radio(label, options, key=key, horizontal=True, help=help_text)
         return st.selectbox(label, options, key=key, help=_choice_help(setting),
-                            format_func=lambda n, reg=setting.choices: getattr(reg[n], "label", n),
+                            format_func=lambda n: str(getattr(choices[n], "label", n)),
                             on_change=_cell_changed if name == "cell" else None)
-    lo, hi = setting.low, setting.high
     if setting.kind == "int":
-        return int(st.number_input(label, min_value=int(lo), max_value=int(hi), step=1, key=key, help=help_text))
+        low, high = LIMITS[name]
+        return int(st.number_input(label, min_value=low, max_value=high, step=1, key=key, help=help_text))
+    lo, hi = CONTROL_RANGES[name]
     disabled = False
     if name == "carry_scale":
         spec = CARRY_INITS[config.carry_init]
@@ -62,7 +64,7 @@ def _cell_changed() -> None:
 def config_controls(state: UrlState) -> Config:
     """The experiment's controls in the sidebar (hidden ones keep their URL value); returns the new config."""
     current = state.config
-    values = {}
+    values: dict[str, object] = {}
     advanced = [s.name for s in SETTINGS if s.advanced and s.name not in state.hidden]
     with st.sidebar:
         st.subheader("Experiment")

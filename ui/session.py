@@ -67,7 +67,7 @@ def attach_session(token: str | None) -> None:
     new token. A copy of the address opened while the owner is connected gets a new token and no run."""
     ss, me = st.session_state, session_id()
     kept = session_store.STORE.claim(token, me, connected, grace_s=RELOAD_GRACE_S)
-    if kept is not None:
+    if token is not None and kept is not None:
         ss.run = kept.fork()  # its own copy: the old session's thread may still be finishing a call
         ss.sid, ss.restored_step = token, ss.run.step
         session_store.STORE.save(token, me, ss.run, client_id())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 
 class LazyContainer:
@@ -14,7 +15,7 @@ class LazyContainer:
 
     def __init__(self) -> None:
         self._slot = st.empty()
-        self._container = None
+        self._container: DeltaGenerator | None = None
 
     def __call__(self):
         if self._container is None:

@@ -75,7 +75,7 @@ def measure_here(quick: bool, warm_repeats: int) -> dict:
         marks["run_init"].append(time.perf_counter() - begin)
 
     # Record when each chunk's results are back on the host, and how long a Run and its chunks take.
-    train.Run.run_chunk, train.Run.__init__ = timed_chunk, timed_init
+    train.Run.run_chunk, train.Run.__init__ = timed_chunk, timed_init  # type: ignore[method-assign]
     at = AppTest.from_file(str(APP), default_timeout=600)
     for key, value in (QUICK_QUERY if quick else QUERY).items():
         at.query_params[key] = value

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
 
 import flax.linen as nn
 import jax
@@ -96,7 +97,8 @@ def loop_series(lengths: tuple[int, ...], budget_s: float, compile_fn: Callable[
     smallest T is compiled ``repeats_first`` times (median), the others once. Returns one dict per T:
     ``seconds`` when compiled, else ``extrapolated`` (the fitted prediction) with ``skipped`` True.
     """
-    out, measured = [], []
+    out: list[dict] = []
+    measured: list[tuple[int, float]] = []
     for i, T in enumerate(lengths):
         predicted = None
         if measured:
@@ -106,7 +108,7 @@ def loop_series(lengths: tuple[int, ...], budget_s: float, compile_fn: Callable[
             out.append({"T": T, "seconds": None, "extrapolated": predicted, "skipped": True, "repeats": 0})
             continue
         n = repeats_first if i == 0 else 1
-        seconds = median_compile(lambda T=T: compile_fn(T), n).median
+        seconds = median_compile(partial(compile_fn, T), n).median
         out.append({"T": T, "seconds": seconds, "extrapolated": None, "skipped": False, "repeats": n})
         measured.append((T, seconds))
     if measured:
@@ -127,7 +129,7 @@ def run(quick: bool = False) -> RowResult:
     budget = 5.0 if quick else 45.0
     loop_lengths = tuple(sorted(set(lengths) | ({40} if not quick else set())))
     jax.jit(jnp.sin).lower(jnp.zeros(3)).compile()  # XLA's one-off start-up, untimed
-    ours = {T: median_compile(lambda T=T: rnnlab_compile_seconds(cell, batch, T, hidden), repeats) for T in lengths}
+    ours = {T: median_compile(partial(rnnlab_compile_seconds, cell, batch, T, hidden), repeats) for T in lengths}
     loop = loop_series(loop_lengths, budget, lambda T: loop_compile_seconds(cell, batch, T, hidden),
                        repeats_first=repeats)
     by_T = {r["T"]: r for r in loop}

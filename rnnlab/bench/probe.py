@@ -85,7 +85,8 @@ def run(quick: bool = False) -> RowResult:
     whose norms are checked against the probe's."""
     start = time.perf_counter()
     repeats = 2 if quick else 5
-    rows, ratios = [], {}
+    rows: list[dict] = []
+    ratios: dict[str, float] = {}
     for cell in CELLS:
         config, program, params, root, scale, step, probe = step_and_probe(cell, quick, repeats)
         ratios[cell] = probe.median / step.median
@@ -108,7 +109,7 @@ def run(quick: bool = False) -> RowResult:
              f"step t, called for every t. Medians of {repeats} (naive: {max(2, repeats // 2)}) after a warm-up.",
              f"Check: the naive norms equal the probe's to a relative {rel_diff:.1e} (largest over t).",
              f"The probe is {naive_t.median / gru_probe.median:.0f}x faster than the naive loop (GRU)."]
-    worst = max(ratios, key=ratios.get)
+    worst = max(ratios, key=ratios.__getitem__)
     met = ratios[worst] <= TARGET_RATIO
     targets = [Target("gradient probe / training step, every cell", f"<= {TARGET_RATIO}",
                       " / ".join(f"{c} {r:.2f}" for c, r in ratios.items()), met,

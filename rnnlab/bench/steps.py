@@ -14,7 +14,7 @@ import optax
 from rnnlab.bench.machine import cores, matmul_peak
 from rnnlab.bench.report import RowResult, Target
 from rnnlab.bench.timing import Timing, interleaved, measure, paired_ratio
-from rnnlab.config import SETTING, Config, static_part
+from rnnlab.config import Config, static_part
 from rnnlab.training.program import BATCH, Program, hyper_args, stream
 
 GRID = ((64, 100, 64), (32, 1000, 64), (64, 100, 256))  # (batch, T, hidden)
@@ -24,7 +24,7 @@ GATES = {"gru": 3, "lstm": 4, "simple": 1}  # weight blocks of hidden size per s
 INPUTS = 2  # the adding problem's input channels
 # rnnlab / PyTorch's best, per cell: PyTorch's CPU LSTM is one fused oneDNN call for the whole sequence.
 TARGET_RATIO = {"gru": 0.7, "lstm": 1.0, "simple": 0.7}
-APP_CHUNK = int(SETTING["chunk"].default)  # the app's steps per compiled chunk
+APP_CHUNK = Config().chunk  # the app's steps per compiled chunk
 OVERHEAD_TARGET = 0.05  # the app's chunk over a minimal step
 PEAK_SHARE_TARGET = 0.5  # of the matmul peak, where the step is matmul-bound (hidden >= 256)
 FLOP_FORMULA = "6 · T · B · g · H · (I + H)"
@@ -225,7 +225,8 @@ def run(quick: bool = False) -> RowResult:
             floor, evaluation = timings["floor"], timings["evaluation"]
             by_threads = {n: timings[f"torch {n}"].per(torch_steps) if f"torch {n}" in timings else None
                           for n in threads}
-            theirs = None if missing_torch else min(by_threads.values(), key=lambda t: t.median)
+            measured = [t for t in by_threads.values() if t is not None]
+            theirs = None if missing_torch else min(measured, key=lambda t: t.median)
             flops = matmul_flops(cell, batch, T, hidden)
             row = {"cell": cell, "batch": batch, "T": T, "hidden": hidden,
                    "Flax cells ms/step": flax_cells.median * 1e3, "rnnlab ms/step": ours.median * 1e3,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from rnnlab.config import SETTING, SETTINGS, Config
+from rnnlab.config import CHOICES, SETTING, SETTINGS, Config
 from rnnlab.figures.plots import COLORS, NUMBER_AXIS, log_floor, style_figure
 from rnnlab.probing import analysis
 
@@ -30,7 +30,7 @@ def describe_setting(config: Config, name: str) -> str:
     if name == "carry_init":
         return f"carry_init {value}"
     if setting.kind == "choice":
-        label = getattr(setting.choices[value], "label", value)
+        label = getattr(CHOICES[name][value], "label", value)
         return str(label)
     return f"{setting.label.lower()} {value:g}" if isinstance(value, float) else f"{setting.label.lower()} {value}"
 

@@ -50,7 +50,7 @@ def style_figure(fig: go.Figure, title: str, x: str, y: str, log_y: bool = False
         fig.update_yaxes(type="log", minorloglabels="none")  # no bare "2, 5" digits between the decades
         span = log_span(fig)
         ticks = narrow_log_ticks(*span) if span else None
-        if ticks:  # the range spans every value with a margin, so that none sits on the plot's edge
+        if span and ticks:  # the range spans every value with a margin, so that none sits on the plot's edge
             lo, hi = span
             fig.update_yaxes(tickvals=ticks, ticktext=[f"{t:g}" for t in ticks],
                              range=[math.log10(lo / NARROW_MARGIN), math.log10(hi * NARROW_MARGIN)])

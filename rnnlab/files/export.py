@@ -119,7 +119,7 @@ def load_params(data: bytes, config: Config, max_bytes: int = MAX_PARAMS_BYTES) 
     if bad:
         raise ExportError(f"the parameter file holds NaN or infinite values (in {', '.join(bad[:3])}"
                           f"{', …' if len(bad) > 3 else ''}), e.g. saved from a run that diverged")
-    restored = flax.serialization.from_state_dict(target, state)
+    restored = flax.serialization.from_state_dict(target, dict(state))
     return jax.tree_util.tree_map(jnp.asarray, restored)
 
 
@@ -140,6 +140,7 @@ def _why_unreadable(e: Exception, data: bytes) -> str:
     text = str(e).lower()
     if "incomplete" in text or "truncat" in text or "insufficient" in text:
         return "the file ends too early (cut short, e.g. an interrupted download)"
+    kind: str | None
     if data.startswith(b"\x89PNG"):
         kind = "a PNG image"
     elif data.startswith(b"PK"):
@@ -152,8 +153,8 @@ def _why_unreadable(e: Exception, data: bytes) -> str:
         except UnicodeDecodeError:
             head = ""
         lines = head.strip().splitlines()
-        text = all(c.isprintable() or c.isspace() for c in head)
-        kind = f"text ({lines[0][:40]!r}…)" if head and text and lines else None
+        printable = all(c.isprintable() or c.isspace() for c in head)
+        kind = f"text ({lines[0][:40]!r}…)" if head and printable and lines else None
     if kind:
         return f"it looks like {kind}; choose the .msgpack file the Parameters download wrote"
     return f"its contents could not be read ({error_text(e)})"

@@ -122,7 +122,7 @@ class Flax06ConvLSTMCell:
         return init_fn(key1, mem_shape), init_fn(key2, mem_shape)
 
 
-LEGACY_CELLS: dict[str, type] = {
+LEGACY_CELLS: dict[str, type[Any]] = {
     "LSTMCell": Flax06LSTMCell,
     "OptimizedLSTMCell": Flax06OptimizedLSTMCell,
     "GRUCell": Flax06GRUCell,

@@ -11,7 +11,7 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from rnnlab.flaxapi.trees import kernel_shape, recording_cell, resolve_cell, shapes
+from rnnlab.flaxapi.trees import kernel_shape, output, recording_cell, resolve_cell, shapes
 from rnnlab.text import error_text
 
 MAX_ELEMENTS = 1_000_000  # largest input (and output) the shape explorer will build
@@ -98,7 +98,7 @@ def explore_shapes(
             f"rnn = nn.RNN({cell_code}, time_major={bool(time_major)}, return_carry=True)\n"
             "variables = rnn.init(jax.random.key(0), x)\n"
             "carry, y = rnn.apply(variables, x)\n")
-    base = {"input_shape": shape, "time_major": bool(time_major), "cell": spec.name, "code": code}
+    base: dict[str, Any] = {"input_shape": shape, "time_major": bool(time_major), "cell": spec.name, "code": code}
     inner = spec.build(features, kernel_size=kernel)
     nfa = inner.num_feature_axes
     base["num_feature_axes"] = nfa
@@ -110,7 +110,7 @@ def explore_shapes(
     x = jnp.zeros(shape)
     try:
         params = rnn.init(jax.random.key(0), x)
-        carry, y = rnn.apply(params, x)
+        carry, y = output(rnn, params, x)
     except Exception as e:  # noqa: BLE001 - the error is the report
         failed: tuple[str, ...] = ()
         if "init_input_shape" in seen:
@@ -125,7 +125,7 @@ def explore_shapes(
     if len(candidates) == 1:
         axis = candidates[0]
     else:
-        axis = _time_axis(lambda v: rnn.apply(params, v)[1], jax.random.normal(jax.random.key(2), shape), candidates)
+        axis = _time_axis(lambda v: output(rnn, params, v)[1], jax.random.normal(jax.random.key(2), shape), candidates)
         notes.append(f"axes {candidates} all leave {step}; a causality probe picked axis {axis}")
     batch_dims = step[: len(step) - nfa]
     notes.append(f"num_feature_axes = {nfa}: the last {nfa} axis(es) of each step are features"

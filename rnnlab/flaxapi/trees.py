@@ -23,6 +23,12 @@ def attempt(fn: Callable[[], Any]) -> tuple[Any, str | None]:
         return None, error_text(e)
 
 
+def output(module: nn.Module, variables: Any, *args: Any, **kwargs: Any) -> Any:
+    """``module.apply(variables, *args, **kwargs)``: what the module returns (Flax types apply's result as that
+    or the (output, state) pair ``mutable=`` gives, so checkers need to be told which)."""
+    return module.apply(variables, *args, **kwargs)
+
+
 def shapes(tree: Any) -> Any:
     """The tree with each array replaced by its shape."""
     return jax.tree_util.tree_map(lambda a: tuple(a.shape), tree)
@@ -52,8 +58,9 @@ def kernel_shape(kernel_size: int | tuple[int, ...], n_spatial: int) -> tuple[in
     return (int(kernel_size),) * n_spatial
 
 
-def recording_cell(seen: dict[str, Any]) -> type[nn.RNNCellBase]:
-    """A cell wrapper class that records what nn.RNN hands the cell (init input shape, carry, step input)."""
+def recording_cell(seen: dict[str, Any]) -> Callable[[nn.RNNCellBase], nn.RNNCellBase]:
+    """A cell wrapper (a class taking the cell) that records what nn.RNN hands the cell (init input shape, carry,
+    step input)."""
 
     class RecordingCell(nn.RNNCellBase):
         cell: nn.RNNCellBase

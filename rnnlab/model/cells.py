@@ -24,7 +24,7 @@ class CellSpec:
 
     name: str
     label: str
-    cls: type[nn.RNNCellBase]
+    cls: Callable[..., nn.RNNCellBase]  # the Flax class
     leaves: tuple[str, ...]  # names of the carry leaves, in the order the cell's carry holds them
     spatial: bool = False  # needs inputs with spatial axes (ConvLSTM)
     saved_per_step: int = 4  # arrays of (batch, features) kept per step by backprop (memory estimate)

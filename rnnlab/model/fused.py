@@ -36,14 +36,17 @@ class FusedWeights(NamedTuple):
     b_h: jax.Array | None
 
 
-def _concat(p: dict, names: tuple[str, ...], part: str) -> jax.Array | None:
-    """The ``part`` ("kernel" or "bias") of Dense layers ``names`` side by side; a missing bias counts as zeros."""
-    if part == "bias":
-        if all("bias" not in p[name] for name in names):
-            return None
-        return jnp.concatenate([p[name]["bias"] if "bias" in p[name] else jnp.zeros(p[name]["kernel"].shape[-1:])
-                                for name in names], axis=-1)
-    return jnp.concatenate([p[name][part] for name in names], axis=-1)
+def _kernels(p: dict, names: tuple[str, ...]) -> jax.Array:
+    """The kernels of Dense layers ``names`` side by side."""
+    return jnp.concatenate([p[name]["kernel"] for name in names], axis=-1)
+
+
+def _biases(p: dict, names: tuple[str, ...]) -> jax.Array | None:
+    """The biases of Dense layers ``names`` side by side (a missing bias counts as zeros); None when none has one."""
+    if all("bias" not in p[name] for name in names):
+        return None
+    return jnp.concatenate([p[name]["bias"] if "bias" in p[name] else jnp.zeros(p[name]["kernel"].shape[-1:])
+                            for name in names], axis=-1)
 
 
 Saved = tuple[jax.Array, ...]
@@ -68,8 +71,8 @@ class FusedCell:
 
     def weights(self, p: dict) -> FusedWeights:
         """The fused weights from a Flax cell's parameters ``p`` (differentiable: concatenations only)."""
-        return FusedWeights(_concat(p, self.inputs, "kernel"), _concat(p, self.inputs, "bias"),
-                            _concat(p, self.hidden, "kernel"), _concat(p, self.hidden, "bias"))
+        return FusedWeights(_kernels(p, self.inputs), _biases(p, self.inputs),
+                            _kernels(p, self.hidden), _biases(p, self.hidden))
 
 
 def _lstm_forward(carry: Carry, xp: jax.Array, hp: jax.Array) -> tuple[Carry, Saved]:
@@ -229,7 +232,9 @@ def _hand_backward(name: str, unroll: int, keep_last: bool, residuals: Residuals
     """A backward scan for the carry's gradient only, then each kernel's gradient as one matmul over all steps."""
     w, carry0, xs, has_eps, steps, carries, saved = residuals
     d_final, d_hs = cotangents
-    cell = FUSED_CELLS[name]
+    backward = FUSED_CELLS[name].backward
+    if backward is None:
+        raise ValueError(f"the {name} cell has no hand-written backward pass")
     h_index = len(carry0) - 1
     before = tuple(jnp.concatenate([c0[None], leaf[:-1]], axis=0) for c0, leaf in zip(carry0, carries))
     w_h_t = w.w_h.T
@@ -239,7 +244,7 @@ def _hand_backward(name: str, unroll: int, keep_last: bool, residuals: Residuals
         t, d_h, saved_t, carry_t = inputs
         d_new = tuple(d + jnp.where(t == last, f, 0.0) + (d_h if i == h_index else 0.0)
                       for i, (d, f) in enumerate(zip(d_carry, d_final)))
-        direct, d_hp, d_x_last = cell.backward(saved_t, carry_t, d_new)
+        direct, d_hp, d_x_last = backward(saved_t, carry_t, d_new)
         d_prev = tuple(d + d_hp @ w_h_t if i == h_index else d for i, d in enumerate(direct))
         return d_prev, (d_hp, d_x_last, jnp.concatenate(d_new, axis=-1) if has_eps else None)
 

@@ -10,7 +10,7 @@ Carry modes (the heart of the app):
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 import flax.linen as nn
 import jax
@@ -77,6 +77,9 @@ class SeqModel(nn.Module):
     def spec(self) -> CellSpec:
         return CELLS[self.cell]
 
+    if TYPE_CHECKING:  # what __call__ returns (Flax types apply's result as a union with mutable='s pair)
+        def apply(self, variables: Any, *args: Any, **kwargs: Any) -> Any: ...
+
     @nn.compact
     def __call__(self, x, carry_key, carry_scale, eps0=None, eps=None, carry=None, steps=None, start_only=False):
         """Run the model.
@@ -101,14 +104,14 @@ class SeqModel(nn.Module):
         if start_only:
             return carry0
         if self.fused and spec.fused and not self.is_initializing():
-            final, outputs = fused_scan(self.cell, self.variables["params"][cell.name],
+            final, outputs = fused_scan(self.cell, self.variables["params"][str(cell.name)],
                                         spec.carry_as_tuple(carry0), x, eps if self.probe else None,
                                         None if carry is None else steps, self.unroll, self.hand_backward)
             return self.readout(outputs, carry is None, spec.carry_from_tuple(final))
         inputs = x if eps is None else jnp.concatenate([x, eps], axis=-1)
         rnn = nn.RNN(ProbedCell(cell, self.cell, x.shape[-1], self.probe), unroll=self.unroll, name="rnn")
         if carry is None:
-            outputs = rnn(inputs, initial_carry=carry0)
+            outputs = cast(jax.Array, rnn(inputs, initial_carry=carry0))
         else:
             lengths = None if steps is None else jnp.full(x.shape[:1], steps, jnp.int32)
             final, outputs = rnn(inputs, initial_carry=carry0, seq_lengths=lengths, return_carry=True)

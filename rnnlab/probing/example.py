@@ -101,6 +101,8 @@ def look(program: Program, params: dict, root: jax.Array, scale, index: int, ste
     out = jax.device_get(program.jitted("example", _make_look)(params, root, scale, np.int32(index)))
     task = program.task
     x, y, preds = np.asarray(out["x"]), np.asarray(out["y"]), np.asarray(out["preds"], float)
+    if task.view is None:
+        raise ValueError(f"the {task.label} task draws no example")
     view = task.view(x, y)
     if task.out_features == 1 and not program.spec.spatial:
         prediction, confidence = preds[:, 0], None

@@ -128,7 +128,7 @@ def carry_grad_norms(program: Program, params, batch, scale, length: int,
     g_preds = program.jitted("loss_grad", _make_loss_grad)(preds, y)
     backward = program.jitted(f"segment_carry_backward_{length}", _make_carry_backward)
     g_carry = jax.tree_util.tree_map(jnp.zeros_like, carries[0])
-    norms = [None] * len(pieces)
+    norms: list[np.ndarray] = [np.empty(0)] * len(pieces)
     for i in reversed(range(len(pieces))):
         piece, real = pieces[i]
         g = g_preds[:, i * length:i * length + real]
@@ -158,7 +158,7 @@ def connectivity(program: Program, params, batch, scale, length: int,
     last_piece, last_real = pieces[-1]
     g_last, g_carry = _last_output_basis(program.jitted(f"segment_forward_{length}", _make_forward), params,
                                          carries[-1], last_piece, np.int32(last_real), carry_key, scale)
-    values = [None] * len(pieces)
+    values: list[np.ndarray] = [np.empty(0)] * len(pieces)
     for i in reversed(range(len(pieces))):
         piece, real = pieces[i]
         g_carry, piece_values = backward(params, carries[i], piece, np.int32(real), carry_key, scale, g_carry, g_last)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import jax
@@ -187,7 +187,7 @@ def is_trained(config: Config) -> bool:
         return config in _trained
 
 
-def estimate_decay_sweep(base: Config, cells: list[str], lengths: list[int], weights: str) -> str:
+def estimate_decay_sweep(base: Config, cells: Sequence[str], lengths: Sequence[int], weights: str) -> str:
     """In words, how long the decay sweep (training the cells first for ``weights == 'trained'``) will take."""
     compile_s = work_s = 0.0
     for cell in cells:
@@ -210,7 +210,7 @@ def decay_sweep(base: Config, cells: list[str], lengths: list[int], params: dict
     ``callback(done, total, text)`` is called before each probe, and between the pieces of a long one (``done``
     then counts the share of that probe done).
     """
-    rows = []
+    rows: list[dict] = []
     lr, clip, scale = hyper_args(base)
     total = len(cells) * len(lengths)
     for cell in cells:

@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import jax
 
 _enabled: str | None = None
 
 
-def compile_count(jitted: Callable) -> int:
+def compile_count(jitted: Any) -> int:
     """How many programs a ``jax.jit`` function has compiled in this process (its cache size).
 
     The one place that reads JAX's counter, which has no public name.

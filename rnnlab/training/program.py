@@ -10,6 +10,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from functools import cached_property
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -55,9 +56,9 @@ class Program:
         self.task = TASKS[static.task]
         self.spec = CELLS[static.cell]
         self.steps = self.task.steps(static.seq_len)
-        kwargs = dict(cell=static.cell, task=static.task, features=static.features,
-                      carry_mode=static.carry_mode, carry_init=static.carry_init,
-                      kernel_size=static.kernel_size, fused=fused, hand_backward=hand_backward)
+        kwargs: dict[str, Any] = dict(cell=static.cell, task=static.task, features=static.features,
+                                      carry_mode=static.carry_mode, carry_init=static.carry_init,
+                                      kernel_size=static.kernel_size, fused=fused, hand_backward=hand_backward)
         self.model = SeqModel(**kwargs)
         self.probe_model = SeqModel(**kwargs, probe=True)
         self.tx = make_optimizer(static.optimizer)
@@ -207,7 +208,7 @@ def get_program(config: Config) -> Program:
     with _LOCK:
         program = _PROGRAMS.get(static)
         new = program is None
-        if new:
+        if program is None:
             program = _PROGRAMS[static] = Program(static)
         _PROGRAMS.move_to_end(static)
         while len(_PROGRAMS) > MAX_PROGRAMS:
@@ -217,6 +218,6 @@ def get_program(config: Config) -> Program:
     return program
 
 
-def hyper_args(config: Config) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """lr, clip and carry scale as float32 arrays (fixed dtypes, so no recompilation)."""
+def hyper_args(config: Config) -> tuple[np.float32, np.float32, np.float32]:
+    """lr, clip and carry scale as float32 scalars (fixed dtypes, so no recompilation)."""
     return (np.float32(config.lr), np.float32(config.clip), np.float32(config.carry_scale))

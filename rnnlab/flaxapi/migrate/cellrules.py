@@ -306,9 +306,9 @@ class CellRules:
                 f"size is the cell's features.")
         ctor, inline = self.cell_constructor(node.args[0], node)
         cls = self.ctor_cell(ctor) if ctor is not None else None
-        custom = isinstance(node.args[0], ast.Call) and getattr(node.args[0].func, "id", None) in self.custom_cells
-        if custom:
-            note += (f" `{shorten(src.text(node.args[0].func), 30)}` is a custom cell: flax 0.6 passed this size to "
+        first = node.args[0]
+        if isinstance(first, ast.Call) and getattr(first.func, "id", None) in self.custom_cells:
+            note += (f" `{shorten(src.text(first.func), 30)}` is a custom cell: flax 0.6 passed this size to "
                      "its initialize_carry; see the custom-cell finding.")
         elif ctor is None or cls is None:
             built = shorten(src.text(node.args[0]), 30)
@@ -359,9 +359,9 @@ class CellRules:
                 note = (f"Passed the shape {shape}: its last entry stands for the input features and only the batch "
                         f"dims before it are used, so the carry keeps shape batch_dims + (features,).")
         issue = self.add("instance-initialize-carry", node, message, edits, note)
-        size = bound.get("size")
-        if edits and size is not None and ctor is not None and self.defined_before(size, ctor):
-            self.offer_features(issue, ctor, src.text(size))
+        size_arg = bound.get("size")
+        if edits and size_arg is not None and ctor is not None and self.defined_before(size_arg, ctor):
+            self.offer_features(issue, ctor, src.text(size_arg))
 
     # -- custom cells
 

@@ -402,8 +402,8 @@ def extract_blocks(document: str) -> tuple[list[CodeBlock], str, BaseException |
     except PARSE_ERRORS as err:
         whole_err = err
     if isinstance(whole_err, (RecursionError, MemoryError)):
-        lines = [_CL(text, k + 1) for k, text in enumerate(doc_lines)]
-        return [_block(lines, syntax_message(whole_err))], "code", whole_err
+        numbered = [_CL(text, k + 1) for k, text in enumerate(doc_lines)]
+        return [_block(numbered, syntax_message(whole_err))], "code", whole_err
     budget = Budget(8_000_000)
     fences = _fenced(doc_lines)
     blocks: list[CodeBlock] = []

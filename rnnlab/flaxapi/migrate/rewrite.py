@@ -107,9 +107,9 @@ def rewrite(source: str) -> RewriteResult:
                     (_to_doc(block, src, a, doc_starts), _to_doc(block, src, b, doc_starts), t)
                     for a, b, t in issue.edits
                 ]
-                if any(a is None or b is None for a, b, _ in mapped):
+                mapped_edits: list[Edit] = [(a, b, t) for a, b, t in mapped if a is not None and b is not None]
+                if len(mapped_edits) < len(mapped):  # an edit that does not map into the document
                     continue
-                mapped_edits = [(a, b, t) for a, b, t in mapped]  # type: ignore[misc]
                 if taken.overlaps(mapped_edits) or claimed.overlaps(mapped_edits):
                     continue
                 claimed.add(mapped_edits)

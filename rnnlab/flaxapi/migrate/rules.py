@@ -233,7 +233,7 @@ class SiteFinder(CellRules):
             f"used (its last entry stands for the input features), so the carry keeps shape batch_dims + "
             f"(features,); with an input step at hand, pass `x_t.shape`."
         )
-        edits: list[Edit] = []
+        edits = []
         if ok and {"rng", "batch_dims", "size"} <= bound.keys():
             edits = self.static_edits(node, func, bound, text, shape)
         note = (
@@ -252,7 +252,7 @@ class SiteFinder(CellRules):
         src = self.src
         size, batch = value.get("size"), value.get("batch_dims")
         items = self.tuple_items(batch)
-        if (len(node.args) != 3 or node.keywords or items is None or not isinstance(size, ast.Tuple)
+        if (len(node.args) != 3 or node.keywords or items is None or batch is None or not isinstance(size, ast.Tuple)
                 or len(size.elts) < 2 or any(isinstance(e, ast.Starred) for e in size.elts)
                 or "\n" in src.text(size) + src.text(batch)):
             return [], ""
@@ -522,7 +522,7 @@ def analyse(source: str) -> tuple[list[CodeBlock], str, list[Problem], list[Issu
             message = syntax_message(whole_err)
             failed = [b for b in blocks if not b.ok and b.error]
             if failed and (line is None or failed[0].first_line < line):  # the parser may report a later symptom
-                line, message = failed[0].first_line, failed[0].error.split(": ", 1)[-1]
+                line, message = failed[0].first_line, (failed[0].error or "").split(": ", 1)[-1]
             message = (f"Line {line}: " if line else "") + message + ". The code is not valid Python"
             message += ", so only the parts that parse were checked." if any(b.ok for b in blocks) else "."
         problems.append(Problem(line, message))
