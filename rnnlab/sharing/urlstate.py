@@ -2,14 +2,17 @@
 
 A link reproduces an experiment; a teacher hides controls with ``hide=lr,clip`` (or ``lr_hide=1``, as in
 TensorFlow Playground). Bad or unknown values fall back to defaults, each with a note to show.
+The settings' keys come from :data:`rnnlab.config.SETTINGS`; every other key is one :class:`UrlKey` of
+:data:`URL_KEYS`, which both :func:`parse_query` and :func:`to_query` read.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
+from typing import Any
 
 from rnnlab.config import CONTROL_RANGES, Config
 from rnnlab.grids import COMPARE_DEFAULTS, DEFAULT_SWEEP_CELLS, DEFAULT_SWEEP_LENGTHS, FIELDS, SWEEP_WEIGHTS
@@ -57,7 +60,7 @@ def parse_lengths(text: str) -> tuple[tuple[int, ...], str | None]:
         if bad.lstrip("-").isascii() and bad.lstrip("-").isdigit():
             return (), f"Sequence lengths must be from 1 to {MAX_SWEEP_LENGTH} (got '{shorten(bad)}')."
         return (), f"Sequence lengths must be whole numbers separated by commas (got '{shorten(text)}')."
-    lengths = tuple(sorted(set(numbers)))  # type: ignore[arg-type]
+    lengths = tuple(sorted({n for n in numbers if n is not None}))
     if len(lengths) > MAX_SWEEP_LENGTHS or lengths[0] < 1 or lengths[-1] > MAX_SWEEP_LENGTH:
         return (), (f"Give 1 to {MAX_SWEEP_LENGTHS} sequence lengths from 1 to {MAX_SWEEP_LENGTH} "
                     f"(got '{shorten(text)}').")
@@ -76,6 +79,90 @@ def parse_cells(text: str) -> tuple[tuple[str, ...], str | None]:
     return cells, None
 
 
+@dataclass(frozen=True)
+class UrlKey:
+    """One URL key besides the settings (:data:`rnnlab.config.SETTINGS`) and the hidden controls.
+
+    ``read(text)`` gives the value, or raises ValueError with the reason; the value then stays UrlState's
+    default and ``bad`` is the note, formatted with ``key``, ``reason`` and ``value`` (the text stripped, in
+    lower case, shortened). ``attr`` is where the value goes in :class:`UrlState` (``entry``: the item of a
+    dict field); ``write(value)`` is its text in a link, written only when it differs from the default.
+    """
+
+    name: str
+    attr: str
+    read: Callable[[str], Any]
+    write: Callable[[Any], str]
+    bad: str
+    entry: str | None = None
+
+    def get(self, state: UrlState) -> Any:
+        """This key's value in ``state``."""
+        value = getattr(state, self.attr)
+        return value if self.entry is None else value[self.entry]
+
+    def put(self, state: UrlState, value: Any) -> None:
+        """Set this key's value in ``state``."""
+        if self.entry is None:
+            setattr(state, self.attr, value)
+        else:
+            getattr(state, self.attr)[self.entry] = value
+
+    def note(self, text: str, reason: str) -> str:
+        """The note for a ``text`` that cannot be used, and why."""
+        return self.bad.format(key=self.name, reason=reason, value=shorten(text.strip().lower()))
+
+
+ON, OFF = ("1", "true", "yes"), ("0", "false", "no")  # how a flag is written
+
+
+def _read_cells(text: str) -> tuple[str, ...]:
+    cells, error = parse_cells(text)
+    if error:
+        raise ValueError(error)
+    return cells
+
+
+def _read_lengths(text: str) -> tuple[int, ...]:
+    lengths, error = parse_lengths(text)
+    if error:
+        raise ValueError(error)
+    return lengths
+
+
+def _read_weights(text: str) -> str:
+    weights = text.strip().lower()
+    if weights not in SWEEP_WEIGHTS:
+        raise ValueError(f"use {' or '.join(SWEEP_WEIGHTS)}.")
+    return weights
+
+
+def _read_flag(text: str) -> bool:
+    value = text.strip().lower()
+    if value not in ON + OFF:
+        raise ValueError("use 1 or 0.")
+    return value in ON
+
+
+def _compare_key(name: str) -> UrlKey:
+    """``cmp_<name>``: what the Compare page varies for one sweep field, as typed (duplicates dropped)."""
+    return UrlKey(f"cmp_{name}", "compare", lambda text: ", ".join(map(str, FIELDS[name].parse(text))),
+                  lambda text: text.replace(" ", ""), "{reason} Kept the Compare page's default for it.", entry=name)
+
+
+IGNORED = "Ignored {key}={value!r}: {reason}"
+URL_KEYS: tuple[UrlKey, ...] = (
+    UrlKey("sweep_cells", "sweep_cells", _read_cells, ",".join, "{reason} Kept the default cells."),
+    UrlKey("sweep_lengths", "sweep_lengths", _read_lengths, lambda v: ",".join(map(str, v)),
+           "{reason} Kept the default lengths."),
+    UrlKey("sweep_weights", "sweep_weights", _read_weights, str, IGNORED),
+    *(_compare_key(name) for name in COMPARE_DEFAULTS),
+    UrlKey("compare_zero", "compare_zero", _read_flag, lambda on: "1", IGNORED),
+    UrlKey("run", "autorun", _read_flag, lambda on: "1", IGNORED),
+)
+KNOWN_KEYS = frozenset(CONFIG_KEYS) | {"hide"} | {key.name for key in URL_KEYS}
+
+
 def parse_query(params: Mapping[str, str | list[str]], base: Config | None = None) -> UrlState:
     """Read a URL's query parameters. Never raises: what cannot be used is reported in ``notes``.
 
@@ -85,75 +172,16 @@ def parse_query(params: Mapping[str, str | list[str]], base: Config | None = Non
     """
     base = base or Config()
     state = UrlState(config=base)
-    raw: dict[str, str] = {}
-    unknown: list[str] = []
-    known = (set(CONFIG_KEYS) | {"hide", "sweep_cells", "sweep_lengths", "sweep_weights", "compare_zero", "run"}
-             | {f"cmp_{name}" for name in COMPARE_DEFAULTS})
-    for key, value in params.items():
-        key, value = str(key), _first(value)
-        if key not in known and not key.endswith("_hide"):
-            unknown.append(key)
-        elif len(value) > MAX_VALUE_CHARS:
-            state.notes.append(f"Ignored {shorten(key)}: its value is {len(value):,} characters long.")
-        else:
-            raw[key] = value
-    state.notes.extend(f"Ignored unknown setting '{shorten(k)}'." for k in unknown[:MAX_NOTED_UNKNOWN])
-    if len(unknown) > MAX_NOTED_UNKNOWN:
-        state.notes.append(f"Ignored {len(unknown) - MAX_NOTED_UNKNOWN} more unknown settings.")
-    hidden = set()
-    for key, value in list(raw.items()):
-        if key.endswith("_hide"):
-            raw.pop(key)
-            if value.strip().lower() in ("1", "true", "yes"):
-                hidden.add(key[: -len("_hide")])
-    if "hide" in raw:
-        hidden.update(h.strip() for h in raw.pop("hide").split(",") if h.strip())
-    unknown_hidden = sorted(hidden - set(CONFIG_KEYS))
-    if unknown_hidden:
-        state.notes.append(f"Cannot hide unknown control(s): {shorten(', '.join(unknown_hidden), 80)}.")
-    state.hidden = frozenset(hidden & set(CONFIG_KEYS))
-
-    if "sweep_cells" in raw:
-        cells, error = parse_cells(raw.pop("sweep_cells"))
-        if error:
-            state.notes.append(error + " Kept the default cells.")
-        else:
-            state.sweep_cells = cells
-    if "sweep_lengths" in raw:
-        lengths, error = parse_lengths(raw.pop("sweep_lengths"))
-        if error:
-            state.notes.append(error + " Kept the default lengths.")
-        else:
-            state.sweep_lengths = lengths
-    if "sweep_weights" in raw:
-        weights = raw.pop("sweep_weights").strip().lower()
-        if weights in SWEEP_WEIGHTS:
-            state.sweep_weights = weights
-        else:
-            state.notes.append(f"Ignored sweep_weights={shorten(weights)!r}: use {' or '.join(SWEEP_WEIGHTS)}.")
-    for name in COMPARE_DEFAULTS:
-        if f"cmp_{name}" in raw:
-            text = raw.pop(f"cmp_{name}")
+    raw = _known_values(params, state.notes)
+    state.hidden = _read_hidden(raw, state.notes)
+    for key in URL_KEYS:
+        if key.name in raw:
+            text = raw.pop(key.name)
             try:
-                state.compare[name] = ", ".join(map(str, FIELDS[name].parse(text)))
+                key.put(state, key.read(text))
             except ValueError as e:
-                state.notes.append(f"{e} Kept the Compare page's default for it.")
-    for flag in ("compare_zero", "run"):
-        if flag in raw:
-            value = raw.pop(flag).strip().lower()
-            on = value in ("1", "true", "yes")
-            if not on and value not in ("0", "false", "no"):
-                state.notes.append(f"Ignored {flag}={shorten(value)!r}: use 1 or 0.")
-            setattr(state, "autorun" if flag == "run" else flag, on)
-
-    config, notes = Config.from_dict(raw, base)
-    state.notes.extend(notes)
-    for key, (lo, hi) in CONTROL_RANGES.items():
-        value = getattr(config, key)
-        if key in raw and value != getattr(base, key) and not lo <= value <= hi:
-            config = replace(config, **{key: getattr(base, key)})
-            state.notes.append(f"Ignored {key}={shorten(raw[key])!r}: the control accepts {lo:g} to {hi:g}; "
-                                f"kept {getattr(base, key)}.")
+                state.notes.append(key.note(text, str(e)))
+    config = _read_config(raw, base, state.notes)
     changed = [k for k in raw if k in CONFIG_KEYS and getattr(config, k) != getattr(base, k)]
     state.config = _make_valid(config, base, changed, state.notes)
     if state.config != config and state.autorun:
@@ -161,6 +189,53 @@ def parse_query(params: Mapping[str, str | list[str]], base: Config | None = Non
         state.notes.append("The link asked to start the experiment; it was not started because its settings "
                             "had to be changed. Check them and press the button to start.")
     return state
+
+
+def _known_values(params: Mapping[str, str | list[str]], notes: list[str]) -> dict[str, str]:
+    """The values of the known keys (the last of a list), with a note for each unknown key or over-long value."""
+    raw: dict[str, str] = {}
+    unknown: list[str] = []
+    for key, value in params.items():
+        key, value = str(key), _first(value)
+        if key not in KNOWN_KEYS and not key.endswith("_hide"):
+            unknown.append(key)
+        elif len(value) > MAX_VALUE_CHARS:
+            notes.append(f"Ignored {shorten(key)}: its value is {len(value):,} characters long.")
+        else:
+            raw[key] = value
+    notes.extend(f"Ignored unknown setting '{shorten(k)}'." for k in unknown[:MAX_NOTED_UNKNOWN])
+    if len(unknown) > MAX_NOTED_UNKNOWN:
+        notes.append(f"Ignored {len(unknown) - MAX_NOTED_UNKNOWN} more unknown settings.")
+    return raw
+
+
+def _read_hidden(raw: dict[str, str], notes: list[str]) -> frozenset[str]:
+    """Take ``hide=a,b`` and ``<name>_hide=1`` out of ``raw``: the controls to hide (unknown ones get a note)."""
+    hidden = set()
+    for key, value in list(raw.items()):
+        if key.endswith("_hide"):
+            raw.pop(key)
+            if value.strip().lower() in ON:
+                hidden.add(key[: -len("_hide")])
+    if "hide" in raw:
+        hidden.update(h.strip() for h in raw.pop("hide").split(",") if h.strip())
+    unknown_hidden = sorted(hidden - set(CONFIG_KEYS))
+    if unknown_hidden:
+        notes.append(f"Cannot hide unknown control(s): {shorten(', '.join(unknown_hidden), 80)}.")
+    return frozenset(hidden & set(CONFIG_KEYS))
+
+
+def _read_config(raw: dict[str, str], base: Config, notes: list[str]) -> Config:
+    """The settings in ``raw`` over ``base``; a number outside its control's range keeps ``base``'s value."""
+    config, config_notes = Config.from_dict(raw, base)
+    notes.extend(config_notes)
+    for key, (lo, hi) in CONTROL_RANGES.items():
+        value = getattr(config, key)
+        if key in raw and value != getattr(base, key) and not lo <= value <= hi:
+            config = replace(config, **{key: getattr(base, key)})
+            notes.append(f"Ignored {key}={shorten(raw[key])!r}: the control accepts {lo:g} to {hi:g}; "
+                         f"kept {getattr(base, key)}.")
+    return config
 
 
 def _make_valid(config: Config, base: Config, given: list[str], notes: list[str]) -> Config:
@@ -191,24 +266,12 @@ def _make_valid(config: Config, base: Config, given: list[str], notes: list[str]
 
 
 def to_query(state: UrlState) -> dict[str, str]:
-    """The query parameters for ``shared``: settings that differ from the defaults, hidden controls, options."""
-    default = Config().to_dict()
-    query = {k: v for k, v in state.config.to_dict().items() if v != default[k]}
+    """The query parameters for ``state``: settings that differ from the defaults, hidden controls, options."""
+    default_config, default = Config().to_dict(), UrlState()
+    query = {k: v for k, v in state.config.to_dict().items() if v != default_config[k]}
     if state.hidden:
         query["hide"] = ",".join(sorted(state.hidden))
-    if state.sweep_cells != DEFAULT_SWEEP_CELLS:
-        query["sweep_cells"] = ",".join(state.sweep_cells)
-    if state.sweep_lengths != DEFAULT_SWEEP_LENGTHS:
-        query["sweep_lengths"] = ",".join(map(str, state.sweep_lengths))
-    if state.sweep_weights != SWEEP_WEIGHTS[0]:
-        query["sweep_weights"] = state.sweep_weights
-    for name, text in state.compare.items():
-        if text != COMPARE_DEFAULTS[name]:
-            query[f"cmp_{name}"] = text.replace(" ", "")
-    if state.compare_zero:
-        query["compare_zero"] = "1"
-    if state.autorun:
-        query["run"] = "1"
+    query.update({key.name: key.write(key.get(state)) for key in URL_KEYS if key.get(state) != key.get(default)})
     return query
 
 
