@@ -299,3 +299,12 @@ def test_the_vmapped_program_cache_is_bounded(monkeypatch):
     kept = [sweep.vmapped(p, 1, devices) for p in programs]
     assert sweep.vmapped(programs[2], 1, devices) is kept[2]  # the most recent stay
     assert sweep.vmapped(programs[0], 1, devices) is not kept[0]  # the oldest was dropped, and is built again
+
+
+def test_a_callback_that_says_stop_before_the_first_compile_trains_nothing():
+    fresh = expand(replace(BASE, features=6, cell="mgu"), {"seed": [0, 1]})  # a program no other test compiles
+    seen = []
+    out = run_sweep(fresh, callback=lambda fraction, text: seen.append((fraction, text)) or False)
+    assert out.stopped and seen == [(0.0, "Compiling program 1 of 1 (MGU, learnable carry, init zeros)…")]
+    assert [h.chunks for h in out.histories] == [[], []] and out.params == [None, None] and out.devices == 0
+    assert all(np.isnan(out.h0_grad_norms))

@@ -250,7 +250,7 @@ class SweepResult:
 
     def _columns(self, i: int) -> dict:
         config = self.configs[i]
-        row = {"label": self.labels[i]}
+        row: dict[str, object] = {"label": self.labels[i]}
         row.update({name: getattr(config, name) for name in self.varying if name != "seed"})
         row["seed"] = config.seed
         return row
@@ -303,14 +303,41 @@ def _pick(tree, i: int):
 
 @dataclass
 class _Group:
+    """The runs of one compiled program, padded to a multiple of the devices, and how far they are."""
+
     program: Program
     indices: list[int]
     fns: Vmapped
     hyper: tuple[np.ndarray, np.ndarray, np.ndarray]  # lr, clip, scale, padded
+    seeds: np.ndarray  # padded
     state: dict | None = None
     step: int = 0
     h0: np.ndarray | None = None  # ||dL/dh_0|| per run after the latest chunk
     step_s: float = 0.0  # seconds per step of the whole group: from its size, then as measured
+
+
+@dataclass
+class _Progress:
+    """What a sweep has recorded so far: every run's history and stop reason, and the reports to the callback."""
+
+    configs: list[Config]
+    groups: list[_Group]
+    callback: Callable[[float, str], bool | None] | None
+    histories: list[History] = field(init=False)
+    stop_reasons: list[str | None] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.histories = [History(get_program(c).spec.leaves) for c in self.configs]
+        self.stop_reasons = [None] * len(self.configs)
+
+    @property
+    def steps(self) -> int:
+        return self.configs[0].steps
+
+    def report(self, text: str) -> bool:
+        """Tell the callback how far the sweep is; False when it says to stop."""
+        done = sum(min(g.step, self.steps) for g in self.groups) / (self.steps * len(self.groups))
+        return self.callback is None or self.callback(done, text) is not False
 
 
 def run_sweep(configs: list[Config], callback: Callable[[float, str], bool | None] | None = None,
@@ -324,6 +351,18 @@ def run_sweep(configs: list[Config], callback: Callable[[float, str], bool | Non
     each group is padded to a multiple of their number by repeating its last configuration (the padding is
     dropped from the results). Raises :class:`SweepError` for an invalid or inconsistent list.
     """
+    _check_sweep(configs)
+    start = time.perf_counter()
+    groups = _make_groups(configs, list(devices or jax.devices()))
+    progress = _Progress(list(configs), groups, callback)
+    stopped = not _start_groups(progress)
+    while not stopped and any(g.step < progress.steps for g in groups):
+        stopped = not _train_round(progress, max_seconds)
+    return _collect(progress, time.perf_counter() - start, stopped)
+
+
+def _check_sweep(configs: list[Config]) -> None:
+    """Raise :class:`SweepError` unless ``configs`` can train together (valid, few enough, one length)."""
     if not configs:
         raise SweepError(["The sweep has no configurations."])
     if len(configs) > MAX_RUNS:
@@ -335,75 +374,87 @@ def run_sweep(configs: list[Config], callback: Callable[[float, str], bool | Non
     messages = list(dict.fromkeys(e for c in configs for e in c.validate()))
     if messages:
         raise SweepError(messages)
-    devices = list(devices or jax.devices())
-    n_dev = len(devices)
-    start = time.perf_counter()
-    steps = configs[0].steps
 
-    groups: list[_Group] = []
+
+def _make_groups(configs: list[Config], devices: list) -> list[_Group]:
+    """One group per static key, its runs padded to a multiple of len(devices), with its vmapped program."""
+    groups = []
     for indices in group_configs(configs):
-        padded = indices + [indices[-1]] * (-len(indices) % n_dev)
+        padded = indices + [indices[-1]] * (-len(indices) % len(devices))
         program = get_program(configs[indices[0]])
-        hyper = tuple(np.array([getattr(configs[i], name) for i in padded], np.float32)
-                      for name in ("lr", "clip", "carry_scale"))
+        lr, clip, scale = (np.array([getattr(configs[i], name) for i in padded], np.float32)
+                           for name in ("lr", "clip", "carry_scale"))
+        seeds = np.array([configs[i].seed for i in padded], np.int32)
         guess = estimate.together([(configs[indices[0]], len(padded), True)], 1).step_s  # until measured
-        groups.append(_Group(program, indices, vmapped(program, len(padded), devices), hyper, step_s=guess))
-    seeds = {id(g): np.array([configs[i].seed for i in g.indices + [g.indices[-1]] * (-len(g.indices) % n_dev)],
-                             np.int32) for g in groups}
+        groups.append(_Group(program, indices, vmapped(program, len(padded), devices), (lr, clip, scale), seeds,
+                             step_s=guess))
+    return groups
 
-    histories = [History(get_program(c).spec.leaves) for c in configs]
-    stop_reasons: list[str | None] = [None] * len(configs)
-    stopped = False
 
-    def report(text: str) -> bool:
-        done = sum(min(g.step, steps) for g in groups) / (steps * len(groups))
-        return callback is None or callback(done, text) is not False
+def _start_groups(progress: _Progress) -> bool:
+    """Initialise every group (compiling its program first) and record its evaluation at step 0.
 
+    False when the callback said to stop before a compile (the groups after it stay uninitialised).
+    """
+    groups = progress.groups
     for number, group in enumerate(groups, 1):
-        if compile_count(group.fns.init) == 0 and not report(f"Compiling program {number} of {len(groups)} "
-                                                            f"({_describe_static(group.program.static)})…"):
-            stopped = True
-            break
+        if compile_count(group.fns.init) == 0 and not progress.report(
+                f"Compiling program {number} of {len(groups)} ({_describe_static(group.program.static)})…"):
+            return False
         lr, clip, scale = group.hyper
-        group.state, evaluation = group.fns.init(seeds[id(group)], scale, lr, clip)
+        group.state, evaluation = group.fns.init(group.seeds, scale, lr, clip)
         evaluation = jax.device_get(evaluation)
         for j, i in enumerate(group.indices):
-            histories[i].add_evaluation(0, _pick(evaluation, j))
+            progress.histories[i].add_evaluation(0, _pick(evaluation, j))
+    return True
 
-    while not stopped and any(g.step < steps for g in groups):
-        for number, group in enumerate(groups, 1):
-            if group.step >= steps:
-                continue
-            chunk = group.program.static.chunk
-            n_active = part_steps(group.step, chunk, steps, group.step_s, max_seconds)
-            lr, clip, scale = group.hyper
-            compiled = compile_count(group.fns.train_chunk) > 0
-            began = time.perf_counter()
-            group.state, records, evaluation, h0 = group.fns.train_chunk(group.state, lr, clip, scale,
-                                                                         np.int32(n_active))
-            records, evaluation, group.h0 = jax.device_get((records, evaluation, h0))
-            if compiled:
-                group.step_s = (time.perf_counter() - began) / n_active
-            complete = at_boundary(group.step + n_active, chunk, steps)
-            for j, i in enumerate(group.indices):
-                if stop_reasons[i] is not None:
-                    continue
-                run_records = _pick(records, j)
-                applied = histories[i].add_records(group.step, run_records)
-                if complete or applied < n_active:
-                    histories[i].add_evaluation(group.step + applied, _pick(evaluation, j))
-                baseline = TASKS[configs[i].task].baseline(configs[i].seq_len)
-                check_chunk(histories[i], configs[i], baseline, group.step, applied, run_records)
-                stop_reasons[i] = histories[i].stop_reason  # the same record and message as a one-by-one Run
-            group.step += n_active
-            if not report(f"step {group.step} / {steps} of program {number} of {len(groups)}"):
-                stopped = True
-                break
 
+def _train_round(progress: _Progress, max_seconds: float | None) -> bool:
+    """One compiled call of every group that has steps left, each followed by a report; False on stop."""
+    groups = progress.groups
+    for number, group in enumerate(groups, 1):
+        if group.step >= progress.steps:
+            continue
+        _train_part(progress, group, max_seconds)
+        if not progress.report(f"step {group.step} / {progress.steps} of program {number} of {len(groups)}"):
+            return False
+    return True
+
+
+def _train_part(progress: _Progress, group: _Group, max_seconds: float | None) -> None:
+    """Train ``group`` one chunk, or part of one (see ``max_seconds``), and record it in each run's history.
+
+    A run that has stopped (diverged) is no longer recorded; its state keeps its last finite parameters.
+    """
+    steps, chunk = progress.steps, group.program.static.chunk
+    n_active = part_steps(group.step, chunk, steps, group.step_s, max_seconds)
+    lr, clip, scale = group.hyper
+    compiled = compile_count(group.fns.train_chunk) > 0
+    began = time.perf_counter()
+    group.state, records, evaluation, h0 = group.fns.train_chunk(group.state, lr, clip, scale, np.int32(n_active))
+    records, evaluation, group.h0 = jax.device_get((records, evaluation, h0))
+    if compiled:
+        group.step_s = (time.perf_counter() - began) / n_active
+    complete = at_boundary(group.step + n_active, chunk, steps)
+    for j, i in enumerate(group.indices):
+        if progress.stop_reasons[i] is not None:
+            continue
+        config, history, run_records = progress.configs[i], progress.histories[i], _pick(records, j)
+        applied = history.add_records(group.step, run_records)
+        if complete or applied < n_active:
+            history.add_evaluation(group.step + applied, _pick(evaluation, j))
+        check_chunk(history, config, TASKS[config.task].baseline(config.seq_len), group.step, applied, run_records)
+        progress.stop_reasons[i] = history.stop_reason  # the same record and message as a one-by-one Run
+    group.step += n_active
+
+
+def _collect(progress: _Progress, seconds: float, stopped: bool) -> SweepResult:
+    """The sweep's result: each run's final parameters and ||dL/dh_0|| taken off the devices, in given order."""
+    configs = progress.configs
     h0_norms = [math.nan] * len(configs)
     params: list = [None] * len(configs)
     used = 0
-    for group in groups:
+    for group in progress.groups:
         if group.state is None:
             continue
         used = max(used, len(group.state["step"].sharding.device_set))
@@ -412,8 +463,8 @@ def run_sweep(configs: list[Config], callback: Callable[[float, str], bool | Non
             h0_norms[i] = float(group.h0[j]) if group.h0 is not None else math.nan
             params[i] = _pick(host_params, j)
     baseline = TASKS[configs[0].task].baseline(configs[0].seq_len)
-    return SweepResult(list(configs), histories, params, h0_norms, stop_reasons, baseline, len(groups), used,
-                       time.perf_counter() - start, stopped)
+    return SweepResult(configs, progress.histories, params, h0_norms, progress.stop_reasons, baseline,
+                       len(progress.groups), used, seconds, stopped)
 
 
 def _describe_static(static: Static) -> str:
