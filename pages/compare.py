@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import threading
 
 import streamlit as st
 
@@ -14,13 +13,15 @@ from rnnlab.model.network import CARRY_MODES
 from rnnlab.norms import ZERO_CAUSES
 from rnnlab.probing import sweep
 from rnnlab.probing.sweep import SweepError
+from rnnlab.server import jobs
+from rnnlab.server.executor import Work, current_executor
 from rnnlab.text import escape_markdown
 from rnnlab.training import estimate
 from rnnlab.training.train import PART_SECONDS
 from ui.charts import chart
 from ui.controls import config_controls, explain
-from ui.progress import settle
-from ui.queue import training_slot
+from ui.progress import job_progress, settle
+from ui.queue import client_id, wait
 from ui.session import kept, show_url_notes, url_state, write_url
 from ui.slots import LazyContainer
 
@@ -29,13 +30,17 @@ MAX_CURVE_POINTS = 500  # steps per curve drawn (the table and the CSV keep ever
 ss = st.session_state
 ss.setdefault("cmp_result", None)
 ss.setdefault("cmp_error", None)
-# A plain dict: writable while Streamlit interrupts the script. A click starts the next script run at once, while
-# the interrupted one finishes its compiled call (about a second) and leaves what it trained here.
+# A plain dict: writable while Streamlit interrupts the script. A click starts the next script run at once and
+# cancels the sweep's job, which stops after its compiled call (about a second) with what it trained.
 stopped_sweeps = ss.setdefault("cmp_stopped", {})
-if "finished" in stopped_sweeps:
-    settle(stopped_sweeps["finished"].wait)
-if "result" in stopped_sweeps:
-    ss.cmp_result, ss.cmp_error = stopped_sweeps.pop("result"), None
+stopped_job = stopped_sweeps.pop("job", None)
+if stopped_job is not None and settle(stopped_job.poll) and stopped_job.status != "failed":
+    try:
+        stopped = stopped_job.result()
+    except Exception:  # noqa: BLE001 - cancelled before it trained anything: nothing to show
+        stopped = None
+    if stopped is not None and any(h.steps for h in stopped.histories):
+        ss.cmp_result, ss.cmp_error = stopped, None
 CHOSEN = ("carry_mode", "carry_init", "cell")  # picked from a list; lr and seed are typed
 
 url = url_state()
@@ -131,7 +136,6 @@ if ss.get("cmp_confirm") and guess is not None:
     go.button("Start anyway", key="cmp_confirm_go", icon=":material/play_arrow:", on_click=confirmed)
     cancel.button("Cancel", key="cmp_confirm_cancel", on_click=ss.update, kwargs={"cmp_confirm": None})
 progress_slot = st.empty()
-queue_slot = st.empty()
 stop_slot = st.empty()
 results_slot = st.empty()  # an empty element until the results are drawn: the last run's page does not stay faded
 
@@ -144,33 +148,18 @@ elif action == "run" and guess is not None and guess.total_s > estimate.CONFIRM_
     ss.cmp_confirm, action = True, None
     st.rerun()
 if action == "run" and configs and not errors:
-    bar = progress_slot.progress(0.0, text="Starting…")
+    progress_slot.progress(0.0, text="Starting…")
     stop_slot.button("Stop", icon=":material/stop:", key="cmp_stop",
                      help="Stop the sweep within about a second; the steps trained so far are shown.")
-    interrupted: list[BaseException] = []
-    stopped_sweeps["finished"] = finished = threading.Event()
-
-    def report(fraction: float, text: str) -> bool:
-        try:  # a click (Stop, or any control) interrupts the script here
-            bar.progress(min(1.0, max(0.0, fraction)), text=text)
-        except BaseException as e:  # noqa: BLE001  (Streamlit's rerun request: keep what was trained first)
-            interrupted.append(e)
-            return False
-        return True
-
+    job = current_executor().submit(Work(jobs.compare_sweep, (configs, PART_SECONDS), kind="sweep",
+                                         label="compare sweep", memory_bytes=sweep.total_memory_bytes(configs),
+                                         client=client_id()))
+    stopped_sweeps["job"] = job  # picked up by the next script run when a click interrupts this one
     try:
-        with training_slot(sweep.total_memory_bytes(configs), queue_slot, label="compare sweep"):
-            result = sweep.run_sweep(configs, report, max_seconds=PART_SECONDS)
-        if interrupted:  # session state refuses writes once the script is interrupted: the next run picks it up
-            if any(h.steps for h in result.histories):
-                stopped_sweeps["result"] = result
-            raise interrupted[0]
-        ss.cmp_result = result
-        ss.cmp_error = None
+        ss.cmp_result, ss.cmp_error = wait(job, progress_slot, job_progress("Sweep", progress_slot)), None
     except SweepError as e:
         ss.cmp_error = " ".join(e.messages)
-    finally:
-        finished.set()
+    stopped_sweeps.pop("job", None)
     progress_slot.empty()
     stop_slot.empty()
 

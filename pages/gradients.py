@@ -12,14 +12,16 @@ from rnnlab.figures import plots
 from rnnlab.model.cells import CELLS
 from rnnlab.norms import ZERO_CAUSES
 from rnnlab.probing import probes
+from rnnlab.server import jobs
+from rnnlab.server.executor import Work
 from rnnlab.sharing.urlstate import parse_cells, parse_lengths
 from rnnlab.text import error_text, escape_markdown
-from rnnlab.training.train import PART_SECONDS, Run
+from rnnlab.training.train import Run
 from ui.charts import chart
 from ui.marks import marked_chart
-from ui.progress import progress_bar
-from ui.queue import shared_result, training_slot
+from ui.queue import client_id, run_job
 from ui.session import kept, show_url_notes, url_state, write_url
+from ui.work import probe, untrained_run
 
 ss = st.session_state
 ss.setdefault("run", None)
@@ -37,19 +39,8 @@ def current_model() -> tuple[Run, bool]:
         return run, True
     cached = ss.get("untrained")
     if cached is None or cached.config != config:
-        with gate("building the untrained model"):
-            cached = ss.untrained = Run(config)
+        cached = ss.untrained = untrained_run(config, queue_slot)
     return cached, False
-
-
-def result_key(kind: str, run: Run) -> tuple | None:
-    """What a probe of ``run`` depends on, when that is its configuration and step alone (a pristine run)."""
-    return (kind, run.config, run.step) if run.pristine else None
-
-
-def gate(what: str):
-    """Hold one of the server's slots for heavy work on these settings (the queue position shows meanwhile)."""
-    return training_slot(config.memory_bytes(), queue_slot, label=what)
 
 
 errors = config.validate()
@@ -70,14 +61,9 @@ if not trained:
 st.subheader("1. ||dL/dh_t|| through time")
 key = (id(run), run.step)
 if ss.get("grad_time_key") != key:
-    status = st.empty()
-    ss.grad_time = shared_result(
-        result_key("grad_time", run),
-        lambda: probes.run_grad_through_time(run, progress=progress_bar("Probing the gradient at every time step",
-                                                                        status)),
-        lambda: gate("gradient probe"), queue_slot)
+    ss.grad_time = probe(jobs.grad_through_time, run, "gradient probe", "Probing the gradient at every time step",
+                         queue_slot)
     ss.grad_time_key = key
-    status.empty()
 grads = ss.grad_time
 marked_chart(st, plots.grad_through_time_figure(grads), "grad_time_chart", 0, int(grads["t"].max()))
 last_t = grads["t"].max()
@@ -139,27 +125,10 @@ if ss.pop("sweep_requested", False) or ss.pop("autorun_pending", False):
                         raise ConfigError([f"{CELLS[c].label} at T = {T}: " + " ".join(problems)])
             need = max(replace(base, cell=c, seq_len=T).memory_bytes() for c in cells for T in lengths)
 
-            def sweep_now() -> tuple:
-                params = None
-                if weights == "trained":
-                    params, bar = {}, st.progress(0.0)
-                    for i, c in enumerate(cells):
-                        label = f"Training the {CELLS[c].label} briefly ({i + 1} of {len(cells)}; once per server)"
-                        bar.progress(i / len(cells), text=f"{label}…")
-                        params[c] = probes.trained_params(
-                            probes.sweep_training_config(base, c),
-                            lambda p, i=i, label=label: bar.progress(
-                                (i + p.step / p.total) / len(cells), text=f"{label}: step {p.step} / {p.total}"),
-                            PART_SECONDS)
-                    bar.empty()
-                bar = st.progress(0.0)
-                sweep = probes.decay_sweep(base, list(cells), list(lengths), params=params,
-                                           callback=lambda done, total, text: bar.progress(done / total, text=text))
-                bar.empty()
-                return sweep, probes.fit_decay(sweep)
-
             sweep_key = ("decay_sweep", base, tuple(cells), tuple(lengths), weights)
-            sweep, fits = shared_result(sweep_key, sweep_now, lambda: training_slot(need, st.empty(), "gradient sweep"))
+            sweep, fits = run_job(Work(jobs.decay_sweep, (base, list(cells), list(lengths), weights), kind="sweep",
+                                       label="gradient sweep", memory_bytes=need, client=client_id(), key=sweep_key),
+                                  st.empty(), progress="Decay sweep")
             ss.sweep_result = (sweep, fits, base.task, weights)
         except ConfigError as e:
             sweep_error = " ".join(e.messages)
@@ -211,13 +180,8 @@ almost no signal unless the loss also covers early steps.""")
 st.subheader("3. Connectivity: which inputs the last output depends on")
 ckey = (id(run), run.step)
 if ss.get("conn_key") != ckey:
-    status = st.empty()
-    ss.conn = shared_result(
-        result_key("connectivity", run),
-        lambda: probes.run_connectivity(run, progress=progress_bar("Computing connectivity", status)),
-        lambda: gate("connectivity probe"), queue_slot)
+    ss.conn = probe(jobs.connectivity, run, "connectivity probe", "Computing connectivity", queue_slot)
     ss.conn_key = ckey
-    status.empty()
 marked_chart(st, plots.connectivity_figure(ss.conn), "connectivity_chart", 1, len(ss.conn))
 with st.expander("What am I looking at?"):
     st.markdown(

@@ -167,3 +167,35 @@ def test_no_import_cycle_even_through_imports_inside_functions():
     for node in graph:
         if node not in state:
             visit(node)
+
+
+# ---- heavy work goes through the seam ---------------------------------------------------------------------------
+# Pages and ui/ reach the server only through the executor (how work runs: rnnlab.server.executor), the work it
+# runs (rnnlab.server.jobs) and the tab's reload token (rnnlab.server.session_store, which computes nothing), and
+# never call heavy work themselves: they name it in a Work(...) that the executor runs.
+SEAM = {"rnnlab.server.executor", "rnnlab.server.jobs", "rnnlab.server.session_store"}
+HEAVY_CALLS = {"Run", "run_chunk", "train_part", "train_chunk", "run_sweep", "compile_in_worker", "trained_params",
+               "run_grad_through_time", "run_connectivity", "start_robustness", "decay_sweep", "carry_grad_norms",
+               "connectivity", "look"}
+HEAVY_METHODS = {"train"}  # run.train(...); a function of that name elsewhere is not a run's
+SEAM_EXCEPTIONS = {"ui/explore_training.py"}  # Explore's training, still calling runs and the server directly
+
+
+def seam_breaks(path: Path) -> list[str]:
+    found = [f"imports {name}" for name in resolved_imports(path)
+             if name.startswith("rnnlab.server") and name not in SEAM]
+    for node in ast.walk(tree(path)):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in HEAVY_CALLS or (isinstance(func, ast.Attribute) and name in HEAVY_METHODS):
+                found.append(f"line {node.lineno} calls {name}")
+    return found
+
+
+def test_pages_and_ui_reach_heavy_work_only_through_the_executor():
+    scripts = sorted([*(ROOT / "pages").glob("*.py"), *(ROOT / "ui").rglob("*.py")])
+    breaks = {str(p.relative_to(ROOT)): b for p in scripts if (b := seam_breaks(p))}
+    assert set(breaks) <= SEAM_EXCEPTIONS, {k: v for k, v in breaks.items() if k not in SEAM_EXCEPTIONS}
+    assert set(breaks) == SEAM_EXCEPTIONS, f"no longer an exception (delete it from SEAM_EXCEPTIONS): " \
+                                           f"{SEAM_EXCEPTIONS - set(breaks)}"

@@ -1,4 +1,5 @@
-"""The first compile of a configuration, as a page shows it: a long one runs in a worker that Stop ends."""
+"""The first compile of a configuration, as a page shows it: a long one is a job of kind "compile" whose worker
+process Stop kills."""
 
 from __future__ import annotations
 
@@ -8,44 +9,49 @@ from collections.abc import Callable
 from streamlit.runtime import Runtime
 
 from rnnlab.config import Config
-from rnnlab.server import precompile
+from rnnlab.server import jobs
+from rnnlab.server.executor import CANCELLED, Work, current_executor
 from rnnlab.training import estimate
 from rnnlab.training.program import get_program
+from ui.queue import POLL_S, client_id
 from ui.session import connected, session_id
 
 
 def compile_first(config: Config, status_slot, keep_going: Callable[[], bool]) -> bool:
     """Make sure ``config``'s program is compiled before a run of it starts; False when the user stopped it.
 
-    A compile expected to be long runs in a worker process (``rnnlab.server.precompile``) while the status says
-    how long it has taken and should take; Stop, leaving the page, closing the tab or the job time limit kill
-    the worker at once. A short one (or a worker that failed) compiles in this process on the first call.
+    Call it holding a slot (the compile takes none of its own). A compile expected to be long runs in a worker
+    process (:func:`rnnlab.server.jobs.compile_program`) while the status says how long it has taken and should
+    take; Stop, leaving the page, closing the tab or the job time limit kill the worker at once (a forced cancel).
+    A short one (or a worker that failed) compiles in this process on the first call.
     """
     if get_program(config).is_compiled():
         return True
-    if not precompile.use_worker(config):
+    if not jobs.long_compile(config):
         status_slot.info("Compiling the training step for this configuration (once per configuration)…",
                          icon=":material/hourglass_top:")
         return True
     expected = estimate.estimate(config, 1).compile_s
     started, shown, me = time.monotonic(), -1, session_id()
-
-    def should_stop() -> bool:
-        nonlocal shown
-        elapsed = int(time.monotonic() - started)
-        if elapsed != shown:  # also where a Stop click or a page change interrupts the wait
-            shown = elapsed
-            status_slot.info(f"Compiling the training step for this configuration (once per configuration): "
-                             f"{estimate.format_seconds(elapsed)} so far, about "
-                             f"{estimate.format_seconds(expected)} expected. Stop ends it at once.",
-                             icon=":material/hourglass_top:")
-        return not keep_going() or (Runtime.exists() and not connected(me))  # the tab is gone
-
-    outcome = precompile.compile_in_worker(config, should_stop, timeout_s=estimate.max_job_seconds())
-    return outcome != precompile.STOPPED
+    job = current_executor().submit(Work(jobs.compile_program, (config, estimate.max_job_seconds()), kind="compile",
+                                         label="compiling", client=client_id(), slot=False))
+    try:
+        while not job.poll(POLL_S):
+            elapsed = int(time.monotonic() - started)
+            if elapsed != shown:  # also where a Stop click or a page change interrupts the wait
+                shown = elapsed
+                status_slot.info(f"Compiling the training step for this configuration (once per configuration): "
+                                 f"{estimate.format_seconds(elapsed)} so far, about "
+                                 f"{estimate.format_seconds(expected)} expected. Stop ends it at once.",
+                                 icon=":material/hourglass_top:")
+            if not keep_going() or (Runtime.exists() and not connected(me)):  # stopped, or the tab is gone
+                job.cancel(force=True)
+    finally:
+        job.cancel(force=True)
+    return job.status != CANCELLED and bool(job.result())
 
 
 def compiles_in_worker(config: Config) -> bool:
     """Whether a new run of ``config`` should wait for a worker's compile (in the page body, where Stop acts)
     instead of being built at once (in a button's callback, where nothing can interrupt it)."""
-    return precompile.use_worker(config) and not get_program(config).is_compiled()
+    return jobs.long_compile(config)

@@ -3,20 +3,18 @@ and their charts (:mod:`rnnlab.probing.example`, :mod:`rnnlab.figures.example_pl
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
-
 import streamlit as st
 
 from rnnlab.figures import example_plots
 from rnnlab.probing import example
 from rnnlab.probing.example import Look
+from rnnlab.server import jobs
+from rnnlab.server.executor import Work
 from rnnlab.training.train import Run
 from ui.charts import chart
 from ui.controls import explain
 from ui.marks import SLIDER, marked, selectable_chart, set_mark
-from ui.progress import progress_bar
-from ui.queue import shared_result
+from ui.queue import client_id, run_job
 
 KEEP_LOOKS = 3  # looks kept per session (each training step or example number has its own)
 LONG_STEPS = 1000  # past this many time steps the replay keeps three snapshots (start, middle, end)
@@ -24,37 +22,32 @@ LONG_STEPS = 1000  # past this many time steps the replay keeps three snapshots 
 ss = st.session_state
 
 
-def looks_of(run: Run, index: int, gate: Callable[[], AbstractContextManager], placeholder) -> list[Look]:
+def looks_of(run: Run, index: int, placeholder) -> list[Look]:
     """Example ``index`` under each kept snapshot of ``run`` (the first is the untrained model) and its current
-    parameters; kept per run, step and example, so redrawing the page computes nothing again."""
+    parameters; kept per run, step and example, so redrawing the page computes nothing again (and computed once
+    for everyone for a pristine run). Light looks take no slot."""
     key = (id(run), run.step, index)
     kept = list(ss.get("example_looks", {}).items())[-KEEP_LOOKS:]  # the latest few of this run: bounded
     cache = {k: v for k, v in kept if k[0] == id(run)}
     if key not in cache:
-        program = run.program
-        frames = run.snapshots_at(9 if program.steps <= LONG_STEPS else 3)
+        model = jobs.Model.of(run)
+        frames = model.snapshots_at(9 if run.program.steps <= LONG_STEPS else 3)
         if frames[-1][0] != run.step:
-            frames = frames + [(run.step, run.params)]
-
-        def compute() -> list[Look]:
-            progress = progress_bar("Looking at one example under each kept snapshot", placeholder)
-            out = []
-            for i, (step, params) in enumerate(frames):
-                out.append(example.look(program, params, run.root, run.scale, index, step))
-                progress((i + 1) / len(frames))
-            return out
-
-        shared = ("example", run.config, run.step, index) if run.pristine else None
-        light = example.looks_seconds(run.config, len(frames)) < example.LIGHT_S
-        cache[key] = shared_result(shared, compute, nullcontext if light else gate, placeholder)
+            frames = frames + [(run.step, model.params)]
+        work = Work(jobs.example_looks, (model, frames, index), kind="example", label="example view",
+                    memory_bytes=run.config.memory_bytes(), client=client_id(),
+                    key=("example", run.config, run.step, index) if run.pristine else None,
+                    slot=example.looks_seconds(run.config, len(frames)) >= example.LIGHT_S)
+        cache[key] = run_job(work, placeholder, progress="Looking at one example under each kept snapshot")
         placeholder.empty()
     ss.example_looks = cache
     return cache[key]
 
 
-def draw_example(run: Run, gate: Callable[[], AbstractContextManager]) -> None:
+def draw_example(run: Run, gate: object = None) -> None:
     """The section: a new-example button, the time step to mark, a log time axis, the unrolled view, the keeper
-    gate's heatmap and what the example shows, in numbers."""
+    gate's heatmap and what the example shows, in numbers. The looks are a job that takes its own slot (``gate``
+    is not used)."""
     ss.setdefault("example_index", 0)
     st.subheader("4. One example, unrolled")
     steps = run.program.steps
@@ -71,7 +64,7 @@ def draw_example(run: Run, gate: Callable[[], AbstractContextManager]) -> None:
                                 "(clicking a point of one of them marks its step too; hovering a panel below "
                                 "shows every panel's value at that step).")
     status = st.empty()
-    looks = looks_of(run, ss.example_index, gate, status)
+    looks = looks_of(run, ss.example_index, status)
     now, untrained = looks[-1], looks[0]
     gates = run.program.spec.gates
     offset = 1.0 if log_time else 0.0

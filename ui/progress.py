@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from rnnlab.server.executor import Job
 from rnnlab.training.estimate import format_seconds
 from rnnlab.training.train import PART_SECONDS
 
@@ -15,7 +16,7 @@ SETTLE_QUIET_S = 5 * PART_SECONDS  # a part of training takes about PART_SECONDS
 SETTLE_LONGEST_S = 120.0  # a first call compiles first, which cannot be cut short
 
 
-def progress_bar(what: str, placeholder=None) -> Callable[[float], None]:
+def progress_bar(what: str, placeholder=None) -> Callable[..., None]:
     """A ``progress(fraction)`` for :mod:`rnnlab` work that reports between pieces: a bar with ``what``, the
     share done and the time left at the pace so far.
 
@@ -25,15 +26,33 @@ def progress_bar(what: str, placeholder=None) -> Callable[[float], None]:
     slot = placeholder if placeholder is not None else st.empty()
     started = time.monotonic()
 
-    def update(fraction: float) -> None:
+    def update(fraction: float, note: str = "") -> None:
         fraction = min(1.0, max(0.0, float(fraction)))
         elapsed = time.monotonic() - started
-        text = f"{what}: {fraction:.0%} done"
+        text = f"{note or what}: {fraction:.0%} done"
         if SHOW_LEFT_AFTER <= fraction < 1:
             text += f", about {format_seconds(elapsed * (1 - fraction) / fraction)} left"
         slot.progress(fraction, text=text)
 
     return update
+
+
+def job_progress(what: str, placeholder=None) -> Callable[[Job], None]:
+    """A drawing of a job for its polling loop (the work itself never draws: it runs in another thread): its
+    place in the queue while it waits, then a bar of the fraction it reports (with what it says it does)."""
+    slot = placeholder if placeholder is not None else st.empty()
+    bar = progress_bar(what, slot)
+
+    def draw(job: Job) -> None:
+        info = job.queue
+        if info is not None:
+            slot.info(info.message, icon=":material/hourglass_top:")
+        elif job.progress is not None:
+            bar(job.progress, job.note)
+        else:
+            slot.empty()  # still written: the page is where Stop, a page change or a closed tab arrive
+
+    return draw
 
 
 def settle(wait: Callable[[float], bool]) -> bool:

@@ -1,37 +1,33 @@
-"""Waiting for a server-wide training slot, with the queue position on screen."""
+"""Heavy work from a page, through the executor (:mod:`rnnlab.server.executor`): the gate admits jobs, a job holds
+a slot. The script thread submits the work and polls it, drawing the queue position and the progress between
+polls (that is where Streamlit delivers Stop, a page change and a closed tab); leaving the loop in any way
+cancels the job, so nothing runs that nobody waits for.
+"""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
 
-from rnnlab.server.gate import GATE, JobGate, Ticket, client_of
-from rnnlab.server.results import RESULTS, Results
-from rnnlab.server.shared_runs import Watch
-from rnnlab.text import format_bytes
+from rnnlab.server.executor import (
+    EmbeddedExecutor,
+    Executor,
+    Job,
+    Lease,
+    QueueInfo,
+    RunLease,
+    Work,
+    client_of,
+    current_executor,
+)
+from ui.progress import job_progress
 
-POLL_S = 0.5
-
-
-def queue_message(ticket: Ticket, scheduler: JobGate) -> str:
-    """What a waiting user reads: why it waits, its place, and that it starts by itself."""
-    running, waiting = scheduler.counts()
-    reason = scheduler.waiting_reason(ticket)
-    if reason == "share":
-        return (f"You already have {scheduler.per_client} job(s) running on this server, your share while others "
-                f"may be waiting ({running} running, {waiting} waiting in all). This one starts by itself when "
-                "one of yours ends (Stop it in its tab to start this one sooner).")
-    if reason == "memory":
-        return (f"Waiting for memory: this needs about {format_bytes(ticket.memory_bytes)} and "
-                f"{format_bytes(max(0, scheduler.available_bytes()))} of the server's budget is free while "
-                f"{running} job(s) run. It starts by itself when enough is freed; smaller settings (T, batch, "
-                "features) need less.")
-    return (f"All {scheduler.limit} slots of this server are busy ({running} running, {waiting} waiting). You are "
-            f"number {ticket.position} in the queue; your job starts by itself.")
+POLL_S = 0.25
 
 
 def client_id() -> str:
@@ -45,65 +41,90 @@ def client_id() -> str:
     return client_of(address, ctx.session_id if ctx is not None else "", headers)
 
 
-@contextmanager
-def training_slot(memory_bytes: int, placeholder=None, label: str = "",
-                  scheduler: JobGate = GATE) -> Iterator[Ticket]:
-    """Hold a server-wide training slot for the ``with`` body, showing the queue position while waiting.
+def executor_of(scheduler=None) -> Executor:
+    """The server's executor; one on a given gate (a :class:`rnnlab.server.gate.JobGate`) when ``scheduler``."""
+    return current_executor() if scheduler is None else EmbeddedExecutor(gate=scheduler)
 
-    Leaving the body in any way (finished, Stop, a widget change, the tab closed) frees the slot or the place
-    in the queue.
-    """
-    placeholder = placeholder if placeholder is not None else st.empty()
-    ticket = scheduler.ticket(memory_bytes, label, client_id())
-    try:
-        while not ticket.wait(POLL_S):
-            placeholder.info(queue_message(ticket, scheduler), icon=":material/hourglass_top:")
+
+def show_queue(placeholder, info: QueueInfo | None) -> None:
+    """Where a job or lease is in the queue, and why it waits (nothing once it runs)."""
+    if info is None:
         placeholder.empty()
-        yield ticket
+    else:
+        placeholder.info(info.message, icon=":material/hourglass_top:")
+
+
+def wait(job: Job, placeholder=None, draw: Callable[[Job], None] | None = None) -> Any:
+    """Poll ``job`` until it finishes, drawing it between polls (``draw``, else its queue place and progress in
+    ``placeholder``); its value, or its exception raised. Leaving in any other way cancels it."""
+    placeholder = placeholder if placeholder is not None else st.empty()
+    draw = draw or job_progress(job.work.label or job.work.kind, placeholder)
+    try:
+        while not job.poll(POLL_S):
+            draw(job)
+        placeholder.empty()
     finally:
-        ticket.release()
+        job.cancel()
+    return job.result()
+
+
+def run_job(work: Work, placeholder=None, lease: Lease | None = None, progress: str | None = None,
+            executor: Executor | None = None) -> Any:
+    """``work`` through the executor (inside ``lease``'s slot when given), waited for on the page with the queue
+    place and (``progress``: what to call it) a progress bar; its value."""
+    job = (executor or current_executor()).submit(work, lease=lease)
+    placeholder = placeholder if placeholder is not None else st.empty()
+    return wait(job, placeholder, job_progress(progress, placeholder) if progress else None)
 
 
 @contextmanager
-def lead_slot(watch: Watch, placeholder=None, label: str = "training", scheduler: JobGate = GATE) -> Iterator[None]:
-    """Watch a shared run (``rnnlab.server.shared_runs``) for the ``with`` body, with one server slot for it.
-
-    Its watchers wait on one place in the queue (the position on screen) and the first to see it admitted gives
-    the slot to the run; later watchers start at once. The slot (or the place) is freed when the last watcher
-    leaves, however it leaves.
-    """
+def job_slot(memory_bytes: int, placeholder=None, label: str = "", scheduler=None) -> Iterator[Lease]:
+    """Hold one slot of the gate for the ``with`` body (a lease: pass it to :func:`run_job` for work inside it),
+    showing the queue position while waiting. Leaving the body in any way frees the slot or the place."""
     placeholder = placeholder if placeholder is not None else st.empty()
+    lease = executor_of(scheduler).lease(memory_bytes, label, client_id())
+    try:
+        while not lease.poll(POLL_S):
+            show_queue(placeholder, lease.queue)
+        placeholder.empty()
+        yield lease
+    finally:
+        lease.release()
+
+
+training_slot = job_slot  # the name ui/explore_training.py still uses
+
+
+@contextmanager
+def lead_slot(watch, placeholder=None, label: str = "training", scheduler=None) -> Iterator[None]:
+    """Watch a shared run (a :class:`rnnlab.server.shared_runs.Watch`) for the ``with`` body, with one slot for
+    all its watchers (see :class:`rnnlab.server.executor.RunLease`); the slot or the place is freed when the last
+    watcher leaves. Used by ui/explore_training.py; new code uses :func:`ui.work.training`."""
+    placeholder = placeholder if placeholder is not None else st.empty()
+    executor = executor_of(scheduler)
+    gate = executor.gate() if isinstance(executor, EmbeddedExecutor) else None
+    lease = RunLease(gate, watch, watch.lead, label, client_id())
     with watch:
-        while watch.needs_slot():
-            ticket = watch.waiting_ticket(
-                lambda: scheduler.ticket(watch.lead.config.memory_bytes(), label, client_id()))
-            if ticket.wait(POLL_S):
-                if not watch.hold(ticket):
-                    ticket.release()
-            else:
-                placeholder.info(queue_message(ticket, scheduler), icon=":material/hourglass_top:")
+        while not lease.poll(POLL_S):
+            show_queue(placeholder, lease.queue)
         placeholder.empty()
         yield
 
 
-def shared_result(key: Hashable | None, make: Callable[[], Any], gate: Callable[[], AbstractContextManager],
-                  placeholder=None, results: Results = RESULTS) -> Any:
-    """``make()``'s result, computed once per server for ``key`` (``rnnlab.server.results``; None: not shared).
+def call_in_script_context(ctx, make: Callable[[], Any]) -> Any:
+    """``make()`` in a job's thread that may draw on the page of the script run ``ctx``."""
+    if ctx is not None:
+        add_script_run_ctx(threading.current_thread(), ctx)
+    return make()
 
-    Kept: at once. Being computed for another session: this one waits for it (saying so), holding no slot.
-    Else computed here inside ``gate()`` (a server slot).
+
+def shared_result(key: Hashable | None, make: Callable[[], Any], gate: Callable[[], AbstractContextManager],
+                  placeholder=None) -> Any:
+    """``make()``'s result, computed once per server for ``key`` (None: not shared), inside ``gate()`` (a slot).
+
+    For callers whose work is a closure that draws its own progress (ui/explore_training.py's robustness check);
+    new code submits a :class:`~rnnlab.server.executor.Work` of a module-level function with :func:`run_job`.
     """
-    if key is None:
-        with gate():
-            return make()
-    placeholder = placeholder if placeholder is not None else st.empty()
-    value = results.get(key)
-    while value is None and results.computing(key):
-        placeholder.info("Someone else on this server is computing exactly this; waiting for their result…",
-                         icon=":material/hourglass_top:")
-        value = results.get(key, wait_s=POLL_S)
-    placeholder.empty()
-    if value is None:
-        with gate():
-            value = results.compute(key, make)
-    return value
+    with gate():
+        work = Work(call_in_script_context, (get_script_run_ctx(), make), kind="probe", key=key, slot=False)
+        return run_job(work, placeholder)

@@ -1,4 +1,12 @@
-"""One server, many users: training slots and their queue (:mod:`.scheduler`), identical runs computed once
-(:mod:`.shared_runs`), runs kept for a browser reload (:mod:`.session_store`, :mod:`.run_files`), compiled
-programs kept across runs and restarts (:mod:`.compilation`) and long first compiles in a worker
-(:mod:`.precompile`)."""
+"""One server, many users.
+
+- :mod:`.executor`: the seam every piece of heavy work goes through: a :class:`~.executor.Work` becomes a job
+  that is queued, runs, reports its progress and can be cancelled (:class:`~.executor.EmbeddedExecutor`: in a
+  worker thread of this process).
+- :mod:`.jobs`: the heavy work a user can start, as module-level functions of plain arguments.
+- :mod:`.gate`: the server's slots, their fair queue and memory budget, and what a waiting user reads.
+- :mod:`.shared_runs`: identical runs trained once, for every session watching them.
+- :mod:`.results`: deterministic results (probes, sweeps) computed once for everyone.
+- :mod:`.precompile`: long first compiles in a worker process that can be killed.
+- :mod:`.session_store`, :mod:`.run_files`: runs kept for a browser reload.
+"""

@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable, Mapping
 
 from rnnlab.device import memory_budget_bytes
+from rnnlab.text import format_bytes
 
 ENV_LIMIT = "RNNLAB_MAX_TRAININGS"
 ENV_PER_CLIENT = "RNNLAB_MAX_JOBS_PER_CLIENT"
@@ -234,6 +235,23 @@ class JobGate:
                 self._running.remove(ticket)
             self._admit()
             self._cond.notify_all()
+
+
+def queue_message(ticket: Ticket, gate: JobGate) -> str:
+    """What a waiting user reads: why ``ticket`` waits, its place, and that it starts by itself."""
+    running, waiting = gate.counts()
+    reason = gate.waiting_reason(ticket)
+    if reason == "share":
+        return (f"You already have {gate.per_client} job(s) running on this server, your share while others "
+                f"may be waiting ({running} running, {waiting} waiting in all). This one starts by itself when "
+                "one of yours ends (Stop it in its tab to start this one sooner).")
+    if reason == "memory":
+        return (f"Waiting for memory: this needs about {format_bytes(ticket.memory_bytes)} and "
+                f"{format_bytes(max(0, gate.available_bytes()))} of the server's budget is free while "
+                f"{running} job(s) run. It starts by itself when enough is freed; smaller settings (T, batch, "
+                "features) need less.")
+    return (f"All {gate.limit} slots of this server are busy ({running} running, {waiting} waiting). You are "
+            f"number {ticket.position} in the queue; your job starts by itself.")
 
 
 GATE = JobGate()  # the server's: shared by every session in this process

@@ -43,24 +43,33 @@ def use_worker(config) -> bool:
     return estimate.estimate(config, 1).compile_s >= WORKER_COMPILE_S
 
 
-def compile_in_worker(config, should_stop: Callable[[], bool], timeout_s: float | None = None) -> str:
+def worker_command(config) -> list[str]:
+    """The command line of the worker that compiles ``config``."""
+    return [sys.executable, "-m", "rnnlab.server.precompile", json.dumps(config.to_dict())]
+
+
+def compile_in_worker(config, should_stop: Callable[[], bool], timeout_s: float | None = None,
+                      started: Callable[[subprocess.Popen], None] | None = None) -> str:
     """Compile ``config``'s training program in a worker process: DONE once it is in the disk cache.
 
     ``should_stop`` is asked about four times a second; when it returns True, or ``timeout_s`` passes, the
     worker is killed and STOPPED returned (an exception raised by ``should_stop`` kills it too, and goes on).
-    FAILED: the worker could not compile it; the caller then compiles in its own process as before.
+    ``started(worker)`` is called once the worker runs (e.g. to kill it from elsewhere: :func:`stop_worker`).
+    FAILED: the worker could not compile it (or was killed from elsewhere); the caller then compiles in its own
+    process as before.
     """
     folder = cache_folder()
     if folder is None:
         return FAILED
     env = dict(os.environ, RNNLAB_JAX_CACHE_DIR=folder, XLA_PYTHON_CLIENT_PREALLOCATE="false")
-    command = [sys.executable, "-m", "rnnlab.server.precompile", json.dumps(config.to_dict())]
-    worker = subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+    worker = subprocess.Popen(worker_command(config), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               stderr=subprocess.DEVNULL, start_new_session=True)
-    started = time.monotonic()
+    began = time.monotonic()
     try:
+        if started is not None:
+            started(worker)
         while worker.poll() is None:
-            if should_stop() or (timeout_s is not None and time.monotonic() - started > timeout_s):
+            if should_stop() or (timeout_s is not None and time.monotonic() - began > timeout_s):
                 return STOPPED
             time.sleep(POLL_S)
         if worker.returncode != 0:
@@ -80,7 +89,7 @@ def stop_worker(worker: subprocess.Popen) -> None:
             os.killpg(worker.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        worker.wait()
+    worker.wait()
 
 
 def main(argv: list[str]) -> int:

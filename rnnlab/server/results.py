@@ -33,7 +33,7 @@ class Results:
 
     def __init__(self, max_entries: int = DEFAULT_MAX_ENTRIES, max_bytes: int = DEFAULT_MAX_BYTES):
         self.max_entries, self.max_bytes = max_entries, max_bytes
-        self._cond = threading.Condition()
+        self._cond = threading.Condition(threading.RLock())
         self._done: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()  # key -> (value, bytes)
         self._computing: set[Hashable] = set()
 
@@ -52,29 +52,44 @@ class Results:
         with self._cond:
             return key in self._computing
 
+    def claim(self, key: Hashable) -> bool:
+        """Take on computing ``key``: True when it is neither kept nor being computed (then the caller must
+        :meth:`put` or :meth:`drop` it); False otherwise."""
+        with self._cond:
+            if key in self._done or key in self._computing:
+                return False
+            self._computing.add(key)
+            return True
+
+    def put(self, key: Hashable, value: Any) -> None:
+        """Keep ``value`` for a claimed ``key``; callers waiting for it get it."""
+        with self._cond:
+            self._computing.discard(key)
+            self._done[key] = (value, result_bytes(value))
+            self._done.move_to_end(key)
+            self._evict()
+            self._cond.notify_all()
+
+    def drop(self, key: Hashable) -> None:
+        """Give up a claimed ``key`` (it failed or was stopped): the next caller computes it."""
+        with self._cond:
+            self._computing.discard(key)
+            self._cond.notify_all()
+
     def compute(self, key: Hashable, make: Callable[[], Any]) -> Any:
         """The result for ``key``: kept, or being computed by another caller (waited for), or ``make()`` now."""
         with self._cond:
-            while True:
+            while not self.claim(key):
                 if key in self._done:
                     self._done.move_to_end(key)
                     return self._done[key][0]
-                if key not in self._computing:
-                    self._computing.add(key)
-                    break
                 self._cond.wait()
         try:
             value = make()
         except BaseException:
-            with self._cond:
-                self._computing.discard(key)
-                self._cond.notify_all()
+            self.drop(key)
             raise
-        with self._cond:
-            self._computing.discard(key)
-            self._done[key] = (value, result_bytes(value))
-            self._evict()
-            self._cond.notify_all()
+        self.put(key, value)
         return value
 
     def __len__(self) -> int:

@@ -1,0 +1,152 @@
+"""The heavy work a user can start, as module-level functions of plain arguments for :class:`rnnlab.server.executor.
+Work`: runs started, trained and loaded, first compiles, probes, sweeps and example looks.
+
+Each reports between its pieces with :func:`rnnlab.server.executor.report` (where a cancel stops it) and never
+draws: it may run in another thread or process than the page that asked. A probe reads a :class:`Model` (a
+run's configuration, parameters and key: data only), never a live :class:`~rnnlab.training.train.Run`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import pandas as pd
+
+from rnnlab.config import Config
+from rnnlab.files import export
+from rnnlab.model.cells import CELLS
+from rnnlab.probing import example, probes, sweep
+from rnnlab.server import executor, precompile
+from rnnlab.server.shared_runs import RUNS
+from rnnlab.training.program import Program, get_program, hyper_args
+from rnnlab.training.train import ChunkProgress, Run, spread
+
+
+@dataclass(frozen=True)
+class Model:
+    """What a probe reads of a run: its configuration, key, current parameters and kept snapshots."""
+
+    config: Config
+    root: jax.Array
+    params: dict
+    snapshots: tuple = ()
+
+    @classmethod
+    def of(cls, run: Run) -> Model:
+        with run.between_calls():
+            return cls(run.config, run.root, run.params, tuple(run.snapshots))
+
+    @property
+    def program(self) -> Program:
+        return get_program(self.config)
+
+    @property
+    def scale(self):
+        return hyper_args(self.config)[2]
+
+    def snapshots_at(self, count: int = 3) -> list[tuple[int, dict]]:
+        return spread(list(self.snapshots), count)
+
+
+# ---- runs -----------------------------------------------------------------------------------------------------
+def start_run(config: Config) -> Run:
+    """A run of ``config``: a copy of the one another session trained (or is training), else an initialisation
+    and one evaluation."""
+    return RUNS.copy_of(config) or Run(config)
+
+
+def untrained_run(config: Config) -> Run:
+    """A new run of ``config`` (an initialisation and one evaluation), never shared."""
+    return Run(config)
+
+
+def load_run(data: bytes, name: str, config: Config) -> Run:
+    """A new run of ``config`` from the parameters in a file's ``data``."""
+    return Run(config, params=export.load_params(data, config), origin=name)
+
+
+def train_part(run: Run, max_seconds: float | None) -> ChunkProgress | None:
+    """One compiled call of ``run`` bounded by ``max_seconds``, or (while another call on it is in progress) a wait
+    for that call, up to a few parts long; None then."""
+    progress = run.run_chunk(max_seconds, wait=False)
+    if progress is None:
+        for _ in range(20):
+            if run.settle(0.25 * (max_seconds or 1.0)) or executor.should_stop():
+                break
+    executor.report(run.step / max(1, run.config.steps))
+    return progress
+
+
+def long_compile(config: Config) -> bool:
+    """Whether ``config``'s first compile is long enough for a worker process (:func:`compile_program`) and not
+    done yet."""
+    return precompile.use_worker(config) and not get_program(config).is_compiled()
+
+
+def compile_program(config: Config, timeout_s: float | None = None) -> bool:
+    """Compile ``config``'s training program in a worker process (:func:`rnnlab.server.precompile.
+    compile_in_worker`); False when it was stopped. A forced cancel kills the worker at once; a worker that failed
+    leaves the compile to the first call in this process."""
+    def started(worker) -> None:
+        executor.on_force(lambda: precompile.stop_worker(worker))
+
+    return precompile.compile_in_worker(config, executor.should_stop, timeout_s, started) != precompile.STOPPED
+
+
+# ---- probes -----------------------------------------------------------------------------------------------------
+def grad_through_time(model: Model) -> pd.DataFrame:
+    """||dL/dh_t|| through time at the start, middle and end of training (:func:`rnnlab.probing.probes.
+    run_grad_through_time`)."""
+    return probes.run_grad_through_time(model, progress=executor.report)
+
+
+def connectivity(model: Model) -> pd.DataFrame:
+    """How much the last output depends on each input step (:func:`rnnlab.probing.probes.run_connectivity`)."""
+    return probes.run_connectivity(model, progress=executor.report)
+
+
+def robustness(model: Model) -> pd.DataFrame:
+    """The model's losses from other starts (:func:`rnnlab.probing.probes.start_robustness`)."""
+    return probes.start_robustness(model, progress=executor.report)
+
+
+def example_looks(model: Model, frames: list[tuple[int, dict]], index: int) -> list[example.Look]:
+    """Example ``index`` under each of ``frames`` (step, parameters)."""
+    out = []
+    for i, (step, params) in enumerate(frames):
+        out.append(example.look(model.program, params, model.root, model.scale, index, step))
+        executor.report((i + 1) / len(frames))
+    return out
+
+
+# ---- sweeps -----------------------------------------------------------------------------------------------------
+def decay_sweep(base: Config, cells: list[str], lengths: list[int], weights: str) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The gradient reaching h_0 against T for each cell, trained briefly first for ``weights == 'trained'``
+    (:func:`rnnlab.probing.probes.decay_sweep`), and its exponential fits. Half the progress is the training."""
+    params = None
+    share = 0.5 if weights == "trained" else 0.0
+    if weights == "trained":
+        params = {}
+        for i, cell in enumerate(cells):
+            label = f"Training the {CELLS[cell].label} briefly ({i + 1} of {len(cells)}; once per server)"
+            executor.report(share * i / len(cells), f"{label}…")
+
+            def trained(p: ChunkProgress, i: int = i, label: str = label) -> None:
+                executor.report(share * (i + p.step / p.total) / len(cells), f"{label}: step {p.step} / {p.total}")
+
+            params[cell] = probes.trained_params(probes.sweep_training_config(base, cell), trained,
+                                                 max_seconds=1.0)
+
+    def probed(done: float, total: int, text: str) -> None:
+        executor.report(share + (1 - share) * done / total, text)
+
+    table = probes.decay_sweep(base, list(cells), list(lengths), params=params, callback=probed)
+    return table, probes.fit_decay(table)
+
+
+def compare_sweep(configs: list[Config], max_seconds: float | None) -> sweep.SweepResult:
+    """The Compare page's grid trained together (:func:`rnnlab.probing.sweep.run_sweep`); a gentle cancel stops it
+    after its current call and returns what it trained."""
+    return sweep.run_sweep(configs, executor.keep_going, max_seconds=max_seconds)
+

@@ -1,0 +1,82 @@
+"""A page's heavy work on runs, through the executor (:mod:`ui.queue`): starting, loading and training runs, and
+probing them. Each function submits a :class:`~rnnlab.server.executor.Work` of :mod:`rnnlab.server.jobs` and waits
+for it on the page; none computes anything itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from rnnlab.config import Config
+from rnnlab.server import jobs
+from rnnlab.server.executor import Lease, Work, current_executor
+from rnnlab.training.train import PART_SECONDS, ChunkProgress, Run
+from ui.queue import POLL_S, client_id, run_job, show_queue
+
+
+def start_run(config: Config, placeholder=None) -> Run:
+    """A run of ``config`` (``Run(config)``: an initialisation and one evaluation), or a copy of the one another
+    session trained; in a slot, with the queue position in ``placeholder`` while it waits."""
+    return run_job(Work(jobs.start_run, (config,), kind="start run", label="starting a run",
+                        memory_bytes=config.memory_bytes(), client=client_id()), placeholder)
+
+
+def untrained_run(config: Config, placeholder=None) -> Run:
+    """A new run of ``config``, never a shared one (e.g. the untrained model a page probes)."""
+    return run_job(Work(jobs.untrained_run, (config,), kind="start run", label="building the untrained model",
+                        memory_bytes=config.memory_bytes(), client=client_id()), placeholder)
+
+
+def load_run(data: bytes, name: str, config: Config, placeholder=None) -> Run:
+    """A new run of ``config`` from a parameter file's ``data`` (its errors raised: ExportError, ConfigError)."""
+    return run_job(Work(jobs.load_run, (data, name, config), kind="upload", label="parameter upload",
+                        memory_bytes=config.memory_bytes(), client=client_id()), placeholder)
+
+
+def probe(fn: Callable, run: Run, label: str, what: str, placeholder=None) -> pd.DataFrame:
+    """``fn`` (a probe of :mod:`rnnlab.server.jobs` taking a :class:`~rnnlab.server.jobs.Model`) of ``run``, with a
+    progress bar saying ``what``; computed once for everyone for a pristine run (its configuration and step)."""
+    key = (label, run.config, run.step) if run.pristine else None
+    return run_job(Work(fn, (jobs.Model.of(run),), kind="probe", label=label, memory_bytes=run.config.memory_bytes(),
+                        client=client_id(), key=key), placeholder, progress=what)
+
+
+def robustness(run: Run, placeholder=None) -> pd.DataFrame:
+    """``run``'s losses from other starts (nine small evaluations), with a progress bar."""
+    return probe(jobs.robustness, run, "robustness check", "Starting the model elsewhere", placeholder)
+
+
+@dataclass
+class Training:
+    """A run being trained in a held slot (:func:`training`): ``run`` is the run to train."""
+
+    run: Run
+    lease: Lease
+
+    def part(self, placeholder=None) -> ChunkProgress | None:
+        """One compiled call of the run (about :data:`PART_SECONDS`), or, while another watcher's call on it is in
+        progress, a wait for that one (None then)."""
+        return run_job(Work(jobs.train_part, (self.run, PART_SECONDS), kind="train part", label="training",
+                            client=client_id()), placeholder, lease=self.lease)
+
+
+@contextmanager
+def training(run: Run, keep: Callable[[Run], None], placeholder=None, what: str = "training") -> Iterator[Training]:
+    """The run to train for the session's ``run``, with a slot held for the ``with`` body: the shared run of the
+    same configuration and seed (identical steps computed once, for everyone watching it; one slot for all of
+    them), or ``run`` alone. ``keep`` receives the session's run afterwards: what was trained (a copy of it when
+    others go on training it)."""
+    placeholder = placeholder if placeholder is not None else st.empty()
+    lease = current_executor().run_lease(run, what, client_id())
+    try:
+        while not lease.poll(POLL_S):
+            show_queue(placeholder, lease.queue)
+        placeholder.empty()
+        yield Training(lease.run, lease)
+    finally:
+        keep(lease.release())
