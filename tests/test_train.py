@@ -280,7 +280,7 @@ def test_the_compiled_program_cache_is_bounded_and_runs_do_not_pin_programs():
     for n in range(programs.MAX_PROGRAMS + 5):
         get_program(Config(seq_len=6 + n, batch=2, features=3))
     gc.collect()
-    assert len(programs._PROGRAMS) <= programs.MAX_PROGRAMS  # noqa: SLF001 - the bound itself is the subject
+    assert len(programs._PROGRAMS) <= programs.MAX_PROGRAMS
     assert first() is None  # dropped although a run of it is alive (e.g. in a session that has gone)
     run.train()  # the run gets its program back (compiled again, or read from the disk cache)
     assert run.history.steps_df().equals(whole.steps_df())

@@ -184,10 +184,10 @@ def test_a_gone_tabs_run_is_kept_as_bytes_and_written_to_disk_at_most_every_10_s
     assert (tmp_path / f"{token}.run").stat().st_mtime_ns == written
     store.save(token, "tab", run)  # not throttled (the training ended): written
     assert (tmp_path / f"{token}.run").stat().st_mtime_ns != folder_time
-    assert store._entries[token].value is run  # noqa: SLF001 - the owner is here: the live run
+    assert store._entries[token].value is run
     connected.clear()  # the tab closed
     store.save(new_token(), "other", Run(Config(seq_len=12, batch=8, features=8, steps=40, chunk=10)))
-    entry = store._entries[token]  # noqa: SLF001
+    entry = store._entries[token]
     assert entry.frozen and isinstance(entry.value, bytes)  # no compiled program is pinned by it
     back = store.claim(token, "reloaded", lambda s: False)
     assert back.step == run.step and back is not run
