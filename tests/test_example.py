@@ -228,3 +228,19 @@ def test_keeper_summary_is_the_keeper_gates_mean_and_share_above_0_9():
     text = example.keeper_summary(now, program.spec.gates)
     assert f"The update gate z averages {z.mean():.2f} over this example; " in text
     assert f"{(z > 0.9).sum() / z.size:.0%} of its values are above 0.9." in text
+
+
+def test_the_unrolled_view_has_its_panels_top_to_bottom_and_frames_replace_only_what_training_changes():
+    from rnnlab.figures import example_plots
+
+    program, params, root, scale = setup("lstm", "copy")
+    looks = [example.look(program, params, root, scale, 2, step=s) for s in (0, 5)]
+    figure = example_plots.unrolled_figure(looks, gates=CELLS["lstm"].gates)
+    axes = [figure.layout[f"yaxis{i if i > 1 else ''}"] for i in range(1, 7)]
+    assert [a.title.text for a in axes] == [example_plots.ROW_TITLES[r] for r in example_plots.rows_of(looks[-1])]
+    names = [t.name for t in figure.data]
+    assert names[:4] == ["symbol", "what the answer needs", "p(right answer), untrained", "the right answer (p = 1)"]
+    assert names[5:9] == ["p(right answer), step 5", "input gate i", "forget gate f", "output gate o"]
+    assert [f.traces for f in figure.frames] == [tuple(range(4, len(names)))] * 2
+    assert axes[2].range == (-0.02, 1.08) and axes[1].ticktext == looks[0].view.symbols
+    assert axes[5].type == "log" and figure.layout.sliders[0].active == 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -123,64 +124,90 @@ def unrolled_figure(looks: list[Look], mark: int | None = None, log_time: bool =
     """The example unrolled over t, one frame per look (a training step; the last is shown first).
 
     ``looks[0]`` is the untrained model (drawn dotted throughout); ``mark`` draws a line at time step ``mark``.
+    The example and the untrained prediction stay; the cells, the prediction now, the gates, the carry and
+    the gradient change from frame to frame.
     """
     now, untrained = looks[-1], looks[0]
-    view = now.view
-    steps = len(view.values)
+    steps = len(now.view.values)
     x, x_title = time_axis(steps, log_time)
     rows = rows_of(now)
     domains = _domains(rows)
     axis = {r: "y" if i == 0 else f"y{i + 1}" for i, r in enumerate(rows)}
     gate_names = gates.names if gates is not None and now.gates else {}
     floor = grad_floor(looks)
-    steps_x = x[1:]
 
     fig = go.Figure()
-    if view.symbols is not None:
-        text = [view.symbols[int(v)] for v in view.values]
-        fig.add_trace(go.Scatter(x=steps_x, y=view.values, mode="markers+text" if steps <= 60 else "markers",
-                                 text=text, textposition="top center", hovertext=text, hoverinfo="name+text",
-                                 name=view.input_name, marker=dict(size=5, color="grey"), yaxis=axis["example"]))
-    else:
-        fig.add_trace(go.Scatter(x=steps_x, y=view.values, mode="lines+markers" if steps <= 200 else "lines",
-                                 name=view.input_name, line=dict(color="grey"), marker=dict(size=4),
-                                 yaxis=axis["example"]))
-    marked = np.flatnonzero(view.marked)
-    fig.add_trace(go.Scatter(x=steps_x[marked], y=view.values[marked], mode="markers", name="what the answer needs",
-                             marker=dict(size=11, color=COLORS[1], symbol="circle-open", line=dict(width=2)),
-                             yaxis=axis["example"], hoverinfo="skip"))
-    scored = np.isfinite(view.target)
-    if look_is_classification(now):
-        target_text = [view.classes[int(v)] for v in view.target[scored]]
-        fig.add_trace(go.Scatter(x=steps_x, y=untrained.confidence, name="p(right answer), untrained",
-                                 mode="lines", line=dict(color="grey", dash="dot"), yaxis=axis["prediction"]))
-        fig.add_trace(go.Scatter(x=steps_x[scored], y=np.ones(int(scored.sum())), mode="markers",
-                                 name="the right answer (p = 1)", text=target_text, hovertext=target_text,
-                                 hoverinfo="text+x", marker=dict(symbol="x", size=7, color="black"),
-                                 yaxis=axis["prediction"]))
-    else:
-        fig.add_trace(go.Scatter(x=steps_x, y=untrained.prediction, name="prediction, untrained", mode="lines",
-                                 line=dict(color="grey", dash="dot"), yaxis=axis["prediction"]))
-        fig.add_trace(go.Scatter(x=steps_x[scored], y=view.target[scored], mode="markers", name="target",
-                                 marker=dict(symbol="x", size=7 if scored.sum() > 1 else 11, color="black"),
-                                 yaxis=axis["prediction"]))
+    fig.add_traces([*_example_traces(now, x[1:], axis["example"]),
+                    *_reference_traces(now, untrained, x[1:], axis["prediction"])])
     fixed = len(fig.data)
-    values = np.concatenate([look.grad_norms["h"] for look in looks])
-    high = float(np.log10(np.nanmax(np.where(values > 0, values, floor))))
-    row = CellsRow(float(np.log10(floor)), max(high, float(np.log10(floor)) + 1), domains["cells"])
-    for trace in _changing_traces(now, untrained, x, axis, floor, gate_names, row):
-        fig.add_trace(trace)
+    row = _cells_row(looks, floor, domains["cells"])
+    fig.add_traces(_changing_traces(now, untrained, x, axis, floor, gate_names, row))
     fig.frames = [go.Frame(name=str(look.step), data=_changing_traces(look, untrained, x, axis, floor, gate_names,
                                                                       row),
                            traces=list(range(fixed, len(fig.data)))) for look in looks]
+    fig.update_layout(**_layout(now, rows, axis, domains, x_title, log_time))
+    if mark is not None and 0 <= mark <= steps:
+        mark_step(fig, x[mark], f"t = {mark}")
+    if len(looks) > 1:
+        _add_player(fig, looks)
+    return fig
 
-    layout = dict(title=dict(text=TITLE, y=0.995, yanchor="top"), height=170 * len(rows) + 150,
-                  margin=dict(l=10, r=10, t=40, b=10), hovermode="x unified",
-                  hoversubplots="axis", hoverlabel=dict(namelength=-1), colorway=COLORS,
-                  legend=dict(orientation="h", yanchor="top", y=-0.12, xanchor="left", x=0.0),
-                  xaxis=dict(title=x_title, type="log" if log_time else "linear", showspikes=True,
-                             spikemode="across", spikesnap="cursor", spikethickness=1, spikedash="solid",
-                             anchor=axis[rows[-1]], **NUMBER_AXIS))
+
+def _example_traces(look: Look, steps_x: np.ndarray, yaxis: str) -> list[go.Scatter]:
+    """The example panel: what the model reads (symbols or values), with what the answer needs circled."""
+    view = look.view
+    steps = len(view.values)
+    if view.symbols is not None:
+        text = [view.symbols[int(v)] for v in view.values]
+        read = go.Scatter(x=steps_x, y=view.values, mode="markers+text" if steps <= 60 else "markers", text=text,
+                          textposition="top center", hovertext=text, hoverinfo="name+text", name=view.input_name,
+                          marker=dict(size=5, color="grey"), yaxis=yaxis)
+    else:
+        read = go.Scatter(x=steps_x, y=view.values, mode="lines+markers" if steps <= 200 else "lines",
+                          name=view.input_name, line=dict(color="grey"), marker=dict(size=4), yaxis=yaxis)
+    marked = np.flatnonzero(view.marked)
+    needed = go.Scatter(x=steps_x[marked], y=view.values[marked], mode="markers", name="what the answer needs",
+                        marker=dict(size=11, color=COLORS[1], symbol="circle-open", line=dict(width=2)),
+                        yaxis=yaxis, hoverinfo="skip")
+    return [read, needed]
+
+
+def _reference_traces(now: Look, untrained: Look, steps_x: np.ndarray, yaxis: str) -> list[go.Scatter]:
+    """The prediction panel's fixed traces: the untrained model (dotted) and the right answers."""
+    view = now.view
+    scored = np.isfinite(view.target)
+    if look_is_classification(now):
+        classes = view.classes or ()  # a classification task names its classes
+        target_text = [classes[int(v)] for v in view.target[scored]]
+        return [go.Scatter(x=steps_x, y=untrained.confidence, name="p(right answer), untrained", mode="lines",
+                           line=dict(color="grey", dash="dot"), yaxis=yaxis),
+                go.Scatter(x=steps_x[scored], y=np.ones(int(scored.sum())), mode="markers",
+                           name="the right answer (p = 1)", text=target_text, hovertext=target_text,
+                           hoverinfo="text+x", marker=dict(symbol="x", size=7, color="black"), yaxis=yaxis)]
+    return [go.Scatter(x=steps_x, y=untrained.prediction, name="prediction, untrained", mode="lines",
+                       line=dict(color="grey", dash="dot"), yaxis=yaxis),
+            go.Scatter(x=steps_x[scored], y=view.target[scored], mode="markers", name="target",
+                       marker=dict(symbol="x", size=7 if scored.sum() > 1 else 11, color="black"), yaxis=yaxis)]
+
+
+def _cells_row(looks: list[Look], floor: float, domain: tuple[float, float]) -> CellsRow:
+    """One colour scale for the row of cells in every frame: from the zeros' floor to the largest gradient."""
+    values = np.concatenate([look.grad_norms["h"] for look in looks])
+    high = float(np.log10(np.nanmax(np.where(values > 0, values, floor))))
+    return CellsRow(float(np.log10(floor)), max(high, float(np.log10(floor)) + 1), domain)
+
+
+def _layout(now: Look, rows: list[str], axis: dict[str, str], domains: dict[str, tuple[float, float]],
+            x_title: str, log_time: bool) -> dict[str, Any]:
+    """The shared time axis and one y axis per panel, each with its title, range and scale."""
+    view = now.view
+    layout: dict[str, Any] = dict(
+        title=dict(text=TITLE, y=0.995, yanchor="top"), height=170 * len(rows) + 150,
+        margin=dict(l=10, r=10, t=40, b=10), hovermode="x unified", hoversubplots="axis",
+        hoverlabel=dict(namelength=-1), colorway=COLORS,
+        legend=dict(orientation="h", yanchor="top", y=-0.12, xanchor="left", x=0.0),
+        xaxis=dict(title=x_title, type="log" if log_time else "linear", showspikes=True, spikemode="across",
+                   spikesnap="cursor", spikethickness=1, spikedash="solid", anchor=axis[rows[-1]], **NUMBER_AXIS))
     for r in rows:
         layout[layout_key(axis[r])] = dict(domain=domains[r], title=dict(text=ROW_TITLES[r], font=dict(size=12)),
                                            **NUMBER_AXIS)
@@ -194,12 +221,7 @@ def unrolled_figure(looks: list[Look], mark: int | None = None, log_time: bool =
     if view.symbols is not None and len(view.symbols) <= 10:
         layout[layout_key(axis["example"])].update(tickvals=list(range(len(view.symbols))),
                                                    ticktext=list(view.symbols))
-    fig.update_layout(**layout)
-    if mark is not None and 0 <= mark <= steps:
-        mark_step(fig, x[mark], f"t = {mark}")
-    if len(looks) > 1:
-        _add_player(fig, looks)
-    return fig
+    return layout
 
 
 def layout_key(axis: str) -> str:
