@@ -10,7 +10,8 @@ Imports go one way, from the base up (tests/test_layout.py checks it):
 - :mod:`.probing`: gradients through time, grids of runs, one example unrolled;
 - :mod:`.figures` (Plotly figures), :mod:`.files` (downloads and uploads), :mod:`.flaxapi` (the Old vs new API
   lesson);
-- :mod:`.sharing`: an experiment in a URL, a preset or a class link;
+- :mod:`.sharing` (an experiment in a URL, a preset or a class link) and :mod:`.session` (what a page session
+  decides, without Streamlit);
 - :mod:`.server`: one server shared by many users;
 - :mod:`.cli` (``python -m rnnlab``, see :mod:`.__main__`) and :mod:`.bench` (the benchmark suite).
 """

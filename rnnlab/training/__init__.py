@@ -2,6 +2,7 @@
 
 - :mod:`.program`: everything jitted for one static configuration, cached across runs and sessions.
 - :mod:`.train`: a :class:`Run` trained one compiled chunk at a time into a :class:`History`.
+- :mod:`.parts`: one part of a run's training as a pure function, with bytes forms for work that runs elsewhere.
 - :mod:`.estimate`: how long a configuration will take, refined by measured chunks.
 - :mod:`.compiled`: JAX's persistent compilation cache, and how many programs a jitted function compiled.
 """
