@@ -62,9 +62,9 @@ def measure_here(quick: bool, warm_repeats: int) -> dict:
     marks: dict[str, list[float]] = {"chunk_end": [], "chunk_call": [], "run_init": []}
     run_chunk, run_init = train.Run.run_chunk, train.Run.__init__
 
-    def timed_chunk(self, max_seconds=None, wait=True):
+    def timed_chunk(self, *args, **kwargs):
         begin = time.perf_counter()
-        progress = run_chunk(self, max_seconds, wait)
+        progress = run_chunk(self, *args, **kwargs)
         marks["chunk_end"].append(time.perf_counter())
         marks["chunk_call"].append(marks["chunk_end"][-1] - begin)
         return progress
