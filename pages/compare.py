@@ -68,10 +68,10 @@ cols[1].multiselect("carry_init", list(CARRY_INITS), key="w_cmp_carry_init",
                     help="Each initialiser uses the sidebar's initialiser parameter where it has one.")
 cols[2].multiselect("Cell", list(CELLS), key="w_cmp_cell", format_func=lambda n: CELLS[n].label,
                     placeholder=f"as in the sidebar ({CELLS[base.cell].label})")
-cols = st.columns(2)
-cols[0].text_input("Learning rates", key="w_cmp_lr", placeholder=f"as in the sidebar ({base.lr:g})",
+numbers = st.columns(2)
+numbers[0].text_input("Learning rates", key="w_cmp_lr", placeholder=f"as in the sidebar ({base.lr:g})",
                    help="Comma-separated, e.g. 0.003, 0.01, 0.03. They share one compiled program.")
-cols[1].text_input("Seeds", key="w_cmp_seed", placeholder=f"as in the sidebar ({base.seed})",
+numbers[1].text_input("Seeds", key="w_cmp_seed", placeholder=f"as in the sidebar ({base.seed})",
                    help="Comma-separated, e.g. 0, 1, 2. Seeds of one setting are drawn as a mean and a band.")
 
 errors: list[str] = []
@@ -117,7 +117,7 @@ def start() -> None:
     ss.cmp_action, ss.cmp_confirm = "run", None
 
 
-def confirmed() -> None:
+def confirm_run() -> None:
     ss.cmp_action, ss.cmp_confirm, ss.cmp_confirmed = "run", None, True
 
 
@@ -133,7 +133,7 @@ if ss.get("cmp_confirm") and guess is not None:
     notes().warning(f"This sweep will take {guess.describe()}, longer than a minute. Start it anyway? (Stop "
                     "ends it within about a second and keeps what it trained.)", icon=":material/schedule:")
     go, cancel = notes().columns(2)
-    go.button("Start anyway", key="cmp_confirm_go", icon=":material/play_arrow:", on_click=confirmed)
+    go.button("Start anyway", key="cmp_confirm_go", icon=":material/play_arrow:", on_click=confirm_run)
     cancel.button("Cancel", key="cmp_confirm_cancel", on_click=ss.update, kwargs={"cmp_confirm": None})
 progress_slot = st.empty()
 stop_slot = st.empty()

@@ -26,7 +26,6 @@ from ui.explore_training import (
     follow_settings,
     new_run,
     robustness,
-    slot,
     step_once,
     train,
     zero_key,
@@ -67,8 +66,11 @@ if run is not None and not stale and not errors:
 draw_buttons(config.chunk, errors, state.actions.busy)
 draw_pin_and_share(state, url)
 link = f"[Link to this experiment]({share_link(url)}) to share its settings (without your session)."
-train_cost, step_cost = costs(run, config) if not errors else (None, None)
-st.caption(f"Train: {train_cost.describe()}. Step: {step_cost.describe()}. {link}" if not errors else link)
+if errors:
+    st.caption(link)
+else:
+    train_cost, step_cost = costs(run, config)
+    st.caption(f"Train: {train_cost.describe()}. Step: {step_cost.describe()}. {link}")
 notes = LazyContainer()  # messages above the charts: one element in every run
 if state.actions.question and not errors:
     draw_question(notes, state.actions.question)
@@ -80,7 +82,7 @@ restored = ss.pop("restored_step", None)
 if restored is not None and run is not None:
     notes().info(restored_note(run, restored), icon=":material/restore:")
 draw_loader(state.uploader_key, state.actions.load_message)
-if stale:
+if stale and run is not None:
     notes().info(stale_note(run.config, config), icon=":material/history:")
 if run is None:
     notes().info(WELCOME, icon=":material/info:")
@@ -92,7 +94,8 @@ def progress(shown, steps_per_second: float | None = None) -> None:
 
 
 def robustness_of(shown) -> pd.DataFrame:
-    return robustness(shown, state.robust, (state.run, *state.zero_runs.values()), where.queue)
+    kept = tuple(r for r in (state.run, *state.zero_runs.values()) if r is not None)
+    return robustness(shown, state.robust, kept, where.queue)
 
 
 def charts(shown, n: int) -> None:
@@ -128,7 +131,7 @@ if run is not None:
         rate = step_once(run, keep, where.status, where.queue, progress, costs(run, config)[1].describe())
         if rate is None:
             st.stop()
-        run = state.run
+        run = state.run or run
         keep_run(run)
         progress(run, rate)
         charts(run, 1)
@@ -140,5 +143,5 @@ if run is not None:
             state.zero_runs = {zero_key(run): zero_twin(run, where.queue)}
             charts(run, 99)
 
-    draw_example(run, lambda: slot(run.config, "example view", where.queue))
+    draw_example(run)
     draw_downloads(run)

@@ -178,7 +178,6 @@ HEAVY_CALLS = {"Run", "run_chunk", "train_part", "train_chunk", "run_sweep", "co
                "run_grad_through_time", "run_connectivity", "start_robustness", "decay_sweep", "carry_grad_norms",
                "connectivity", "look"}
 HEAVY_METHODS = {"train"}  # run.train(...); a function of that name elsewhere is not a run's
-SEAM_EXCEPTIONS = {"ui/explore_training.py"}  # Explore's training, still calling runs and the server directly
 
 
 def seam_breaks(path: Path) -> list[str]:
@@ -196,6 +195,4 @@ def seam_breaks(path: Path) -> list[str]:
 def test_pages_and_ui_reach_heavy_work_only_through_the_executor():
     scripts = sorted([*(ROOT / "pages").glob("*.py"), *(ROOT / "ui").rglob("*.py")])
     breaks = {str(p.relative_to(ROOT)): b for p in scripts if (b := seam_breaks(p))}
-    assert set(breaks) <= SEAM_EXCEPTIONS, {k: v for k, v in breaks.items() if k not in SEAM_EXCEPTIONS}
-    assert set(breaks) == SEAM_EXCEPTIONS, f"no longer an exception (delete it from SEAM_EXCEPTIONS): " \
-                                           f"{SEAM_EXCEPTIONS - set(breaks)}"
+    assert not breaks, breaks

@@ -44,10 +44,10 @@ def looks_of(run: Run, index: int, placeholder) -> list[Look]:
     return cache[key]
 
 
-def draw_example(run: Run, gate: object = None) -> None:
+def draw_example(run: Run) -> None:
     """The section: a new-example button, the time step to mark, a log time axis, the unrolled view, the keeper
-    gate's heatmap and what the example shows, in numbers. The looks are a job that takes its own slot (``gate``
-    is not used)."""
+    gate's heatmap and what the example shows, in numbers. The looks are a job, with a slot of its own unless
+    they are light."""
     ss.setdefault("example_index", 0)
     st.subheader("4. One example, unrolled")
     steps = run.program.steps

@@ -118,7 +118,7 @@ def draw_initial_carry(run: Run | RunView, n: int, zero: Run | None, robustness:
     left, right = st.columns(2)
     chart(left, plots.carry_distance_figure(analysis.carry_distance_df(history)), key=f"dist_{n}")
     chart(right, plots.carry_pca_figure(analysis.carry_pca_df(history)), key=f"pca_{n}")
-    if mode != "learnable" and history.steps and robustness is not None:
+    if mode != "learnable" and history.steps and robustness is not None and isinstance(run, Run):
         draw_robustness(run, zero, robustness)
     if history.steps:
         st.markdown(f"**By step {history.last_step}:** {analysis.describe_movement(history)}. The heatmap's "

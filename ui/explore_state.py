@@ -63,7 +63,8 @@ class ExploreState:
         return effects
 
     def pin(self) -> None:
-        self.pinned = self.run.view()
+        if self.run is not None:
+            self.pinned = self.run.view()
 
     def unpin(self) -> None:
         self.pinned = None
@@ -78,7 +79,7 @@ def explore_state() -> ExploreState:
 def costs(run: Run | None, config: Config) -> tuple[estimate.Estimate, estimate.Estimate]:
     """How long Train (the remaining steps, or all of a new run) and Step (one chunk) will take."""
     continues = run is not None and run.matches(config) and not run.history.stop_reason
-    left = config.steps - run.step if continues else config.steps
+    left = config.steps - run.step if continues and run is not None else config.steps
     return estimate.estimate(config, steps=max(left, 0) or config.steps), estimate.estimate(config, config.chunk)
 
 

@@ -1,15 +1,13 @@
 """The Explore page's heavy work: runs, training loops that redraw as they go, the zero-carry twin, robustness
-and parameter uploads, each holding one of the server's slots.
-
-The computing itself is in a few one-line functions (:func:`new_run`, :func:`run_from_file`, :func:`next_call`,
-:func:`robustness_table`); the rest waits for slots, loops and draws.
+and parameter uploads. All of it goes through the seam (:mod:`ui.work`, :mod:`ui.queue`): this module waits,
+loops and draws.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import replace
 
 import pandas as pd
@@ -17,15 +15,12 @@ import streamlit as st
 
 from rnnlab.config import Config, ConfigError
 from rnnlab.files import export
-from rnnlab.probing import probes
-from rnnlab.server import gate as scheduling
-from rnnlab.server.shared_runs import RUNS
 from rnnlab.text import error_text
 from rnnlab.training import estimate
-from rnnlab.training.train import PART_SECONDS, Run, RunView
+from rnnlab.training.train import Run, RunView
+from ui import work
 from ui.compiling import compile_first
-from ui.progress import progress_bar
-from ui.queue import lead_slot, shared_result, training_slot
+from ui.queue import job_slot
 from ui.session import keep_run
 
 CHART_INTERVAL_S = 1.0  # while training, charts are redrawn at most this often (the progress bar every chunk)
@@ -34,31 +29,15 @@ Draw = Callable[[Run | RunView, int], None]  # draws the charts of a run; the in
 Progress = Callable[..., None]  # draws the progress of a run, with its speed in steps per second when known
 
 
-def new_run(config: Config) -> Run:
+def new_run(config: Config, placeholder=None) -> Run:
     """A run of ``config``: a copy of the one another session trained (or is training), else an initialisation
     and one evaluation."""
-    return RUNS.copy_of(config) or Run(config)
-
-
-def run_from_file(data: bytes, name: str, config: Config) -> Run:
-    """A new run of ``config`` from the parameters in a file's ``data``."""
-    return Run(config, params=export.load_params(data, config), origin=name)
-
-
-def next_call(lead: Run) -> None:
-    """One compiled call of ``lead``, or (while another session's call on it is in progress) a wait for that."""
-    if lead.run_chunk(PART_SECONDS, wait=False) is None:
-        lead.settle(5 * PART_SECONDS)
-
-
-def robustness_table(run: Run, status) -> pd.DataFrame:
-    """A run's losses from other starts (nine small evaluations), with a progress bar in ``status``."""
-    return probes.start_robustness(run, progress=progress_bar("Starting the model elsewhere", status))
+    return work.start_run(config, placeholder)
 
 
 def slot(config: Config, what: str, queue) -> AbstractContextManager:
-    """Hold one of the server's training slots (the queue position shows in ``queue`` meanwhile)."""
-    return training_slot(config.memory_bytes(), queue, label=what, scheduler=scheduling.GATE)
+    """Hold one of the server's slots (the queue position shows in ``queue`` meanwhile)."""
+    return job_slot(config.memory_bytes(), queue, label=what)
 
 
 def zero_key(run: Run | RunView) -> tuple:
@@ -76,8 +55,7 @@ def follow_settings(run: Run, config: Config) -> None:
 def load_run(file, config: Config) -> tuple[Run | None, str]:
     """A new run of ``config`` from an uploaded parameter file, and what to tell; None when the file is bad."""
     try:
-        with training_slot(config.memory_bytes(), st.empty(), label="parameter upload", scheduler=scheduling.GATE):
-            loaded = run_from_file(file.getvalue(), file.name, config)
+        loaded = work.load_run(file.getvalue(), file.name, config, st.empty())
     except (export.ExportError, ConfigError) as e:
         why = str(e)
     except Exception as e:  # noqa: BLE001  (a file must never crash the page)
@@ -98,11 +76,7 @@ def robustness(run: Run, cache: dict, keep: tuple[Run, ...], queue) -> pd.DataFr
     for old in [k for k in cache if k[0] not in map(id, keep)]:
         del cache[old]
     if key not in cache:
-        key_for_all = ("robustness", run.config, run.step) if run.pristine else None
-        status = st.empty()
-        cache[key] = shared_result(key_for_all, lambda: robustness_table(run, status),
-                                   lambda: slot(run.config, "robustness check", queue), queue)
-        status.empty()
+        cache[key] = work.robustness(run, queue)
     return cache[key]
 
 
@@ -112,39 +86,17 @@ def compile_pending(config: Config, status, queue, keep_going: Callable[[], bool
         return compile_first(config, status, keep_going)
 
 
-@contextmanager
-def training_of(run: Run, keep: Callable[[Run], None], queue, what: str = "training") -> Iterator[Run]:
-    """The run to train for the session's ``run``, with a server slot: the shared run of the same configuration
-    and seed (``rnnlab.server.shared_runs``: identical steps are computed once, for everyone watching), or
-    ``run`` alone when it cannot be shared. ``keep`` receives the session's run afterwards: what was trained (a
-    copy of it when others go on training it)."""
-    further = RUNS.copy_of(run.config, after_step=run.step) if run.pristine else None
-    if further is not None:  # someone trained it further and left it: continue from there
-        run = further
-        keep(run)
-    watch = RUNS.join(run)
-    if watch is None:
-        with slot(run.config, what, queue):
-            yield run
-        return
-    try:
-        with lead_slot(watch, queue, what, scheduler=scheduling.GATE):
-            yield watch.lead
-    finally:
-        watch.leave()
-        keep(watch.lead if watch.last else watch.lead.fork())
-
-
 def train(run: Run, keep: Callable[[Run], None], keep_going: Callable[[], bool], status, queue,
           draw_progress: Progress, draw_charts: Draw) -> None:
     """Train ``run`` until it is done or ``keep_going()`` turns False, redrawing the progress after every call and
     the charts at most every :data:`CHART_INTERVAL_S` (redrawing every chart is the browser's heaviest work)."""
-    with training_of(run, keep, queue) as lead:
+    with work.training(run, keep, queue) as training:
+        lead = training.run
         if not compile_first(lead.config, status, keep_going):
             return
         n, drawn, began, first_step = 0, time.monotonic(), time.monotonic(), lead.step
         while not lead.done and keep_going():
-            next_call(lead)
+            training.part(queue)
             keep_run(lead, throttle=True)
             n += 1
             if n == 1:  # the first call may include compiling: the rate counts from its end
@@ -166,13 +118,14 @@ def step_once(run: Run, keep: Callable[[Run], None], status, queue, draw_progres
               described: str) -> float | None:
     """Train ``run`` to the end of its chunk (``described``: how long that takes); the steps per second, or None
     when its compile was stopped."""
-    with training_of(run, keep, queue) as lead:
+    with work.training(run, keep, queue) as training:
+        lead = training.run
         if not compile_first(lead.config, status, lambda: True):
             return None
         began, first_step, target = time.monotonic(), lead.step, chunk_end(lead)
         with st.spinner(f"Training one chunk of {lead.config.chunk} steps: {described}…"):
             while not lead.done and lead.step < target:
-                next_call(lead)
+                training.part(queue)
                 draw_progress(lead.view())  # also where a Stop click takes effect
         status.empty()
         trained = lead.step - first_step
@@ -185,10 +138,12 @@ def zero_twin(run: Run, queue) -> Run:
     twin: dict[str, Run] = {}
     with st.spinner(f"Training the zero-carry comparison ({run.step} steps, "
                     f"{estimate.estimate(zero_config).describe()})…"):
-        with training_of(new_run(zero_config), lambda r: twin.update(run=r), queue, "zero-carry comparison") as lead:
+        with work.training(new_run(zero_config, queue), lambda r: twin.update(run=r), queue,
+                           "zero-carry comparison") as training:
+            lead = training.run
             bar = st.progress(0.0, text="zero-carry comparison: step 0")
             while not lead.done:
-                next_call(lead)
+                training.part(queue)
                 bar.progress(min(1.0, lead.step / lead.config.steps),
                              text=f"zero-carry comparison: step {lead.step} / {lead.config.steps}")
             bar.empty()

@@ -6,13 +6,12 @@ cancels the job, so nothing runs that nobody waits for.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Callable, Hashable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import add_script_run_ctx, get_script_run_ctx
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from rnnlab.server.executor import (
     EmbeddedExecutor,
@@ -20,7 +19,6 @@ from rnnlab.server.executor import (
     Job,
     Lease,
     QueueInfo,
-    RunLease,
     Work,
     client_of,
     current_executor,
@@ -90,41 +88,3 @@ def job_slot(memory_bytes: int, placeholder=None, label: str = "", scheduler=Non
         yield lease
     finally:
         lease.release()
-
-
-training_slot = job_slot  # the name ui/explore_training.py still uses
-
-
-@contextmanager
-def lead_slot(watch, placeholder=None, label: str = "training", scheduler=None) -> Iterator[None]:
-    """Watch a shared run (a :class:`rnnlab.server.shared_runs.Watch`) for the ``with`` body, with one slot for
-    all its watchers (see :class:`rnnlab.server.executor.RunLease`); the slot or the place is freed when the last
-    watcher leaves. Used by ui/explore_training.py; new code uses :func:`ui.work.training`."""
-    placeholder = placeholder if placeholder is not None else st.empty()
-    executor = executor_of(scheduler)
-    gate = executor.gate() if isinstance(executor, EmbeddedExecutor) else None
-    lease = RunLease(gate, watch, watch.lead, label, client_id())
-    with watch:
-        while not lease.poll(POLL_S):
-            show_queue(placeholder, lease.queue)
-        placeholder.empty()
-        yield
-
-
-def call_in_script_context(ctx, make: Callable[[], Any]) -> Any:
-    """``make()`` in a job's thread that may draw on the page of the script run ``ctx``."""
-    if ctx is not None:
-        add_script_run_ctx(threading.current_thread(), ctx)
-    return make()
-
-
-def shared_result(key: Hashable | None, make: Callable[[], Any], gate: Callable[[], AbstractContextManager],
-                  placeholder=None) -> Any:
-    """``make()``'s result, computed once per server for ``key`` (None: not shared), inside ``gate()`` (a slot).
-
-    For callers whose work is a closure that draws its own progress (ui/explore_training.py's robustness check);
-    new code submits a :class:`~rnnlab.server.executor.Work` of a module-level function with :func:`run_job`.
-    """
-    with gate():
-        work = Work(call_in_script_context, (get_script_run_ctx(), make), kind="probe", key=key, slot=False)
-        return run_job(work, placeholder)

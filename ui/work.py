@@ -14,7 +14,7 @@ import streamlit as st
 
 from rnnlab.config import Config
 from rnnlab.server import jobs
-from rnnlab.server.executor import Lease, Work, current_executor
+from rnnlab.server.executor import RunLease, Work, current_executor
 from rnnlab.training.train import PART_SECONDS, ChunkProgress, Run
 from ui.queue import POLL_S, client_id, run_job, show_queue
 
@@ -56,7 +56,7 @@ class Training:
     """A run being trained in a held slot (:func:`training`): ``run`` is the run to train."""
 
     run: Run
-    lease: Lease
+    lease: RunLease
 
     def part(self, placeholder=None) -> ChunkProgress | None:
         """One compiled call of the run (about :data:`PART_SECONDS`), or, while another watcher's call on it is in

@@ -101,7 +101,7 @@ class Lease(Protocol):
     @property
     def queue(self) -> QueueInfo | None: ...
     def poll(self, timeout_s: float = 0.0) -> bool: ...
-    def release(self) -> None: ...
+    def release(self) -> object: ...
 
 
 class Executor(Protocol):
@@ -190,7 +190,7 @@ class RunLease:
     def __init__(self, gate: JobGate, watch: shared_runs.Watch | None, run: Run, label: str, client: str):
         self.gate, self.watch, self.label, self.client = gate, watch, label, client
         self.run = watch.lead if watch is not None else run
-        self.ticket = gate.ticket(run.config.memory_bytes(), label, client) if watch is None else None
+        self.ticket: Ticket | None = gate.ticket(run.config.memory_bytes(), label, client) if watch is None else None
         self.kept: Run | None = None
 
     @property
@@ -199,14 +199,14 @@ class RunLease:
 
     def poll(self, timeout_s: float = 0.0) -> bool:
         if self.watch is None:
-            return self.ticket.wait(timeout_s)
+            return self.ticket is not None and self.ticket.wait(timeout_s)
         deadline = time.monotonic() + timeout_s
         while self.watch.needs_slot():
-            self.ticket = self.watch.waiting_ticket(
+            ticket = self.ticket = self.watch.waiting_ticket(
                 lambda: self.gate.ticket(self.run.config.memory_bytes(), self.label, self.client))
-            if self.ticket.wait(max(0.0, deadline - time.monotonic())):
-                if not self.watch.hold(self.ticket):
-                    self.ticket.release()
+            if ticket.wait(max(0.0, deadline - time.monotonic())):
+                if not self.watch.hold(ticket):
+                    ticket.release()
             elif time.monotonic() >= deadline:
                 return False
         self.ticket = None
@@ -216,7 +216,8 @@ class RunLease:
         """Free the slot (or the place in the queue); the session's run from now on."""
         if self.kept is None:
             if self.watch is None:
-                self.ticket.release()
+                if self.ticket is not None:
+                    self.ticket.release()
                 self.kept = self.run
             else:
                 self.watch.leave()
@@ -233,7 +234,8 @@ class EmbeddedJob:
         self.kills: list[Callable[[], None]] = []
         self.last_poll = time.monotonic()
         self._lock = threading.Lock()
-        self._status, self._ticket, self._claimed, self._waits_for_result = QUEUED, None, False, False
+        self._status, self._claimed, self._waits_for_result = QUEUED, False, False
+        self._ticket: Ticket | None = None
         self._progress: float | None = None
         self._note = ""
         self._stop, self._ended = threading.Event(), threading.Event()
@@ -336,7 +338,8 @@ class EmbeddedJob:
                     return True
                 if self._ticket is None:
                     self._ticket = self.gate.ticket(work.memory_bytes, work.label or work.kind, work.client)
-            if not self._ticket.wait(left):
+                ticket = self._ticket
+            if not ticket.wait(left):
                 return False
         with self._lock:
             if self._status == QUEUED:
@@ -346,7 +349,8 @@ class EmbeddedJob:
 
     def _run(self) -> None:
         _local.job = self
-        value, error = None, None
+        value: Any = None
+        error: BaseException | None = None
         try:
             value = self.work.fn(*self.work.args, **self.work.kwargs)
         except Cancelled as e:

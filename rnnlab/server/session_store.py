@@ -26,7 +26,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from rnnlab.server.run_files import WRITE_EVERY_S, default_folder, run_from_bytes, run_to_bytes, run_version
 
@@ -53,7 +53,7 @@ def new_token() -> str:
     return secrets.token_urlsafe(16)
 
 
-def valid_token(token: Any) -> bool:
+def valid_token(token: Any) -> TypeGuard[str]:
     """Whether ``token`` has the form :func:`new_token` gives (anything else in a URL is ignored)."""
     return isinstance(token, str) and bool(_TOKEN.match(token))
 
@@ -176,7 +176,7 @@ class SessionStore:
         """Forget the value under ``token`` if ``owner`` owns it."""
         with self._lock:
             entry = self._entries.get(token) if token else None
-            if entry is not None and entry.owner == owner:
+            if token is not None and entry is not None and entry.owner == owner:
                 del self._entries[token]
             else:
                 return

@@ -184,6 +184,8 @@ def asked(state: ActionState, event: Asked) -> tuple[ActionState, tuple[Effect, 
         action = "autorun"
     if action in COSTLY and not facts.errors:
         cost = facts.step if action == "step" else facts.train
+        if cost is None:
+            raise ValueError("the costs of train and step are given whenever the settings are valid")
         if cost.refusal:  # too long for this server: not even asked
             state, action = replace(state, error=cost.refusal, question=None), None
         elif cost.seconds > CONFIRM_S and not event.confirmed:  # long work starts only when asked twice

@@ -59,7 +59,7 @@ class History:
         """Append the applied steps of one chunk; returns how many were applied."""
         n = int(records["applied"].sum())
         for i in range(n):
-            row = {"step": first_step + i + 1}
+            row: dict[str, float] = {"step": first_step + i + 1}
             for key in ("loss", "metric", "grad_norm"):
                 row[key] = float(records[key][i])
             leaf_norms = [float(records[f"h0_grad_{name}"][i]) for name in self.leaves]
@@ -159,7 +159,8 @@ class Run:
         lr, clip, scale = hyper_args(config)
         self.state = program.init(np.int32(config.seed), scale, lr, clip)
         if params is not None:
-            if jax.tree_util.tree_structure(params) != jax.tree_util.tree_structure(self.state["params"]):
+            wanted = jax.tree_util.tree_structure(self.state["params"])
+            if jax.tree_util.tree_structure(params) != wanted:  # type: ignore[operator]  # PyTreeDef has no stubs
                 raise ValueError("the parameters do not have the structure this configuration needs; "
                                  "load them with rnnlab.files.export.load_params")
             self.state["params"] = jax.tree_util.tree_map(jnp.asarray, params)
@@ -283,8 +284,9 @@ class Run:
         end = time.perf_counter()
         seconds = end - start
         if compiled:  # a call that follows the last at once is timed from its end: the caller's drawing counts too
-            followed = self._last_end is not None and start - self._last_end < FOLLOWS_S
-            estimate.record_chunk(self.config, n_active, end - self._last_end if followed else seconds)
+            last = self._last_end
+            followed = last is not None and start - last < FOLLOWS_S
+            estimate.record_chunk(self.config, n_active, end - last if last is not None and followed else seconds)
         else:
             estimate.record_compiled(self.config)
         self._last_end = end
@@ -302,7 +304,7 @@ class Run:
         """
         while not self.done:
             progress = self.run_chunk(max_seconds)
-            if callback is not None and callback(progress) is False:
+            if callback is not None and progress is not None and callback(progress) is False:
                 break
         return self.history
 

@@ -249,13 +249,11 @@ def test_a_second_session_on_the_same_link_gets_the_finished_run_without_computi
 
 
 def test_over_the_server_limit_the_queue_position_shows_and_training_starts_by_itself(small, monkeypatch):
-    import ui.queue as queueing
-
     slots = scheduling.JobGate(limit=1, budget=lambda: 2**40)
     monkeypatch.setattr(scheduling, "GATE", slots)
     shown: list[str] = []
-    real = queueing.queue_message
-    monkeypatch.setattr(queueing, "queue_message", lambda ticket, s: shown.append(real(ticket, s)) or shown[-1])
+    real = scheduling.queue_message
+    monkeypatch.setattr(scheduling, "queue_message", lambda ticket, s: shown.append(real(ticket, s)) or shown[-1])
     at = open_page("explore", **small)
     held = slots.ticket(0, "another session")  # the only slot is taken
     assert held.wait(0)
