@@ -98,6 +98,17 @@ def test_reset_forgets_the_run_the_error_and_the_upload_message():
     assert ask(state, "reset") == (IDLE, (Effect.FORGET_RUN,))
 
 
+def test_reset_also_forgets_a_step_waiting_for_its_compile():
+    waiting = ActionState(step_once=True, pending=Config(seq_len=30))
+    assert ask(waiting, "reset") == (IDLE, (Effect.FORGET_RUN,))
+
+
+@pytest.mark.parametrize("action", ["train", "step"])
+def test_a_request_that_goes_ahead_on_the_same_run_clears_an_earlier_refusal(action):
+    state, _ = ask(ActionState(error=REFUSED.refusal), action)
+    assert state.error is None and state.busy
+
+
 def test_load_loads_the_file_and_its_outcome_is_told():
     state, effects = ask(TRAINING, "load")
     assert effects == (Effect.LOAD_FILE,) and state == TRAINING  # training goes on until a file is loaded

@@ -308,3 +308,6 @@ def test_a_callback_that_says_stop_before_the_first_compile_trains_nothing():
     assert out.stopped and seen == [(0.0, "Compiling program 1 of 1 (MGU, learnable carry, init zeros)…")]
     assert [h.chunks for h in out.histories] == [[], []] and out.params == [None, None] and out.devices == 0
     assert all(np.isnan(out.h0_grad_norms))
+    summary = out.summary_df()  # what Compare draws of a sweep stopped while compiling
+    assert list(summary["verdict"]) == [sweep.NOT_EVALUATED] * 2 and list(summary["steps"]) == [0, 0]
+    assert summary["eval_loss"].isna().all()

@@ -89,7 +89,10 @@ def compile_pending(config: Config, status, queue, keep_going: Callable[[], bool
 def train(run: Run, keep: Callable[[Run], None], keep_going: Callable[[], bool], status, queue,
           draw_progress: Progress, draw_charts: Draw) -> None:
     """Train ``run`` until it is done or ``keep_going()`` turns False, redrawing the progress after every call and
-    the charts at most every :data:`CHART_INTERVAL_S` (redrawing every chart is the browser's heaviest work)."""
+    the charts at most every :data:`CHART_INTERVAL_S` (redrawing every chart is the browser's heaviest work).
+    A finished run (a class link's run that someone already trained) is shown as it is, taking no slot."""
+    if run.done:
+        return
     with work.training(run, keep, queue) as training:
         lead = training.run
         if not compile_first(lead.config, status, keep_going):

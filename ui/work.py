@@ -21,15 +21,17 @@ from ui.queue import POLL_S, client_id, run_job, show_queue
 
 def start_run(config: Config, placeholder=None) -> Run:
     """A run of ``config`` (``Run(config)``: an initialisation and one evaluation), or a copy of the one another
-    session trained; in a slot, with the queue position in ``placeholder`` while it waits."""
+    session trained. It takes no slot of its own: a page builds the run before it draws its buttons, and the
+    run's training (where Stop acts) is what waits for a slot."""
     return run_job(Work(jobs.start_run, (config,), kind="start run", label="starting a run",
-                        memory_bytes=config.memory_bytes(), client=client_id()), placeholder)
+                        memory_bytes=config.memory_bytes(), client=client_id(), slot=False), placeholder)
 
 
 def untrained_run(config: Config, placeholder=None) -> Run:
-    """A new run of ``config``, never a shared one (e.g. the untrained model a page probes)."""
+    """A new run of ``config``, never a shared one (e.g. the untrained model a page probes); like
+    :func:`start_run`, without a slot of its own (the probes of it take one)."""
     return run_job(Work(jobs.untrained_run, (config,), kind="start run", label="building the untrained model",
-                        memory_bytes=config.memory_bytes(), client=client_id()), placeholder)
+                        memory_bytes=config.memory_bytes(), client=client_id(), slot=False), placeholder)
 
 
 def load_run(data: bytes, name: str, config: Config, placeholder=None) -> Run:

@@ -198,6 +198,9 @@ SOLVED_FRACTION = 0.1  # at most this fraction of the memoryless baseline: the t
 MEMORY_FRACTION = 0.9  # below this fraction: the run uses some memory, but has not learned the task
 
 
+NOT_EVALUATED = "not evaluated (stopped while compiling)"
+
+
 def memory_verdict(eval_loss: float, baseline: float) -> str:
     """In words, what a final loss says against the memoryless baseline (thresholds: 10% and 90% of it)."""
     if not math.isfinite(eval_loss):
@@ -270,12 +273,12 @@ class SweepResult:
         rows = []
         for i, history in enumerate(self.histories):
             last = history.steps[-1] if history.steps else {}
-            final = history.chunks[-1]
+            final = history.chunks[-1] if history.chunks else {"eval_loss": math.nan, "eval_metric": math.nan}
+            verdict = memory_verdict(final["eval_loss"], self.baseline) if history.chunks else NOT_EVALUATED
             rows.append({**self._columns(i), "steps": history.last_step,
                          "final_loss": last.get("loss", math.nan), "eval_loss": final["eval_loss"],
                          "eval_metric": final["eval_metric"], "h0_grad_norm": self.h0_grad_norms[i],
-                         "of_baseline": final["eval_loss"] / self.baseline,
-                         "verdict": memory_verdict(final["eval_loss"], self.baseline),
+                         "of_baseline": final["eval_loss"] / self.baseline, "verdict": verdict,
                          "diverged": self.diverged[i]})
         return pd.DataFrame(rows)
 

@@ -202,7 +202,8 @@ def asked(state: ActionState, event: Asked) -> tuple[ActionState, tuple[Effect, 
     elif action == "stop":
         state = replace(state, training=False, step_once=False)
     elif action == "reset":
-        state, effects = replace(state, training=False, error=None, load_message=None), (Effect.FORGET_RUN,)
+        state = replace(state, training=False, step_once=False, pending=None, error=None, load_message=None)
+        effects = (Effect.FORGET_RUN,)
     elif action == "load":
         effects = (Effect.LOAD_FILE,)
     if action == "autorun":
@@ -217,12 +218,12 @@ def train(state: ActionState, run: RunFacts | None) -> tuple[ActionState, tuple[
     """Train: continue the run, or start a new one when the settings changed or it has finished or stopped."""
     if run is None or not run.matches or (run.done and run.reached) or run.stopped:
         return replace(state, training=True, pending=None, error=None), (Effect.NEW_RUN,)
-    return replace(state, training=True), ()
+    return replace(state, training=True, error=None), ()
 
 
 def step(state: ActionState, run: RunFacts | None) -> tuple[ActionState, tuple[Effect, ...]]:
     """Step: one chunk, on the run or on a new one when the settings changed or it is done."""
-    state = replace(state, training=False, step_once=True)
+    state = replace(state, training=False, step_once=True, error=None)
     if run is None or not run.matches or run.done:
         return replace(state, pending=None, error=None), (Effect.NEW_RUN,)
     return state, ()
