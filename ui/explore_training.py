@@ -21,7 +21,7 @@ from rnnlab.training.train import Run, RunView
 from ui import work
 from ui.compiling import compile_first
 from ui.queue import job_slot
-from ui.session import keep_run
+from ui.session import keep_run, session_id, tab_open
 
 CHART_INTERVAL_S = 1.0  # while training, charts are redrawn at most this often (the progress bar every chunk)
 
@@ -93,12 +93,13 @@ def train(run: Run, keep: Callable[[Run], None], keep_going: Callable[[], bool],
     A finished run (a class link's run that someone already trained) is shown as it is, taking no slot."""
     if run.done:
         return
+    watched = tab_open(session_id())
     with work.training(run, keep, queue) as training:
         lead = training.run
         if not compile_first(lead.config, status, keep_going):
             return
         n, drawn, began, first_step = 0, time.monotonic(), time.monotonic(), lead.step
-        while not lead.done and keep_going():
+        while not lead.done and keep_going() and watched():
             training.part(queue)
             keep_run(lead, throttle=True)
             n += 1
@@ -126,8 +127,9 @@ def step_once(run: Run, keep: Callable[[Run], None], status, queue, draw_progres
         if not compile_first(lead.config, status, lambda: True):
             return None
         began, first_step, target = time.monotonic(), lead.step, chunk_end(lead)
+        watched = tab_open(session_id())
         with st.spinner(f"Training one chunk of {lead.config.chunk} steps: {described}…"):
-            while not lead.done and lead.step < target:
+            while not lead.done and lead.step < target and watched():
                 training.part(queue)
                 draw_progress(lead.view())  # also where a Stop click takes effect
         status.empty()
@@ -145,7 +147,8 @@ def zero_twin(run: Run, queue) -> Run:
                            "zero-carry comparison") as training:
             lead = training.run
             bar = st.progress(0.0, text="zero-carry comparison: step 0")
-            while not lead.done:
+            watched = tab_open(session_id())
+            while not lead.done and watched():
                 training.part(queue)
                 bar.progress(min(1.0, lead.step / lead.config.steps),
                              text=f"zero-carry comparison: step {lead.step} / {lead.config.steps}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 from urllib.parse import urlencode
 
@@ -57,6 +58,15 @@ def connected(session: str) -> bool:
         return Runtime.exists() and Runtime.instance().is_active_session(session) is True
     except Exception:  # noqa: BLE001 - a server shutting down: nobody is connected
         return False
+
+
+def tab_open(session: str) -> Callable[[], bool]:
+    """A check that ``session``'s tab, connected now, is still open. Streamlit keeps running a script whose
+    browser has gone, so loops of heavy work ask this between their pieces. A session with no connection now
+    (outside a real server, e.g. in a test) has none to lose: the check is then always True."""
+    if not connected(session):
+        return lambda: True
+    return lambda: connected(session)
 
 
 session_store.STORE.is_connected = connected  # runs of tabs that are gone are kept as bytes
