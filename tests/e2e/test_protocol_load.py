@@ -10,7 +10,6 @@ computed once). The summary is printed (run with -s) and written to test-artifac
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
@@ -37,7 +36,7 @@ def test_four_protocol_sessions_on_a_preset_link_finish_with_the_browsers_charts
                                                                                  artifacts: Path) -> None:
     assert PRESETS[0].title == PRESET and PRESETS[0].config.steps == PRESET_STEPS
     urls, groups = protocol_client.session_urls(protocol_server, SESSIONS, "same")
-    results = asyncio.run(protocol_client.run_class(protocol_server, urls, SESSIONS, TIMEOUT_S, groups))
+    results = protocol_client.run_apart(protocol_client.run_class(protocol_server, urls, SESSIONS, TIMEOUT_S, groups))
     summary = protocol_client.summarise(results)
     (artifacts / "protocol-load.json").write_text(json.dumps(summary, indent=2) + "\n")
     print("\n" + json.dumps(summary, indent=2))

@@ -32,9 +32,10 @@ import os
 import re
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlencode, urlsplit
 
 import numpy as np
@@ -44,6 +45,8 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.asyncio.client import connect
 from websockets.exceptions import WebSocketException
+
+T = TypeVar("T")
 
 STREAM_PATH = "_stcore/stream"
 PROBE_PATHS = ("_stcore/health", "_stcore/host-config")  # what the frontend asks before it opens the websocket
@@ -470,6 +473,13 @@ def summarise(results: Sequence[SessionResult]) -> dict[str, Any]:
     return summary
 
 
+def run_apart(coroutine: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(coroutine)`` in a thread of its own, so that it also works where the calling thread already
+    runs an event loop (a test process that drives a browser with Playwright's sync API does)."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def session_urls(base_url: str, n: int, mix: str, preset_key: str | None = None) -> tuple[list[str], list[str]]:
     """``n`` links and their groups: 'same' puts every session on the preset's link; 'half' the even ones, the
     others on the preset with a seed of their own (a distinct run each), as tests/e2e/test_load.py does."""
@@ -517,7 +527,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     server_before = cpu_seconds(args.server_pid) if args.server_pid else None
     started, client_before = time.monotonic(), time.process_time()
-    results = asyncio.run(run_class(args.base, urls, args.concurrency or len(urls), args.timeout, groups))
+    results = run_apart(run_class(args.base, urls, args.concurrency or len(urls), args.timeout, groups))
     summary: dict[str, Any] = {"base": args.base, "mix": args.mix, "preset": args.preset or PRESET_DEFAULT,
                                "wall_s": round(time.monotonic() - started, 2),
                                "client_cpu_s": round(time.process_time() - client_before, 2)}

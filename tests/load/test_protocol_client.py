@@ -4,7 +4,6 @@ small websocket server of this test's own."""
 
 from __future__ import annotations
 
-import asyncio
 from http import HTTPStatus
 
 import numpy as np
@@ -200,7 +199,7 @@ def test_a_closed_port_is_an_error_not_a_hang():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]  # nothing listens on it once closed
-    result = asyncio.run(pc.open_session(f"http://127.0.0.1:{port}", QUERY, "explore", timeout_s=5))
+    result = pc.run_apart(pc.open_session(f"http://127.0.0.1:{port}", QUERY, "explore", timeout_s=5))
     assert not result.ok and result.connected_s is None and result.errors[0].startswith("connection: ")
 
 
@@ -235,7 +234,7 @@ def test_a_whole_session_against_a_small_server_speaking_the_protocol():
             return [await pc.run_class(f"http://127.0.0.1:{port}", urls[:1], 1, 20, groups[:1]),
                     await pc.run_class(f"http://127.0.0.1:{port}", urls, 2, 20, groups)]
 
-    first, both = asyncio.run(scenario())
+    first, both = pc.run_apart(scenario())
     assert all(r.ok for r in first + both) and [r.group for r in both] == ["same", "distinct"]
     assert both[0].connected_s < both[0].first_chart_s < both[0].completed_s
     assert seen["gets"][:3] == [("/explore?run=1", None), ("/_stcore/health", None),
