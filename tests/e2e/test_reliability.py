@@ -120,7 +120,7 @@ def test_reload_keeps_the_finished_run_and_train_continues_it(browser, server, a
 def test_reload_mid_training_keeps_the_finished_chunks(browser, server) -> None:
     context, page, console = open_tab(browser, server)
     try:
-        page.goto("/explore?" + urlencode({**SMALL, "steps": "20000", "run": "1"}))
+        page.goto("/explore?" + urlencode({**SMALL, "steps": "100000", "run": "1"}))  # far from done when Stop comes
         confirm_if_asked(page, 15_000)  # long on purpose: it may ask first
         page.wait_for_function(f"() => window.__rnnlab.points({json.dumps(LOSS_TITLE)}, 'training loss') >= 30",
                                timeout=FIRST_CHART_TIMEOUT_MS, polling=100)
