@@ -1,4 +1,4 @@
-"""The README's commands and CI stay in step."""
+"""The README's commands, CI and the app's own server configuration stay in step."""
 
 import re
 from pathlib import Path
@@ -39,3 +39,15 @@ def test_requirements_are_pinned():
             line = line.strip()
             if line and not line.startswith(("#", "-r")):
                 assert "==" in line, f"{name}: {line} is not pinned"
+
+
+def test_the_app_serves_a_class_without_per_session_rescans_or_collections():
+    """Streamlit's file watcher rescans every loaded module after a new session's first run, and its post-run
+    garbage collection walks the whole heap after every run: both on the path of every student."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["fileWatcherType"] == "none"
+    assert config["runner"]["postScriptGC"] is False
+    readme = (ROOT / "README.md").read_text()
+    assert "--server.fileWatcherType auto" in readme

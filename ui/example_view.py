@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from rnnlab.figures import example_plots
+from rnnlab.figures.run_views import example_view
+from rnnlab.figures.shared import VIEWS, view_key
 from rnnlab.probing import example
 from rnnlab.probing.example import Look
 from rnnlab.server import jobs
@@ -13,7 +14,7 @@ from rnnlab.server.executor import Work
 from rnnlab.training.train import Run
 from ui.charts import chart
 from ui.controls import explain
-from ui.marks import SLIDER, marked, selectable_chart, set_mark
+from ui.marks import SLIDER, clickable_chart, marked, set_mark
 from ui.queue import client_id, run_job
 
 KEEP_LOOKS = 3  # looks kept per session (each training step or example number has its own)
@@ -64,15 +65,16 @@ def draw_example(run: Run) -> None:
                                 "(clicking a point of one of them marks its step too; hovering a panel below "
                                 "shows every panel's value at that step).")
     status = st.empty()
-    looks = looks_of(run, ss.example_index, status)
-    now, untrained = looks[-1], looks[0]
+    index = ss.example_index
+    looks = looks_of(run, index, status)
     gates = run.program.spec.gates
-    offset = 1.0 if log_time else 0.0
-    selectable_chart(st, example_plots.unrolled_figure(looks, mark, log_time, gates), "unrolled", offset)
-    st.markdown(example.summary(now, untrained, ss.example_index))
-    if gates is not None and now.gates:
-        chart(st, example_plots.keeper_heatmap(now, gates, mark, log_time), key="keeper")
-        st.markdown(example.keeper_summary(now, gates))
+    view = VIEWS.get(view_key(run, "example", index, mark, log_time),
+                     lambda: example_view(looks, index, mark, log_time, gates))
+    clickable_chart(st, view.unrolled, "unrolled", 1.0 if log_time else 0.0)
+    st.markdown(view.summary)
+    if view.keeper is not None:
+        chart(st, view.keeper, key="keeper")
+        st.markdown(view.keeper_summary)
     explain("One sequence of the task, drawn as the model reads it, one cell per time step from the initial "
             "carry h_0 (t = 0) on the left. The panels share their time axis: hover one and the same step is "
             "marked in all. **Prediction**: the model's answer at every step, untrained (dotted) and now "

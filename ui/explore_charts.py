@@ -7,17 +7,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
-from rnnlab.figures import ab, plots
-from rnnlab.probing import analysis, probes
+from rnnlab.figures import ab
+from rnnlab.figures.run_views import carry_view, loss_view, per_step_view
+from rnnlab.figures.shared import VIEWS, view_key
+from rnnlab.probing import probes
 from rnnlab.training import estimate
 from rnnlab.training.train import Run, RunView
 from ui.charts import chart
 from ui.controls import explain
-from ui.marks import marked_chart
+from ui.marks import clickable_chart, marked
 
 Robustness = Callable[[Run], pd.DataFrame]  # a run's losses from other starts, indexed by start
 
@@ -59,29 +60,26 @@ def draw_charts(where, run: Run | RunView, n: int, pinned: RunView | None, zero:
     """All charts of ``run`` in the placeholder ``where``, with run A (``pinned``) and the zero-carry twin
     (``zero``) when there are; the robustness table when ``robustness`` is given. ``n`` makes element keys unique
     when redrawn during training."""
+    shown = run.view() if isinstance(run, Run) else run  # one step throughout, however far training gets meanwhile
     with where.container():
-        draw_loss(run, n)
+        draw_loss(shown, n)
         if pinned is not None:
-            draw_ab(pinned, run, n)
-        draw_initial_carry(run, n, zero, robustness)
-        draw_per_step_loss(run, n, pinned, zero)
+            draw_ab(pinned, shown, n)
+        draw_initial_carry(run, shown, n, zero, robustness)
+        draw_per_step_loss(shown, n, pinned, zero)
 
 
-def draw_loss(run: Run | RunView, n: int) -> None:
+def draw_loss(run: RunView, n: int) -> None:
     """1. The training and evaluation loss (and the metric when it is not the loss), divergence marked."""
-    history, task = run.history, run.program.task
-    steps, evals = analysis.thin(history.steps_df()), history.chunks_df()
-    loss = plots.loss_figure(steps, evals, task.baseline(run.config.seq_len), task.baseline_text)
-    if history.diverged_at is not None:
-        loss.add_vline(x=history.diverged_at, line=dict(color="red", dash="dot"),
-                       annotation_text=f"diverged at step {history.diverged_at}", annotation_position="top left")
+    task = run.program.task
+    loss, metric = VIEWS.get(view_key(run, "loss"), lambda: loss_view(run))
     st.subheader("1. Loss")
-    if task.metric_is_loss:  # the metric is the loss itself: one chart
+    if metric is None:  # the metric is the loss itself: one chart
         chart(st, loss, key=f"loss_{n}")
     else:
         left, right = st.columns(2)
         chart(left, loss, key=f"loss_{n}")
-        chart(right, plots.metric_figure(steps, evals, task.metric_name), key=f"metric_{n}")
+        chart(right, metric, key=f"metric_{n}")
     explain(f"The training loss of each batch (a fresh batch every step) and the loss on a fixed evaluation "
             f"batch after each chunk, on a log scale. The dashed line is the memoryless baseline: the loss "
             f"of the best prediction that sees, at each step, only the position and the current input, and "
@@ -100,10 +98,11 @@ def draw_ab(pinned: RunView, run: Run | RunView, n: int) -> None:
     st.markdown(ab.describe(a, b))  # registry labels and numbers only
 
 
-def draw_initial_carry(run: Run | RunView, n: int, zero: Run | None, robustness: Robustness | None) -> None:
-    """2. The initial carry: its units after every chunk, its distance from the start and its path (PCA); for a
-    carry that is not learned, the robustness table when ``robustness`` is given."""
-    history, mode = run.history, run.config.carry_mode
+def draw_initial_carry(run: Run | RunView, shown: RunView, n: int, zero: Run | None,
+                       robustness: Robustness | None) -> None:
+    """2. The initial carry (of ``shown``, a view of ``run``): its units after every chunk, its distance from the
+    start and its path (PCA); for a carry that is not learned, the robustness table when ``robustness`` is given."""
+    history, mode = shown.history, shown.config.carry_mode
     st.subheader("2. The initial carry")
     if mode != "learnable":
         what = ("drawn once for the whole run" if mode == "fixed"
@@ -112,18 +111,16 @@ def draw_initial_carry(run: Run | RunView, n: int, zero: Run | None, robustness:
                 f"`cell.initialize_carry(key, input_shape)` with {run.config.carry_init}, {what}, so it does "
                 "not learn. The heatmap shows what it is; choose the learnable mode to watch it move.",
                 icon=":material/lock:")
-    for leaf in history.leaves:
-        units = analysis.thin_evaluations(analysis.carry_units_df(history, leaf))
-        chart(st, plots.carry_heatmap(units, leaf), key=f"heat_{leaf}_{n}")
+    view = VIEWS.get(view_key(shown, "carry"), lambda: carry_view(history))
+    for leaf, heatmap in zip(history.leaves, view.heatmaps):
+        chart(st, heatmap, key=f"heat_{leaf}_{n}")
     left, right = st.columns(2)
-    chart(left, plots.carry_distance_figure(analysis.carry_distance_df(history)), key=f"dist_{n}")
-    chart(right, plots.carry_pca_figure(analysis.carry_pca_df(history)), key=f"pca_{n}")
+    chart(left, view.distance, key=f"dist_{n}")
+    chart(right, view.path, key=f"pca_{n}")
     if mode != "learnable" and history.steps and robustness is not None and isinstance(run, Run):
         draw_robustness(run, zero, robustness)
-    if history.steps:
-        st.markdown(f"**By step {history.last_step}:** {analysis.describe_movement(history)}. The heatmap's "
-                    "colours run from -1 to 1 (a tanh unit's range) or wider, the same for every run, so a "
-                    "tiny movement stays pale.")
+    if view.movement:
+        st.markdown(view.movement)
     explain("A learnable initial carry is a parameter per carry leaf (`c0`, `h0`), broadcast over the batch "
             "and trained with the weights; its gradient is the sum over the batch of dL/dh_0. The heatmap "
             "shows each unit after every chunk, the middle chart its distance from where it started, and "
@@ -148,33 +145,20 @@ def draw_robustness(run: Run, zero: Run | None, robustness: Robustness) -> None:
                     f"{theirs:.3g}: {ratio}.")
 
 
-def draw_per_step_loss(run: Run | RunView, n: int, pinned: RunView | None, zero: Run | None) -> None:
+def draw_per_step_loss(run: RunView, n: int, pinned: RunView | None, zero: Run | None) -> None:
     """3. The loss at each time step, with the zero-carry twin's and run A's, and the first steps zoomed in."""
-    history, task, mode = run.history, run.program.task, run.config.carry_mode
+    task = run.program.task
     st.subheader("3. Loss at each time step")
-    table = analysis.per_step_loss_table(history, f"{mode} carry ({run.config.carry_init})")
-    if zero is not None:
-        table = pd.concat([table, analysis.per_step_loss_table(zero.history, "fixed zero carry")])
-    if pinned is not None and pinned.history.per_step_loss:
-        a_label, _ = ab.labels(pinned.config, run.config)
-        table = pd.concat([table, analysis.per_step_loss_table(pinned.history, f"A: {a_label}")])
-    step_baselines = task.step_baselines(run.config.seq_len)
-    marked_chart(st, plots.per_step_loss_figure(table, step_baselines), f"per_step_{n}", 1, len(step_baselines))
-    if len(table) and not np.isfinite(table["loss"].to_numpy(float)).any():
-        st.caption("Nothing to draw: every per-step loss of the last evaluation is infinite or not a number, "
-                   "because the run diverged (see the message above).")
-    elif len(table) and (table["loss"].to_numpy(float) > 1e30).all():
-        st.caption("The per-step losses of the last evaluation are enormous because the run diverged.")
-    if zero is not None:
-        gap = analysis.first_steps_gap(history, zero.history)
-        st.markdown(f"**Over the first {gap['steps']} time steps** the loss is {gap['run']:.3g} with this run's "
-                    f"initial carry and {gap['zero']:.3g} with a fixed zero carry: "
-                    + (f"the zero carry's is {gap['ratio']:.3g} times as large." if gap["ratio"] >= 1 else
-                       f"the zero carry's is {1 / gap['ratio']:.3g} times smaller here."))
-        first = table[table["t"] <= max(8, 2 * gap["steps"])]
-        marked_chart(st, plots.per_step_loss_figure(first, step_baselines[: int(first["t"].max())],
-                                                    title="The first time steps, zoomed in"),
-                     f"per_step_first_{n}", 1, int(first["t"].max()))
+    t = marked()
+    shared = view_key(run, "per_step", t) if zero is None and pinned is None else None
+    view = VIEWS.get(shared, lambda: per_step_view(run, t, pinned, zero))
+    clickable_chart(st, view.figure, f"per_step_{n}")
+    if view.caption:
+        st.caption(view.caption)
+    if view.gap:
+        st.markdown(view.gap)
+    if view.first is not None:
+        clickable_chart(st, view.first, f"per_step_first_{n}")
     scored = task.scored_steps(run.config.seq_len)
     only_last = "" if scored.all() else (
         f" {task.label} scores only the last step, so the memoryless baseline is drawn there only: the earlier "

@@ -6,13 +6,12 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-from rnnlab.figures.plots import mark_step
+from rnnlab.figures.plots import marked_figure
 from ui.charts import CHART_CONFIG
 
 MARK = "marked_t"  # the session's marked step t (step t reads input t; t = 0 is the initial carry)
 SLIDER = "w_example_mark"
 DEFAULT_MARK = 1
-MAX_CLICKABLE = 2000  # points of a line that get an invisible marker to click
 
 
 def marked() -> int:
@@ -33,24 +32,14 @@ def _from_click(key: str, offset: float) -> None:
         set_mark(round(xs[0] - offset))
 
 
-def selectable_chart(container, figure: go.Figure, key: str, offset: float = 0.0) -> None:
-    """Draw a per-step ``figure`` (x = step + ``offset``) whose points mark their step when clicked.
-
-    Plotly selects only markers, so line traces get invisible ones (up to MAX_CLICKABLE points a trace: more
-    would slow the browser; the slider marks a step there); drag still zooms the time axis."""
-    for trace in figure.data:
-        if trace.type == "scatter" and trace.mode == "lines" and (trace.x is None or len(trace.x) <= MAX_CLICKABLE):
-            trace.update(mode="lines+markers", marker=dict(size=6, opacity=0),
-                         unselected=dict(marker=dict(opacity=0)), selected=dict(marker=dict(opacity=0)))
-    figure.update_layout(dragmode="zoom")
+def clickable_chart(container, figure: go.Figure, key: str, offset: float = 0.0) -> None:
+    """Draw a per-step ``figure`` (x = step + ``offset``, made clickable by :func:`rnnlab.figures.plots.clickable`)
+    whose points mark their step when clicked. The figure is not changed: it may be shared between sessions."""
     container.plotly_chart(figure, key=key, config=CHART_CONFIG, on_select=lambda: _from_click(key, offset),
                            selection_mode="points")
 
 
 def marked_chart(container, figure: go.Figure, key: str, first: int, last: int, offset: float = 0.0) -> None:
-    """Draw a per-step ``figure`` (x = step + ``offset``, steps ``first``..``last``) with the marked step as a
-    line; clicking one of its points marks that step everywhere."""
-    t = marked()
-    if first <= t <= last:
-        mark_step(figure, t + offset, f"t = {t}")
-    selectable_chart(container, figure, key, offset)
+    """Draw a per-step ``figure`` built for this session alone (x = step + ``offset``, steps ``first``..``last``)
+    with the marked step as a line; clicking one of its points marks that step everywhere."""
+    clickable_chart(container, marked_figure(figure, marked(), first, last, offset), key, offset)

@@ -3,8 +3,10 @@
 - :mod:`.plots`: the charts of a run, of the gradient probes and of a sweep.
 - :mod:`.example_plots`: one example unrolled in time.
 - :mod:`.ab`: a pinned run (A) against the current one (B), on shared axes and in numbers.
+- :mod:`.run_views`: Explore's sections of a run at one step as values (figures and sentences).
+- :mod:`.shared`: views of a pristine run built once for every session that shows it.
 """
 
-from rnnlab.figures import ab, example_plots, plots
+from rnnlab.figures import ab, example_plots, plots, run_views, shared
 
-__all__ = ["ab", "example_plots", "plots"]
+__all__ = ["ab", "example_plots", "plots", "run_views", "shared"]

@@ -70,6 +70,28 @@ def mark_step(fig: go.Figure, x: float, label: str) -> go.Figure:
     return fig
 
 
+MAX_CLICKABLE = 2000  # points of a line that get an invisible marker to click (more would slow the browser)
+
+
+def clickable(fig: go.Figure) -> go.Figure:
+    """``fig`` with invisible markers on its line traces (up to :data:`MAX_CLICKABLE` points a trace), so that a
+    click selects a point (Plotly selects only markers); dragging still zooms the time axis."""
+    for trace in fig.data:
+        if trace.type == "scatter" and trace.mode == "lines" and (trace.x is None or len(trace.x) <= MAX_CLICKABLE):
+            trace.update(mode="lines+markers", marker=dict(size=6, opacity=0),
+                         unselected=dict(marker=dict(opacity=0)), selected=dict(marker=dict(opacity=0)))
+    fig.update_layout(dragmode="zoom")
+    return fig
+
+
+def marked_figure(fig: go.Figure, t: int, first: int, last: int, offset: float = 0.0) -> go.Figure:
+    """A per-step ``fig`` (x = step + ``offset``, steps ``first``..``last``) with step ``t`` marked when it is
+    among them, and clickable."""
+    if first <= t <= last:
+        mark_step(fig, t + offset, f"t = {t}")
+    return clickable(fig)
+
+
 NARROW_MARGIN = 1.3  # a narrow log axis reaches this factor beyond its smallest and largest value
 
 

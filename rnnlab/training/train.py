@@ -117,10 +117,12 @@ MAX_SNAPSHOTS = 9
 
 @dataclass(frozen=True)
 class RunView:
-    """What a run had computed at one moment, for drawing while another thread may train it further."""
+    """What a run had computed at one moment, for drawing while another thread may train it further; ``pristine``
+    as the run was then."""
 
     config: Config
     history: History
+    pristine: bool = False
 
     @property
     def step(self) -> int:
@@ -245,7 +247,7 @@ class Run:
     def view(self) -> RunView:
         """The configuration and a copy of the history as of the last finished call (never waits for one)."""
         with self._history_lock:
-            return RunView(self.config, self.history.copy())
+            return RunView(self.config, self.history.copy(), self.pristine)
 
     def settle(self, timeout: float) -> bool:
         """Wait up to ``timeout`` seconds for a call in progress in another thread; True once none is."""

@@ -1,0 +1,114 @@
+"""A run's charts at one step as values: the figures and sentences of Explore's sections 1-4, built by pure
+functions of the run's configuration and history, so that :mod:`rnnlab.figures.shared` can build them once for
+every session showing a pristine run at that step."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from rnnlab.figures import ab, example_plots, plots
+from rnnlab.model.gates import GateSpec
+from rnnlab.probing import analysis, example
+from rnnlab.probing.example import Look
+from rnnlab.training.train import History, Run, RunView
+
+
+def loss_view(run: Run | RunView) -> tuple[go.Figure, go.Figure | None]:
+    """The loss figure (divergence marked) and the metric's when it is not the loss."""
+    history, task = run.history, run.program.task
+    steps, evals = analysis.thin(history.steps_df()), history.chunks_df()
+    loss = plots.loss_figure(steps, evals, task.baseline(run.config.seq_len), task.baseline_text)
+    if history.diverged_at is not None:
+        loss.add_vline(x=history.diverged_at, line=dict(color="red", dash="dot"),
+                       annotation_text=f"diverged at step {history.diverged_at}", annotation_position="top left")
+    metric = None if task.metric_is_loss else plots.metric_figure(steps, evals, task.metric_name)
+    return loss, metric
+
+
+@dataclass(frozen=True)
+class CarryView:
+    """Section 2's figures and sentence at one step."""
+
+    heatmaps: tuple[go.Figure, ...]  # one per carry leaf
+    distance: go.Figure
+    path: go.Figure
+    movement: str  # empty before the first training step
+
+
+def carry_view(history: History) -> CarryView:
+    """The initial carry's heatmaps, distance and PCA path, and how far it moved, in words."""
+    heatmaps = tuple(plots.carry_heatmap(analysis.thin_evaluations(analysis.carry_units_df(history, leaf)), leaf)
+                     for leaf in history.leaves)
+    movement = (f"**By step {history.last_step}:** {analysis.describe_movement(history)}. The heatmap's colours "
+                "run from -1 to 1 (a tanh unit's range) or wider, the same for every run, so a tiny movement "
+                "stays pale.") if history.steps else ""
+    return CarryView(heatmaps, plots.carry_distance_figure(analysis.carry_distance_df(history)),
+                     plots.carry_pca_figure(analysis.carry_pca_df(history)), movement)
+
+
+@dataclass(frozen=True)
+class PerStepView:
+    """Section 3's figures and sentences at one step, with the marked step ``t``."""
+
+    figure: go.Figure
+    caption: str  # why nothing or little shows, after a divergence
+    gap: str  # the first steps against the zero-carry twin, in numbers
+    first: go.Figure | None  # the first steps zoomed in, with the twin
+
+
+def per_step_view(run: Run | RunView, t: int, pinned: RunView | None, zero: Run | None) -> PerStepView:
+    """The loss at each time step of ``run`` (with its zero-carry twin and run A when given), step ``t`` marked."""
+    history, task, mode = run.history, run.program.task, run.config.carry_mode
+    table = analysis.per_step_loss_table(history, f"{mode} carry ({run.config.carry_init})")
+    if zero is not None:
+        table = pd.concat([table, analysis.per_step_loss_table(zero.history, "fixed zero carry")])
+    if pinned is not None and pinned.history.per_step_loss:
+        a_label, _ = ab.labels(pinned.config, run.config)
+        table = pd.concat([table, analysis.per_step_loss_table(pinned.history, f"A: {a_label}")])
+    step_baselines = task.step_baselines(run.config.seq_len)
+    figure = plots.marked_figure(plots.per_step_loss_figure(table, step_baselines), t, 1, len(step_baselines))
+    caption = ""
+    if len(table) and not np.isfinite(table["loss"].to_numpy(float)).any():
+        caption = ("Nothing to draw: every per-step loss of the last evaluation is infinite or not a number, "
+                   "because the run diverged (see the message above).")
+    elif len(table) and (table["loss"].to_numpy(float) > 1e30).all():
+        caption = "The per-step losses of the last evaluation are enormous because the run diverged."
+    gap_text, first_figure = "", None
+    if zero is not None:
+        gap = analysis.first_steps_gap(history, zero.history)
+        gap_text = (f"**Over the first {gap['steps']} time steps** the loss is {gap['run']:.3g} with this run's "
+                    f"initial carry and {gap['zero']:.3g} with a fixed zero carry: "
+                    + (f"the zero carry's is {gap['ratio']:.3g} times as large." if gap["ratio"] >= 1 else
+                       f"the zero carry's is {1 / gap['ratio']:.3g} times smaller here."))
+        first = table[table["t"] <= max(8, 2 * gap["steps"])]
+        last = int(first["t"].max())
+        first_figure = plots.marked_figure(plots.per_step_loss_figure(first, step_baselines[:last],
+                                                                      title="The first time steps, zoomed in"),
+                                           t, 1, last)
+    return PerStepView(figure, caption, gap_text, first_figure)
+
+
+@dataclass(frozen=True)
+class ExampleView:
+    """Section 4's figures and sentences: one example unrolled under the kept snapshots."""
+
+    unrolled: go.Figure
+    summary: str
+    keeper: go.Figure | None  # the keeper gate's heatmap (cells with gates)
+    keeper_summary: str
+
+
+def example_view(looks: list[Look], index: int, mark: int, log_time: bool, gates: GateSpec | None) -> ExampleView:
+    """The unrolled example (clickable, step ``mark`` marked) and what it shows, for ``looks`` (the first
+    untrained, the last now) of example number ``index``."""
+    now, untrained = looks[-1], looks[0]
+    unrolled = plots.clickable(example_plots.unrolled_figure(looks, mark, log_time, gates))
+    keeper, keeper_text = None, ""
+    if gates is not None and now.gates:
+        keeper = example_plots.keeper_heatmap(now, gates, mark, log_time)
+        keeper_text = example.keeper_summary(now, gates)
+    return ExampleView(unrolled, example.summary(now, untrained, index), keeper, keeper_text)
