@@ -480,9 +480,11 @@ def run_apart(coroutine: Coroutine[Any, Any, T]) -> T:
         return pool.submit(asyncio.run, coroutine).result()
 
 
-def session_urls(base_url: str, n: int, mix: str, preset_key: str | None = None) -> tuple[list[str], list[str]]:
+def session_urls(base_url: str, n: int, mix: str, preset_key: str | None = None,
+                 first_seed: int = 100) -> tuple[list[str], list[str]]:
     """``n`` links and their groups: 'same' puts every session on the preset's link; 'half' the even ones, the
-    others on the preset with a seed of their own (a distinct run each), as tests/e2e/test_load.py does."""
+    others on the preset with a seed of their own (``first_seed`` + the session's number: a distinct run each), as
+    tests/e2e/test_load.py does."""
     base = loopback_base(base_url)[3]
     from rnnlab.sharing.presets import PRESETS
 
@@ -492,7 +494,7 @@ def session_urls(base_url: str, n: int, mix: str, preset_key: str | None = None)
     urls, groups = [], []
     for i in range(n):
         own = mix == "half" and i % 2 == 1
-        query = {**preset.query(), "seed": str(100 + i)} if own else preset.query()
+        query = {**preset.query(), "seed": str(first_seed + i)} if own else preset.query()
         urls.append(f"{base}/{preset.page}?{urlencode(query)}")
         groups.append("distinct" if own else "same")
     return urls, groups
@@ -518,10 +520,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds each session may take")
     parser.add_argument("--preset", default=None, help="a preset's key (default: the first)")
     parser.add_argument("--server-pid", type=int, default=0, help="also report this server process's CPU seconds")
+    parser.add_argument("--first-seed", type=int, default=100,
+                        help="seeds of the distinct runs (mix half) start here: another value gives runs not yet trained")
+    parser.add_argument("--idle-window", type=float, default=0.0,
+                        help="with --server-pid: also report the server's CPU seconds in this many seconds, from 2 s "
+                             "after the last session left")
     parser.add_argument("--details", action="store_true", help="also print every session's result")
     args = parser.parse_args(argv)
     try:
-        urls, groups = session_urls(args.base, max(0, args.sessions), args.mix, args.preset)
+        urls, groups = session_urls(args.base, max(0, args.sessions), args.mix, args.preset, args.first_seed)
     except ValueError as e:
         print(e, file=sys.stderr)
         return 2
@@ -534,6 +541,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     server_after = cpu_seconds(args.server_pid) if args.server_pid else None
     if server_before is not None and server_after is not None:
         summary["server_cpu_s"] = round(server_after - server_before, 2)
+    if server_after is not None and args.idle_window > 0:
+        time.sleep(2.0)
+        idle_before = cpu_seconds(args.server_pid)
+        time.sleep(args.idle_window)
+        idle_after = cpu_seconds(args.server_pid)
+        if idle_before is not None and idle_after is not None:
+            summary["server_cpu_after_s"] = round(idle_after - idle_before, 2)
     summary.update(summarise(results))
     if args.details:
         summary["details"] = [{**asdict(r), "server_answer_s": r.server_answer_s} for r in results]
