@@ -20,6 +20,7 @@ from rnnlab.session import (
     Question,
     RunFacts,
     RunFailed,
+    RunStarted,
     StepBegun,
     TrainingEnded,
     decide,
@@ -158,7 +159,13 @@ def test_a_refusal_over_the_limit_is_never_asked_not_even_when_confirmed():
 # ---- a class link's autorun -----------------------------------------------------------------------------------
 
 def test_autorun_trains_in_a_second_script_run():
-    assert ask(IDLE, autorun=True, run=None) == (TRAINING, (Effect.NEW_RUN, Effect.RERUN))
+    assert ask(IDLE, autorun=True, run=None) == (TRAINING, (Effect.NEW_RUN, Effect.RERUN_TO_TRAIN))
+
+
+def test_a_run_that_arrives_finished_is_not_trained_so_a_class_link_needs_one_script_run():
+    assert decide(TRAINING, RunStarted(done=True)) == (IDLE, ())  # RERUN_TO_TRAIN then does nothing
+    assert decide(TRAINING, RunStarted(done=False)) == (TRAINING, ())
+    assert decide(ActionState(step_once=True), RunStarted(done=True)) == (ActionState(step_once=True), ())
 
 
 def test_autorun_with_errors_does_nothing():

@@ -19,6 +19,7 @@ from rnnlab.session.explore_actions import (
     Loaded,
     RunFacts,
     RunFailed,
+    RunStarted,
     decide,
 )
 from rnnlab.training import estimate
@@ -109,7 +110,7 @@ def carry_out(state: ExploreState, effects: tuple[Effect, ...], config: Config) 
                 if loaded is not None:
                     state.run, state.zero_runs = loaded, {}
                 carry_out(state, state.apply(Loaded(loaded is not None, message)), config)
-        elif effect is Effect.RERUN:
+        elif effect is Effect.RERUN or (effect is Effect.RERUN_TO_TRAIN and state.actions.training):
             st.rerun()
 
 
@@ -124,3 +125,5 @@ def start_new_run(state: ExploreState, config: Config) -> None:
     except ConfigError as e:
         state.run = None
         state.apply(RunFailed(" ".join(e.messages)))
+    else:
+        state.apply(RunStarted(state.run.done))

@@ -17,10 +17,11 @@ from rnnlab.session.explore_actions import (
     Question,
     RunFacts,
     RunFailed,
+    RunStarted,
     StepBegun,
     TrainingEnded,
     decide,
 )
 
 __all__ = ["ActionState", "Asked", "Compiled", "Cost", "Deferred", "Effect", "Facts", "Loaded", "PendingSeen",
-           "Question", "RunFacts", "RunFailed", "StepBegun", "TrainingEnded", "decide"]
+           "Question", "RunFacts", "RunFailed", "RunStarted", "StepBegun", "TrainingEnded", "decide"]

@@ -3,9 +3,10 @@ an event to the new state and the :class:`Effect` s the page carries out.
 
 Buttons only record what was asked; once per script run the page sends :class:`Asked` with that request and the
 facts it depends on (the settings' validation errors, the run's progress, the estimates), as plain values. The
-effects that have an outcome answer with another event: a new run that cannot be built (:class:`RunFailed`) or
-waits for a worker's compile (:class:`Deferred`), that compile (:class:`PendingSeen`, :class:`Compiled`), a
-parameter file (:class:`Loaded`), the end of training (:class:`TrainingEnded`, :class:`StepBegun`).
+effects that have an outcome answer with another event: a new run built (:class:`RunStarted`), one that cannot be
+built (:class:`RunFailed`) or waits for a worker's compile (:class:`Deferred`), that compile
+(:class:`PendingSeen`, :class:`Compiled`), a parameter file (:class:`Loaded`), the end of training
+(:class:`TrainingEnded`, :class:`StepBegun`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ class Effect(StrEnum):
     BUILD_PENDING = "build pending"  # the run of the pending configuration, now compiled
     SAY_STOPPED = "say stopped"  # tell that the pending compile was stopped
     RERUN = "rerun"  # run the page's script again
+    RERUN_TO_TRAIN = "rerun to train"  # run it again if training is still asked for then (a run built finished is not)
 
 
 @dataclass(frozen=True)
@@ -109,6 +111,14 @@ class RunFailed:
 
 
 @dataclass(frozen=True)
+class RunStarted:
+    """Effect.NEW_RUN built the run; ``done``: it arrived finished (a class link's run that another session
+    trained), so there is nothing to train."""
+
+    done: bool
+
+
+@dataclass(frozen=True)
 class Deferred:
     """Effect.NEW_RUN left the run of ``config`` to be built after its first compile, in a worker."""
 
@@ -147,7 +157,7 @@ class StepBegun:
     """The page starts the chunk that Step asked for."""
 
 
-Event = Asked | RunFailed | Deferred | PendingSeen | Compiled | Loaded | TrainingEnded | StepBegun
+Event = Asked | RunFailed | RunStarted | Deferred | PendingSeen | Compiled | Loaded | TrainingEnded | StepBegun
 
 
 def decide(state: ActionState, event: Event) -> tuple[ActionState, tuple[Effect, ...]]:
@@ -157,6 +167,10 @@ def decide(state: ActionState, event: Event) -> tuple[ActionState, tuple[Effect,
             return asked(state, event)
         case RunFailed(message=message):
             return replace(state, training=False, step_once=False, pending=None, error=message), ()
+        case RunStarted(done=True):
+            return replace(state, training=False), ()
+        case RunStarted():
+            return state, ()
         case Deferred(config=config):
             return replace(state, pending=config), ()
         case PendingSeen(matches=matches):
@@ -207,7 +221,7 @@ def asked(state: ActionState, event: Asked) -> tuple[ActionState, tuple[Effect, 
     elif action == "load":
         effects = (Effect.LOAD_FILE,)
     if action == "autorun":
-        effects += (Effect.RERUN,)  # train in a second script run: in a session's first the widgets stay inactive
+        effects += (Effect.RERUN_TO_TRAIN,)  # train in a second run: in a session's first the widgets stay inactive
     run_stays = not {Effect.NEW_RUN, Effect.FORGET_RUN} & set(effects)
     if run_stays and facts.run is not None and not facts.run.matches:
         state = replace(state, training=False)  # the charts show the previous run; nothing trains it
