@@ -48,17 +48,19 @@ class Side:
     """One run's numbers in the comparison."""
 
     label: str
-    step: int
+    step: int  # of the evaluation quoted
     eval_loss: float
     moved: float  # how far the initial carry moved (the leaf that moved most), 0 when it is not a parameter
     learnable: bool
+    trained: int = -1  # steps trained so far, when more than ``step``
 
 
 def side(config: Config, history, label: str) -> Side:
     movement = analysis.carry_movement(history)
     moved = max((m["distance"] for m in movement.values()), default=0.0)
     loss = history.chunks[-1]["eval_loss"] if history.chunks else float("nan")
-    return Side(label, history.last_step, float(loss), moved, config.carry_mode == "learnable")
+    trained = history.last_step if history.last_step > history.evaluated_step else -1
+    return Side(label, history.evaluated_step, float(loss), moved, config.carry_mode == "learnable", trained)
 
 
 def times(x: float, y: float) -> str:
@@ -77,7 +79,9 @@ def describe(a: Side, b: Side) -> str:
     def one(s: Side) -> str:
         moved = (f"its initial carry moved {s.moved:.2g}" if s.learnable
                  else "its initial carry is not trained (it does not move)")
-        return f"after {s.step} steps the evaluation loss is {s.eval_loss:.3g} and {moved}"
+        since = (f" (its latest evaluation; it has trained {s.trained} steps, and evaluates at the end of each "
+                 "chunk)") if s.trained > s.step else ""
+        return f"after {s.step} steps{since} the evaluation loss is {s.eval_loss:.3g} and {moved}"
     text = f"**A** ({a.label}): {one(a)}. **B** ({b.label}): {one(b)}."
     if np.isfinite(a.eval_loss) and np.isfinite(b.eval_loss) and a.eval_loss > 0 and b.eval_loss > 0:
         text += f" B's loss is {times(b.eval_loss, a.eval_loss)} A's."

@@ -43,7 +43,7 @@ def carry_view(history: History) -> CarryView:
     """The initial carry's heatmaps, distance and PCA path, and how far it moved, in words."""
     heatmaps = tuple(plots.carry_heatmap(analysis.thin_evaluations(analysis.carry_units_df(history, leaf)), leaf)
                      for leaf in history.leaves)
-    movement = (f"**By step {history.last_step}:** {analysis.describe_movement(history)}. The heatmap's colours "
+    movement = (f"**By step {history.evaluated_step}:** {analysis.describe_movement(history)}. The heatmap's colours "
                 "run from -1 to 1 (a tanh unit's range) or wider, the same for every run, so a tiny movement "
                 "stays pale.") if history.steps else ""
     return CarryView(heatmaps, plots.carry_distance_figure(analysis.carry_distance_df(history)),

@@ -99,6 +99,12 @@ class History:
     def last_step(self) -> int:
         return self.steps[-1]["step"] if self.steps else 0
 
+    @property
+    def evaluated_step(self) -> int:
+        """The training step of the latest evaluation (the carry snapshots and per-step losses are of it): behind
+        :attr:`last_step` between the end of a chunk and the next, e.g. after a Stop in the middle of one."""
+        return self.chunks[-1]["step"] if self.chunks else 0
+
     def copy(self) -> History:
         """An independent copy (rows and arrays are never changed once appended, so they are shared)."""
         return History(self.leaves, list(self.steps), list(self.chunks),
