@@ -86,7 +86,7 @@ LAYERS = (
     ("rnnlab.figures", "rnnlab.files", "rnnlab.flaxapi"),
     ("rnnlab.sharing", "rnnlab.session"),
     ("rnnlab.server",),
-    ("rnnlab.cli", "rnnlab.__main__", "rnnlab.bench"),
+    ("rnnlab.cli", "rnnlab.__main__", "rnnlab.bench", "rnnlab.cluster"),
     ("ui",),
     ("app", "pages"),
 )

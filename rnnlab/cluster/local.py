@@ -1,0 +1,244 @@
+"""A Ray cluster on this machine, on loopback only: a head node with no CPUs and 1-CPU worker nodes, all inside a
+network namespace of its own (:data:`NETNS`) whose only interface is loopback.
+
+Ray replaces 127.0.0.1 by the machine's address whenever a route out exists, so a cluster meant to stay on this
+machine lives in a namespace without one; every driver of it (a web process, a test's helper) runs there too:
+``ip netns exec rnnlab python ...`` (:func:`in_netns`). Needs root (``ip netns add``).
+
+Each node is one ``ray start --block`` in a process group of its own, its pid kept in the state folder;
+:func:`down` stops those groups (SIGTERM, then SIGKILL), then whatever else still runs in the namespace, then
+deletes the namespace. It never runs ``ray stop``, which stops every Ray process on the machine. The nodes
+inherit this process's environment (``RNNLAB_*``, ``XLA_FLAGS``), as the web processes should have it too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+NETNS = "rnnlab"
+HOST, PORT = "127.0.0.1", 6379
+ADDRESS = f"{HOST}:{PORT}"
+STATE_DIR = Path("/tmp/rnnlab-cluster")  # short: Ray's socket paths under it must stay under 108 characters
+OBJECT_STORE_BYTES = 100 * 2**20
+START_TIMEOUT_S = 60.0
+STOP_TIMEOUT_S = 5.0
+STARTED = "Ray runtime started"
+
+
+class ClusterError(RuntimeError):
+    """The local cluster could not be started, reached or stopped; the message says why."""
+
+
+@dataclass
+class Node:
+    """One ``ray start --block`` process (its pid is also its process group) and its log."""
+
+    role: str
+    pid: int
+    log: str
+
+
+@dataclass
+class State:
+    """What :func:`up` started, kept in ``STATE_DIR/state.json``."""
+
+    netns: str
+    address: str
+    nodes: list[Node] = field(default_factory=list)
+
+    def save(self, folder: Path) -> None:
+        (folder / "state.json").write_text(json.dumps(asdict(self), indent=1))
+
+    @classmethod
+    def load(cls, folder: Path) -> State | None:
+        path = folder / "state.json"
+        if not path.exists():
+            return None
+        data = json.loads(path.read_text())
+        return cls(data["netns"], data["address"], [Node(**n) for n in data["nodes"]])
+
+
+def in_netns(command: list[str], netns: str = NETNS) -> list[str]:
+    """``command`` run inside the cluster's network namespace."""
+    return ["ip", "netns", "exec", netns, *command]
+
+
+def netns_exists(netns: str = NETNS) -> bool:
+    return Path("/var/run/netns", netns).exists() or Path("/run/netns", netns).exists()
+
+
+def netns_pids(netns: str = NETNS) -> list[int]:
+    """Every process inside the namespace."""
+    out = subprocess.run(["ip", "netns", "pids", netns], capture_output=True, text=True, timeout=10)
+    return [int(p) for p in out.stdout.split()]
+
+
+def can_create_netns() -> str | None:
+    """None when this process may create network namespaces, else why not (in words)."""
+    if shutil.which("ip") is None:
+        return "the 'ip' command (iproute2) is missing"
+    probe = f"rnnlab-probe-{os.getpid()}"
+    made = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True, timeout=10)
+    if made.returncode != 0:
+        return f"cannot create a network namespace: {made.stderr.strip() or made.returncode}"
+    subprocess.run(["ip", "netns", "del", probe], capture_output=True, timeout=10)
+    return None
+
+
+def ray_command() -> str:
+    """The ``ray`` script of this Python environment."""
+    found = Path(sys.executable).with_name("ray")
+    if found.exists():
+        return str(found)
+    which = shutil.which("ray")
+    if which is None:
+        raise ClusterError("the 'ray' command is missing: pip install -r requirements-ray.txt")
+    return which
+
+
+def node_command(role: str, temp_dir: Path, object_store_bytes: int) -> list[str]:
+    common = [ray_command(), "start", "--block", "--disable-usage-stats", f"--node-ip-address={HOST}",
+              f"--object-store-memory={object_store_bytes}"]
+    if role == "head":
+        return [*common, "--head", f"--port={PORT}", "--num-cpus=0", "--include-dashboard=false",
+                f"--temp-dir={temp_dir}"]
+    return [*common, f"--address={ADDRESS}", "--num-cpus=1"]
+
+
+def start_node(role: str, folder: Path, object_store_bytes: int, netns: str) -> Node:
+    log = folder / f"{role}.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(in_netns(node_command(role, folder / "ray", object_store_bytes), netns),
+                                   stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   start_new_session=True, env=node_env())
+    return Node(role, process.pid, str(log))
+
+
+def node_env() -> dict[str, str]:
+    """The nodes' environment: this process's, with Ray's usage statistics off."""
+    return {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+
+
+def wait_started(node: Node, deadline: float) -> None:
+    """Wait until ``node``'s log says Ray started; ClusterError when it exits or the deadline passes first."""
+    while time.monotonic() < deadline:
+        text = Path(node.log).read_text(errors="replace")
+        if STARTED in text:
+            return
+        if not alive(node.pid):
+            raise ClusterError(f"the {node.role} node exited while starting; its log:\n{tail(text)}")
+        time.sleep(0.2)
+    raise ClusterError(f"the {node.role} node did not start within {START_TIMEOUT_S:.0f} s; its log:\n"
+                       f"{tail(Path(node.log).read_text(errors='replace'))}")
+
+
+def tail(text: str, lines: int = 20) -> str:
+    return "\n".join(text.splitlines()[-lines:])
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:  # a zombie (exited, not yet reaped by its parent) is not alive
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[-1][:1] != "Z"
+    except OSError:
+        return False
+
+
+def up(workers: int = 2, folder: Path = STATE_DIR, object_store_bytes: int = OBJECT_STORE_BYTES,
+       netns: str = NETNS) -> State:
+    """Start the namespace, the head and ``workers`` worker nodes; their state. ClusterError when a cluster is
+    already up, the namespace cannot be made, or a node does not start in time (what started is stopped then)."""
+    if State.load(folder) is not None or netns_exists(netns):
+        raise ClusterError(f"a local cluster is already up (namespace {netns!r}, state in {folder}); "
+                           "stop it first: python -m rnnlab.cluster down")
+    made = subprocess.run(["ip", "netns", "add", netns], capture_output=True, text=True, timeout=10)
+    if made.returncode != 0:
+        raise ClusterError(f"cannot create the network namespace {netns!r} (root needed): {made.stderr.strip()}")
+    folder.mkdir(parents=True, exist_ok=True)
+    state = State(netns, ADDRESS)
+    state.save(folder)
+    try:
+        subprocess.run(["ip", "-n", netns, "link", "set", "lo", "up"], check=True, capture_output=True, timeout=10)
+        deadline = time.monotonic() + START_TIMEOUT_S
+        head = start_node("head", folder, object_store_bytes, netns)
+        state.nodes.append(head)
+        state.save(folder)
+        wait_started(head, deadline)
+        for i in range(workers):  # one at a time: nodes starting together on a busy 2-core machine time out
+            state.nodes.append(start_node(f"worker{i + 1}", folder, object_store_bytes, netns))
+            state.save(folder)
+            wait_started(state.nodes[-1], deadline)
+    except BaseException:
+        down(folder, netns)
+        raise
+    return state
+
+
+def down(folder: Path = STATE_DIR, netns: str = NETNS, timeout_s: float = STOP_TIMEOUT_S) -> list[int]:
+    """Stop every node :func:`up` started and anything else in the namespace, delete the namespace and the state
+    folder; the pids that had to be killed (SIGKILL)."""
+    state = State.load(folder)
+    groups = [n.pid for n in state.nodes] if state else []
+    for pid in groups:
+        signal_group(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and any(alive(p) for p in remaining(groups, netns)):
+        time.sleep(0.2)
+    killed = [p for p in remaining(groups, netns) if alive(p)]
+    for pid in groups:
+        signal_group(pid, signal.SIGKILL)
+    for pid in killed:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    kill_deadline = time.monotonic() + 5.0
+    while time.monotonic() < kill_deadline and any(alive(p) for p in remaining(groups, netns)):
+        time.sleep(0.1)
+    if netns_exists(netns):
+        subprocess.run(["ip", "netns", "del", netns], capture_output=True, timeout=10)
+    shutil.rmtree(folder, ignore_errors=True)
+    return killed
+
+
+def remaining(groups: list[int], netns: str) -> list[int]:
+    """The processes of the nodes' groups and of the namespace."""
+    pids = set(netns_pids(netns)) if netns_exists(netns) else set()
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if os.getpgid(int(proc.name)) in groups:
+                    pids.add(int(proc.name))
+            except (ProcessLookupError, PermissionError):
+                continue
+    return sorted(pids)
+
+
+def signal_group(pgid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def status(folder: Path = STATE_DIR, netns: str = NETNS) -> dict:
+    """Whether a cluster is up: its address, and per node its pid and whether it runs."""
+    state = State.load(folder)
+    if state is None:
+        return {"up": False, "netns": netns_exists(netns)}
+    nodes = {n.role: {"pid": n.pid, "alive": alive(n.pid), "log": n.log} for n in state.nodes}
+    return {"up": all(n["alive"] for n in nodes.values()), "address": state.address, "netns": state.netns,
+            "nodes": nodes, "processes_in_netns": len(netns_pids(state.netns)) if netns_exists(state.netns) else 0}
