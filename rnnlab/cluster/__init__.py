@@ -1,7 +1,8 @@
 """Running the server's heavy work on a Ray cluster.
 
 - :mod:`.local`: a Ray cluster on this machine for tests and load runs (a head with no CPUs and 1-CPU worker
-  nodes), on loopback only, inside a network namespace of its own; ``python -m rnnlab.cluster up|down|status``.
+  nodes), on loopback only, inside a network namespace of its own.
+- :mod:`.__main__`: ``python -m rnnlab.cluster up|down|status``.
 
 The web process reaches a cluster through :class:`rnnlab.server.ray_executor.RayExecutor`
 (``RNNLAB_EXECUTOR=ray``, ``RNNLAB_RAY_ADDRESS=HOST:PORT``).

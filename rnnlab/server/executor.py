@@ -19,6 +19,7 @@ process, under this process's :data:`~rnnlab.server.gate.GATE`, :data:`~rnnlab.s
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 import time
@@ -34,7 +35,7 @@ from rnnlab.server.gate import JobGate, Ticket
 from rnnlab.training.train import Run
 
 ENV_EXECUTOR = "RNNLAB_EXECUTOR"
-EXECUTORS = ("embedded",)
+EXECUTORS = ("embedded", "ray")
 QUEUED, RUNNING, DONE, FAILED, CANCELLED = "queued", "running", "done", "failed", "cancelled"
 FINISHED = frozenset({DONE, FAILED, CANCELLED})
 LEFT_ALONE_S = 60.0  # a job nobody has polled for this long is cancelled: nothing runs that nobody waits for
@@ -442,4 +443,6 @@ def current_executor() -> Executor:
     name = os.environ.get(ENV_EXECUTOR, "").strip() or "embedded"
     if name not in EXECUTORS:
         raise ValueError(f"{ENV_EXECUTOR} must be one of {', '.join(EXECUTORS)}; got {name!r}")
+    if name == "ray":  # by name, imported only here: embedded mode never imports Ray
+        return importlib.import_module("rnnlab.server.ray_executor").shared_executor()
     return _EMBEDDED

@@ -1,0 +1,212 @@
+"""Heavy work on a Ray cluster: ``RNNLAB_EXECUTOR=ray`` with ``RNNLAB_RAY_ADDRESS=HOST:PORT`` (the head's).
+
+:class:`RayExecutor` keeps the embedded executor's admission in this process (its gate's fair shares, memory
+budget and queue, the shared runs, the results computed once) and sends the computing to the cluster as Ray
+tasks:
+
+- a run's training part (``jobs.train_part``): the run stays here; its state travels as msgpack bytes to
+  :func:`rnnlab.training.parts.train_part_bytes` on a worker, and the part that comes back is applied here with
+  :meth:`~rnnlab.training.train.Run.apply_part` (:func:`train_part`);
+- work of plain arguments and values (probes, sweeps, example looks): the work function itself, on a worker;
+- work that builds a live :class:`~rnnlab.training.train.Run` or fills this process's compile cache
+  (:data:`IN_PROCESS`) runs here, as in embedded mode.
+
+Each job's thread here waits for its task with ``ray.wait`` in short steps, so a cancel is seen within
+:data:`WAIT_S`: a gentle one cancels the task (Ray raises KeyboardInterrupt in it when its compiled call
+returns), a forced one kills the worker process. A worker that dies mid-task is retried by Ray
+(:data:`MAX_RETRIES`); training is deterministic, so the history is the same. Ray is imported only here, and
+this module only when ``RNNLAB_EXECUTOR=ray``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+import os
+import socket
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import ray
+import ray.exceptions
+
+from rnnlab.config import Config, ConfigError
+from rnnlab.server import executor, jobs, shared_runs
+from rnnlab.server import results as kept_results
+from rnnlab.server.executor import Cancelled, EmbeddedExecutor, Lease, QueueInfo, RunLease, Work
+from rnnlab.server.gate import JobGate
+from rnnlab.training import parts
+from rnnlab.training.train import ChunkProgress, Run
+
+ENV_ADDRESS = "RNNLAB_RAY_ADDRESS"
+NAMESPACE = "rnnlab"
+CONNECT_TIMEOUT_S = 5.0
+WAIT_S = 0.2  # a job's thread checks this often whether it should stop while its task runs
+MAX_RETRIES = 3  # a task whose worker died is run again (not a cancelled one, nor one that raised)
+IN_PROCESS = frozenset({jobs.start_run, jobs.untrained_run, jobs.load_run, jobs.compile_program})
+
+_connect_lock, _shared_lock = threading.Lock(), threading.Lock()
+_shared: RayExecutor | None = None
+
+
+def worker_env() -> dict[str, str]:
+    """What the cluster's workers must share with this process: every ``RNNLAB_*`` setting and ``XLA_FLAGS``
+    (part of the compile cache's key)."""
+    return {k: v for k, v in os.environ.items() if k.startswith("RNNLAB_") or k == "XLA_FLAGS"}
+
+
+def parse_address(address: str) -> tuple[str, int]:
+    """``HOST:PORT``; ConfigError saying what is wrong otherwise."""
+    host, _, port = address.strip().rpartition(":")
+    if not host or not port.isdigit():
+        raise ConfigError([f"{ENV_ADDRESS} must be the Ray head's HOST:PORT (e.g. 127.0.0.1:6379); got {address!r}"])
+    return host, int(port)
+
+
+def connect(address: str | None = None) -> None:
+    """Join the cluster at ``address`` (default ``$RNNLAB_RAY_ADDRESS``) as a driver, once per process. A missing,
+    malformed or unreachable address is one ConfigError that says which and what to do."""
+    with _connect_lock:
+        if ray.is_initialized():
+            return
+        address = (address or os.environ.get(ENV_ADDRESS, "")).strip()
+        if not address:
+            raise ConfigError([f"{executor.ENV_EXECUTOR}=ray needs {ENV_ADDRESS}=HOST:PORT, the address of the Ray "
+                               "cluster's head (python -m rnnlab.cluster up starts one on this machine)"])
+        host, port = parse_address(address)
+        try:
+            socket.create_connection((host, port), timeout=CONNECT_TIMEOUT_S).close()
+        except OSError as e:
+            raise ConfigError([f"no Ray cluster answers at {ENV_ADDRESS}={address} ({e.strerror or e}): start its "
+                               "head there, or set the variable to the head's HOST:PORT"]) from None
+        ray.init(address=address, namespace=NAMESPACE, log_to_driver=False, logging_level=logging.WARNING,
+                 runtime_env={"env_vars": worker_env()})
+
+
+# ---- what this process's job threads run -------------------------------------------------------------------------
+def call(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """On a worker: ``fn(*args, **kwargs)``."""
+    return fn(*args, **kwargs)
+
+
+@functools.cache
+def task(fn: Callable[..., Any]):
+    """``fn`` as a Ray task that is retried when its worker dies."""
+    return ray.remote(max_retries=MAX_RETRIES, retry_exceptions=False)(fn)
+
+
+def wait_for(ref: ray.ObjectRef) -> Any:
+    """The task's value, waited for in steps of :data:`WAIT_S`; a stop request cancels it (:class:`Cancelled`),
+    a forced cancel of the job kills its worker."""
+    executor.on_force(lambda: ray.cancel(ref, force=True))
+    finished = False
+    try:
+        while not finished:
+            finished = bool(ray.wait([ref], timeout=WAIT_S)[0])
+            if not finished and executor.should_stop():
+                raise Cancelled("cancelled")
+        try:
+            return ray.get(ref, timeout=WAIT_S)
+        except ray.exceptions.TaskCancelledError:
+            raise Cancelled("cancelled") from None
+    finally:
+        if not finished:
+            try:
+                ray.cancel(ref)
+            except Exception:  # noqa: BLE001 - the cluster may have gone; the job ends all the same
+                pass
+
+
+def remote(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
+    """``fn(*args, **kwargs)`` as a task on the cluster; its value here."""
+    return wait_for(task(call).remote(fn, args, kwargs))
+
+
+def part_on_ray(config: Config, state: dict, n_active: int) -> parts.Part:
+    """:func:`rnnlab.training.parts.train_part` computed on the cluster from and to msgpack bytes (a drop-in for
+    it in :meth:`~rnnlab.training.train.Run.run_chunk`)."""
+    data = wait_for(task(parts.train_part_bytes).remote(config, parts.state_to_bytes(state), n_active))
+    return parts.part_from_bytes(config, data)
+
+
+def train_part(run: Run, max_seconds: float | None) -> ChunkProgress | None:
+    """:func:`rnnlab.server.jobs.train_part` with the part computed on the cluster."""
+    progress = run.run_chunk(max_seconds, wait=False, part=part_on_ray)
+    if progress is None:
+        for _ in range(20):
+            if run.settle(0.25 * (max_seconds or 1.0)) or executor.should_stop():
+                break
+    executor.report(run.step / max(1, run.config.steps))
+    return progress
+
+
+def on_ray(work: Work) -> Work:
+    """``work`` as this process's job thread runs it in Ray mode (see the module's docstring)."""
+    if work.fn is jobs.train_part:
+        return dataclasses.replace(work, fn=train_part)
+    if work.fn in IN_PROCESS:
+        return work
+    return dataclasses.replace(work, fn=remote, args=(work.fn, tuple(work.args), dict(work.kwargs)), kwargs={})
+
+
+# ---- the executor -------------------------------------------------------------------------------------------------
+class RayJob:
+    """A job whose computing runs on the cluster: the embedded job that admits it and waits for its task."""
+
+    def __init__(self, work: Work, job: executor.EmbeddedJob):
+        self.work, self.job = work, job
+
+    @property
+    def status(self) -> str:
+        return self.job.status
+
+    @property
+    def queue(self) -> QueueInfo | None:
+        return self.job.queue
+
+    @property
+    def progress(self) -> float | None:
+        return self.job.progress
+
+    @property
+    def note(self) -> str:
+        return self.job.note
+
+    def poll(self, timeout_s: float = 0.0) -> bool:
+        return self.job.poll(timeout_s)
+
+    def result(self) -> Any:
+        return self.job.result()
+
+    def cancel(self, force: bool = False) -> None:
+        self.job.cancel(force)
+
+
+class RayExecutor:
+    """Work admitted by this process's gate (shared runs and kept results as in embedded mode), computed on the
+    Ray cluster at ``address`` (default ``$RNNLAB_RAY_ADDRESS``)."""
+
+    def __init__(self, address: str | None = None, gate: JobGate | None = None,
+                 runs: shared_runs.SharedRuns | None = None, results: kept_results.Results | None = None):
+        connect(address)
+        self.local = EmbeddedExecutor(gate, runs, results)
+
+    def submit(self, work: Work, lease: Lease | None = None) -> RayJob:
+        return RayJob(work, self.local.submit(on_ray(work), lease))
+
+    def lease(self, memory_bytes: int, label: str = "", client: str = "") -> Lease:
+        return self.local.lease(memory_bytes, label, client)
+
+    def run_lease(self, run: Run, label: str = "training", client: str = "") -> RunLease:
+        return self.local.run_lease(run, label, client)
+
+
+def shared_executor() -> RayExecutor:
+    """This process's executor for ``$RNNLAB_RAY_ADDRESS`` (connected on first use)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = RayExecutor()
+    return _shared
