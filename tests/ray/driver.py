@@ -1,0 +1,116 @@
+"""A Ray driver for the tests of this folder, run inside the local cluster's network namespace
+(``ip netns exec rnnlab python tests/ray/driver.py MODE OUT``); it writes what it saw to OUT (a pickle).
+
+- ``train PRESET``: the preset's run trained part by part through :class:`RayExecutor` (Work of ``jobs.train_part``,
+  as the Explore page submits it): the history's tables and arrays.
+- ``kill PRESET``: the same, SIGKILLing the worker process of the first part once it has run for a moment.
+- ``cancel PRESET``: a part cancelled while its task runs: how long the job took to end, and whether the task's
+  worker stopped running it.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+from rnnlab.config import Config
+from rnnlab.server import jobs
+from rnnlab.server.executor import CANCELLED, Work
+from rnnlab.server.gate import JobGate
+from rnnlab.server.ray_executor import RayExecutor
+from rnnlab.server.results import Results
+from rnnlab.server.shared_runs import SharedRuns
+from rnnlab.sharing.presets import PRESETS_BY_KEY
+from rnnlab.training.train import Run
+
+PART_TITLE = "ray::train_part_bytes"
+POLL_S = 0.1
+DEADLINE_S = 240.0
+
+
+def tasks_running(title: str = PART_TITLE) -> list[int]:
+    """Pids of processes in this network namespace whose title says they run ``title``."""
+    mine = os.readlink("/proc/self/ns/net")
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and os.readlink(proc / "ns/net") == mine and \
+                    (proc / "cmdline").read_bytes().startswith(title.encode()):
+                found.append(int(proc.name))
+        except OSError:
+            continue
+    return found
+
+
+def history_of(run: Run) -> dict:
+    h = run.history
+    return {"steps": h.steps_df(), "chunks": h.chunks_df(), "carry": {k: list(v) for k, v in h.carry.items()},
+            "per_step_loss": list(h.per_step_loss), "stop_reason": h.stop_reason}
+
+
+def executor() -> RayExecutor:
+    return RayExecutor(os.environ["RNNLAB_RAY_ADDRESS"], gate=JobGate(limit=2, budget=lambda: 8 * 2**30),
+                       runs=SharedRuns(), results=Results())
+
+
+def finish(job, deadline: float) -> None:
+    while not job.poll(POLL_S):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"job still {job.status}")
+
+
+def train(config: Config, kill: bool) -> dict:
+    ex, deadline = executor(), time.monotonic() + DEADLINE_S
+    run, killed, parts = Run(config), [], 0
+
+    def killer() -> None:
+        while not killed and time.monotonic() < deadline:
+            pids = tasks_running()
+            if pids:
+                time.sleep(0.5)
+                os.kill(pids[0], signal.SIGKILL)
+                killed.append(pids[0])
+            time.sleep(0.05)
+
+    if kill:
+        threading.Thread(target=killer, daemon=True).start()
+    while not run.done:
+        job = ex.submit(Work(jobs.train_part, (run, None), kind="train part", client="test"))
+        finish(job, deadline)
+        job.result()
+        parts += 1
+    return {"history": history_of(run), "killed": killed, "parts": parts}
+
+
+def cancel(config: Config) -> dict:
+    ex, deadline = executor(), time.monotonic() + DEADLINE_S
+    run = Run(config)
+    job = ex.submit(Work(jobs.train_part, (run, None), kind="train part", client="test"))
+    while not tasks_running():
+        job.poll(POLL_S)
+        assert time.monotonic() < deadline and not job.poll(0), job.status
+    time.sleep(0.3)
+    asked = time.monotonic()
+    job.cancel()
+    finish(job, deadline)
+    ended_s = time.monotonic() - asked
+    gone = time.monotonic() + 60
+    while tasks_running() and time.monotonic() < gone:
+        time.sleep(0.1)
+    return {"status": job.status, "cancelled": job.status == CANCELLED, "ended_s": ended_s,
+            "task_left_s": time.monotonic() - asked, "task_running": bool(tasks_running()), "step": run.step}
+
+
+def main(mode: str, preset: str, out: str) -> None:
+    config = PRESETS_BY_KEY[preset].config
+    result = cancel(config) if mode == "cancel" else train(config, kill=mode == "kill")
+    Path(out).write_bytes(pickle.dumps(result))
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:4])

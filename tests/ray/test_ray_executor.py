@@ -1,0 +1,74 @@
+"""Heavy work on a local Ray cluster (a head with no CPUs and two 1-CPU worker nodes, on loopback in a network
+namespace of its own): a preset's run trained part by part on the cluster has embedded mode's history bit for
+bit, also when a worker is SIGKILLed mid-part (Ray retries the part); a cancelled part stops its task."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+pytest.importorskip("ray", reason="Ray is not installed: pip install -r requirements-ray.txt")
+
+from rnnlab.cluster import local
+from rnnlab.sharing.presets import PRESETS_BY_KEY
+from rnnlab.training.train import Run
+
+ROOT = Path(__file__).resolve().parents[2]
+DRIVER = Path(__file__).with_name("driver.py")
+DRIVER_TIMEOUT_S = 300
+PRESET = "noisy_carry_adding"  # 300 steps of T = 10: a few seconds of training on one CPU
+
+
+def run_driver(cluster: local.State, mode: str, preset: str, folder: Path) -> dict:
+    """``tests/ray/driver.py MODE PRESET`` run inside the cluster's namespace; what it wrote."""
+    out = folder / f"{mode}.pickle"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "RNNLAB_RAY_ADDRESS": cluster.address}
+    done = subprocess.run(local.in_netns([sys.executable, str(DRIVER), mode, preset, str(out)], cluster.netns),
+                          env=env, cwd=ROOT, capture_output=True, text=True, timeout=DRIVER_TIMEOUT_S)
+    assert done.returncode == 0, done.stderr[-4000:]
+    return pickle.loads(out.read_bytes())
+
+
+@pytest.fixture(scope="module")
+def embedded_history():
+    run = Run(PRESETS_BY_KEY[PRESET].config)
+    run.train()
+    return run.history
+
+
+def assert_same_history(history, got: dict) -> None:
+    pd.testing.assert_frame_equal(history.steps_df(), got["steps"], check_exact=True)
+    pd.testing.assert_frame_equal(history.chunks_df(), got["chunks"], check_exact=True)
+    assert set(history.carry) == set(got["carry"])
+    for leaf, snapshots in history.carry.items():
+        assert len(snapshots) == len(got["carry"][leaf])
+        assert all(np.array_equal(a, b) for a, b in zip(snapshots, got["carry"][leaf]))
+    assert len(history.per_step_loss) == len(got["per_step_loss"])
+    assert all(np.array_equal(a, b) for a, b in zip(history.per_step_loss, got["per_step_loss"]))
+    assert history.stop_reason == got["stop_reason"]
+
+
+def test_a_preset_trained_part_by_part_on_the_cluster_matches_embedded_mode(cluster, tmp_path, embedded_history):
+    got = run_driver(cluster, "train", PRESET, tmp_path)
+    assert got["parts"] == 300 // 25 and not got["killed"]
+    assert_same_history(embedded_history, got["history"])
+
+
+def test_a_worker_killed_mid_part_is_retried_and_the_history_is_the_same(cluster, tmp_path, embedded_history):
+    got = run_driver(cluster, "kill", PRESET, tmp_path)
+    assert len(got["killed"]) == 1
+    assert_same_history(embedded_history, got["history"])
+
+
+def test_a_cancelled_part_ends_its_job_at_once_and_stops_its_task(cluster, tmp_path):
+    got = run_driver(cluster, "cancel", PRESET, tmp_path)
+    assert got["cancelled"], got
+    assert got["ended_s"] < 1.5 and got["step"] == 0, got
+    assert not got["task_running"], got
