@@ -97,9 +97,10 @@ class SharedRuns:
 
     def copy_of(self, config: Config, after_step: int = -1, wait_s: float = 2.0) -> Run | None:
         """A copy of ``config``'s lead as of its last finished call, when it has got further than ``after_step``;
-        None when there is none, or when its call in progress has not ended within ``wait_s`` seconds."""
+        None when there is none, or when its call in progress has not ended within ``wait_s`` seconds. A finished
+        lead has no call to wait for: a class arriving at once gets it however long the copies before theirs take."""
         lead = self._lead(config)
-        if lead is None or lead.step <= after_step or not lead.settle(wait_s):
+        if lead is None or lead.step <= after_step or (not lead.done and not lead.settle(wait_s)):
             return None
         copy = lead.fork()
         return copy if copy.pristine and copy.config == config else None

@@ -323,7 +323,7 @@ class Run:
             other.__dict__.update(self.__dict__)
             other._lock, other._history_lock = threading.RLock(), threading.Lock()
             # own device buffers: a chunk donates its input state, which must not delete the other run's
-            other.state = jax.tree_util.tree_map(jnp.copy, self.state)
+            other.state = jax.device_put(self.state, may_alias=False)  # one call: the lock is held briefly
             other.history = self.history.copy()
             other.snapshots = list(self.snapshots)
             return other
