@@ -208,6 +208,11 @@ def down(folder: Path = STATE_DIR, netns: str = NETNS, timeout_s: float = STOP_T
     kill_deadline = time.monotonic() + 5.0
     while time.monotonic() < kill_deadline and any(alive(p) for p in remaining(groups, netns)):
         time.sleep(0.1)
+    for pid in groups:  # the nodes are this process's children when it started them: reap them
+        try:
+            os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            pass
     if netns_exists(netns):
         subprocess.run(["ip", "netns", "del", netns], capture_output=True, timeout=10)
     shutil.rmtree(folder, ignore_errors=True)

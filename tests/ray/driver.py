@@ -4,8 +4,9 @@
 - ``train PRESET``: the preset's run trained part by part through :class:`RayExecutor` (Work of ``jobs.train_part``,
   as the Explore page submits it): the history's tables and arrays.
 - ``kill PRESET``: the same, SIGKILLing the worker process of the first part once it has run for a moment.
-- ``cancel PRESET``: a part cancelled while its task runs: how long the job took to end, and whether the task's
-  worker stopped running it.
+- ``cancel PRESET`` / ``force PRESET``: a part cancelled (gently / with force) while its task runs: how long the job
+  took to end, and whether the task's worker stopped running it.
+- ``probe PRESET``: a probe of the preset's untrained run (plain arguments, run on a worker whole): its table.
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ def train(config: Config, kill: bool) -> dict:
     return {"history": history_of(run), "killed": killed, "parts": parts}
 
 
-def cancel(config: Config) -> dict:
+def cancel(config: Config, force: bool) -> dict:
     ex, deadline = executor(), time.monotonic() + DEADLINE_S
     run = Run(config)
     job = ex.submit(Work(jobs.train_part, (run, None), kind="train part", client="test"))
@@ -96,7 +97,7 @@ def cancel(config: Config) -> dict:
         assert time.monotonic() < deadline and not job.poll(0), job.status
     time.sleep(0.3)
     asked = time.monotonic()
-    job.cancel()
+    job.cancel(force=force)
     finish(job, deadline)
     ended_s = time.monotonic() - asked
     gone = time.monotonic() + 60
@@ -106,9 +107,21 @@ def cancel(config: Config) -> dict:
             "task_left_s": time.monotonic() - asked, "task_running": bool(tasks_running()), "step": run.step}
 
 
+def probe(config: Config) -> dict:
+    ex, deadline = executor(), time.monotonic() + DEADLINE_S
+    job = ex.submit(Work(jobs.robustness, (jobs.Model.of(Run(config)),), kind="probe", client="test"))
+    finish(job, deadline)
+    return {"table": job.result()}
+
+
 def main(mode: str, preset: str, out: str) -> None:
     config = PRESETS_BY_KEY[preset].config
-    result = cancel(config) if mode == "cancel" else train(config, kill=mode == "kill")
+    if mode in ("cancel", "force"):
+        result = cancel(config, force=mode == "force")
+    elif mode == "probe":
+        result = probe(config)
+    else:
+        result = train(config, kill=mode == "kill")
     Path(out).write_bytes(pickle.dumps(result))
 
 

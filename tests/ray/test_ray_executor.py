@@ -1,6 +1,7 @@
 """Heavy work on a local Ray cluster (a head with no CPUs and two 1-CPU worker nodes, on loopback in a network
 namespace of its own): a preset's run trained part by part on the cluster has embedded mode's history bit for
-bit, also when a worker is SIGKILLed mid-part (Ray retries the part); a cancelled part stops its task."""
+bit, also when a worker is SIGKILLed mid-part (Ray retries the part); a cancelled part (gently or with force)
+stops its task; a probe computed on a worker gives the same table."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import pytest
 pytest.importorskip("ray", reason="Ray is not installed: pip install -r requirements-ray.txt")
 
 from rnnlab.cluster import local
+from rnnlab.server import jobs
 from rnnlab.sharing.presets import PRESETS_BY_KEY
 from rnnlab.training.train import Run
 
@@ -67,8 +69,15 @@ def test_a_worker_killed_mid_part_is_retried_and_the_history_is_the_same(cluster
     assert_same_history(embedded_history, got["history"])
 
 
-def test_a_cancelled_part_ends_its_job_at_once_and_stops_its_task(cluster, tmp_path):
-    got = run_driver(cluster, "cancel", PRESET, tmp_path)
+@pytest.mark.parametrize("mode", ["cancel", "force"])
+def test_a_cancelled_part_ends_its_job_at_once_and_stops_its_task(cluster, tmp_path, mode):
+    got = run_driver(cluster, mode, PRESET, tmp_path)
     assert got["cancelled"], got
     assert got["ended_s"] < 1.5 and got["step"] == 0, got
     assert not got["task_running"], got
+
+
+def test_a_probe_runs_on_a_worker_with_the_same_table(cluster, tmp_path):
+    got = run_driver(cluster, "probe", PRESET, tmp_path)
+    expected = jobs.robustness(jobs.Model.of(Run(PRESETS_BY_KEY[PRESET].config)))
+    pd.testing.assert_frame_equal(expected, got["table"], check_exact=True)
