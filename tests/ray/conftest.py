@@ -4,9 +4,20 @@ needed) or a local cluster is already up."""
 
 from __future__ import annotations
 
+import os
+import pickle
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 
 from rnnlab.cluster import local
+
+ROOT = Path(__file__).resolve().parents[2]
+DRIVER = Path(__file__).with_name("driver.py")
+DRIVER_TIMEOUT_S = 300
 
 
 @pytest.fixture(scope="session")
@@ -26,3 +37,18 @@ def cluster():
     finally:
         local.down()
 
+
+
+@pytest.fixture
+def driver(cluster, tmp_path) -> Callable[[str, str], dict]:
+    """``driver(MODE, PRESET)``: ``tests/ray/driver.py MODE PRESET`` run inside the cluster's namespace, as a web
+    process would run there; what it wrote."""
+    def run(mode: str, preset: str = "-") -> dict:
+        out = tmp_path / f"{mode}.pickle"
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "RNNLAB_RAY_ADDRESS": cluster.address}
+        done = subprocess.run(local.in_netns([sys.executable, str(DRIVER), mode, preset, str(out)], cluster.netns),
+                              env=env, cwd=ROOT, capture_output=True, text=True, timeout=DRIVER_TIMEOUT_S)
+        assert done.returncode == 0, done.stderr[-4000:]
+        return pickle.loads(out.read_bytes())
+
+    return run

@@ -7,6 +7,8 @@
 - ``cancel PRESET`` / ``force PRESET``: a part cancelled (gently / with force) while its task runs: how long the job
   took to end, and whether the task's worker stopped running it.
 - ``probe PRESET``: a probe of the preset's untrained run (plain arguments, run on a worker whole): its table.
+- ``gate -``: two web processes share the gate actor (one slot): this one queues behind another that holds the
+  slot and is then SIGKILLed; what this one's ticket said and how soon it was admitted. ``holder -`` is the other.
 """
 
 from __future__ import annotations
@@ -14,15 +16,18 @@ from __future__ import annotations
 import os
 import pickle
 import signal
+import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
+import ray
+
 from rnnlab.config import Config
-from rnnlab.server import jobs
+from rnnlab.server import jobs, ray_actors
 from rnnlab.server.executor import CANCELLED, Work
-from rnnlab.server.gate import JobGate
+from rnnlab.server.gate import JobGate, queue_message
 from rnnlab.server.ray_executor import RayExecutor
 from rnnlab.server.results import Results
 from rnnlab.server.shared_runs import SharedRuns
@@ -32,6 +37,7 @@ from rnnlab.training.train import Run
 PART_TITLE = "ray::train_part_bytes"
 POLL_S = 0.1
 DEADLINE_S = 240.0
+LEASE_S = 2.0
 
 
 def tasks_running(title: str = PART_TITLE) -> list[int]:
@@ -114,7 +120,41 @@ def probe(config: Config) -> dict:
     return {"table": job.result()}
 
 
+def holder() -> None:
+    ray.init(address=os.environ["RNNLAB_RAY_ADDRESS"], namespace=ray_actors.NAMESPACE, log_to_driver=False)
+    ticket = ray_actors.RemoteGate(ray.get_actor(ray_actors.GATE_NAME)).ticket(2**20, "training", client="a")
+    print("held" if ticket.wait(10) else "waiting", flush=True)
+    time.sleep(DEADLINE_S)
+
+
+def gate() -> dict:
+    ray.init(address=os.environ["RNNLAB_RAY_ADDRESS"], namespace=ray_actors.NAMESPACE, log_to_driver=False)
+    actor = ray_actors.gate_actor(limit=1, budget_bytes=8 * 2**30, per_client=1, lease_s=LEASE_S)
+    other = subprocess.Popen([sys.executable, __file__, "holder", "-", "-"], stdout=subprocess.PIPE, text=True)
+    try:
+        said = other.stdout.readline().strip() if other.stdout else ""
+        remote = ray_actors.RemoteGate(actor)
+        ticket = remote.ticket(2**20, "training", client="b")
+        queued = {"position": ticket.position, "reason": remote.waiting_reason(ticket),
+                  "message": queue_message(ticket, remote), "admitted_while_held": ticket.wait(1.0)}
+    finally:
+        other.kill()
+        other.wait(10)
+    killed = time.monotonic()
+    admitted = ticket.wait(4 * LEASE_S)
+    result = {"holder": said, **queued, "admitted": admitted, "admitted_after_s": time.monotonic() - killed}
+    ticket.release()
+    result["after_release"] = ray.get(actor.summary.remote(), timeout=10)
+    ray.kill(actor)
+    return result
+
+
 def main(mode: str, preset: str, out: str) -> None:
+    if mode == "holder":
+        return holder()
+    if mode == "gate":
+        Path(out).write_bytes(pickle.dumps(gate()))
+        return
     config = PRESETS_BY_KEY[preset].config
     if mode in ("cancel", "force"):
         result = cancel(config, force=mode == "force")

@@ -5,37 +5,17 @@ stops its task; a probe computed on a worker gives the same table."""
 
 from __future__ import annotations
 
-import os
-import pickle
-import subprocess
-import sys
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
 
 pytest.importorskip("ray", reason="Ray is not installed: pip install -r requirements-ray.txt")
 
-from rnnlab.cluster import local
 from rnnlab.server import jobs
 from rnnlab.sharing.presets import PRESETS_BY_KEY
 from rnnlab.training.train import Run
 
-ROOT = Path(__file__).resolve().parents[2]
-DRIVER = Path(__file__).with_name("driver.py")
-DRIVER_TIMEOUT_S = 300
 PRESET = "noisy_carry_adding"  # 300 steps of T = 10: a few seconds of training on one CPU
-
-
-def run_driver(cluster: local.State, mode: str, preset: str, folder: Path) -> dict:
-    """``tests/ray/driver.py MODE PRESET`` run inside the cluster's namespace; what it wrote."""
-    out = folder / f"{mode}.pickle"
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "RNNLAB_RAY_ADDRESS": cluster.address}
-    done = subprocess.run(local.in_netns([sys.executable, str(DRIVER), mode, preset, str(out)], cluster.netns),
-                          env=env, cwd=ROOT, capture_output=True, text=True, timeout=DRIVER_TIMEOUT_S)
-    assert done.returncode == 0, done.stderr[-4000:]
-    return pickle.loads(out.read_bytes())
 
 
 @pytest.fixture(scope="module")
@@ -57,27 +37,27 @@ def assert_same_history(history, got: dict) -> None:
     assert history.stop_reason == got["stop_reason"]
 
 
-def test_a_preset_trained_part_by_part_on_the_cluster_matches_embedded_mode(cluster, tmp_path, embedded_history):
-    got = run_driver(cluster, "train", PRESET, tmp_path)
+def test_a_preset_trained_part_by_part_on_the_cluster_matches_embedded_mode(driver, embedded_history):
+    got = driver("train", PRESET)
     assert got["parts"] == 300 // 25 and not got["killed"]
     assert_same_history(embedded_history, got["history"])
 
 
-def test_a_worker_killed_mid_part_is_retried_and_the_history_is_the_same(cluster, tmp_path, embedded_history):
-    got = run_driver(cluster, "kill", PRESET, tmp_path)
+def test_a_worker_killed_mid_part_is_retried_and_the_history_is_the_same(driver, embedded_history):
+    got = driver("kill", PRESET)
     assert len(got["killed"]) == 1
     assert_same_history(embedded_history, got["history"])
 
 
 @pytest.mark.parametrize("mode", ["cancel", "force"])
-def test_a_cancelled_part_ends_its_job_at_once_and_stops_its_task(cluster, tmp_path, mode):
-    got = run_driver(cluster, mode, PRESET, tmp_path)
+def test_a_cancelled_part_ends_its_job_at_once_and_stops_its_task(driver, mode):
+    got = driver(mode, PRESET)
     assert got["cancelled"], got
     assert got["ended_s"] < 1.5 and got["step"] == 0, got
     assert not got["task_running"], got
 
 
-def test_a_probe_runs_on_a_worker_with_the_same_table(cluster, tmp_path):
-    got = run_driver(cluster, "probe", PRESET, tmp_path)
+def test_a_probe_runs_on_a_worker_with_the_same_table(driver):
+    got = driver("probe", PRESET)
     expected = jobs.robustness(jobs.Model.of(Run(PRESETS_BY_KEY[PRESET].config)))
     pd.testing.assert_frame_equal(expected, got["table"], check_exact=True)
