@@ -151,7 +151,7 @@ def test_carry_grad_norms_default_to_the_evaluation_batch():
         np.testing.assert_allclose(got[leaf], want[leaf], rtol=RTOL, atol=ATOL)
     df = probes.carry_grad_df(program, params, root, scale, step=5)
     assert len(df) == 2 * (T + 1) and (df["step"] == 5).all()
-    np.testing.assert_allclose(df[df["leaf"] == "c"]["grad_norm"], got["c"], rtol=1e-6)
+    np.testing.assert_allclose(df[df["leaf"] == "c"]["grad_norm"], got["c"], rtol=1e-5)
     assert list(df[df["leaf"] == "h"]["t"]) == list(range(T + 1))
 
 
@@ -232,7 +232,8 @@ def test_training_records_the_h0_gradient_probes_compute():
 def test_decay_sweep():
     cells, lengths = ["simple", "gru"], [5, 40]
     sweep = probes.decay_sweep(BASE, cells, lengths)
-    assert list(sweep.columns) == ["cell", "T", "h0_grad_norm"]
+    assert list(sweep.columns) == ["cell", "T", "h0_grad_norm", "log10", "zero_cause", "zero_at"]
+    np.testing.assert_allclose(sweep["log10"], np.log10(sweep["h0_grad_norm"]), rtol=1e-12)
     assert list(zip(sweep["cell"], sweep["T"])) == [(c, t) for c in cells for t in lengths]
     norms = sweep.set_index(["cell", "T"])["h0_grad_norm"]
     for cell in cells:
@@ -246,7 +247,7 @@ def test_decay_sweep():
         for length in lengths:
             program = get_program(replace(BASE, cell=cell, seq_len=length))
             want = probes.h0_grad_norm(program, params, jax.random.PRNGKey(BASE.seed), scale)
-            assert norms[cell, length] == pytest.approx(want, rel=1e-6)
+            assert norms[cell, length] == pytest.approx(want, rel=1e-5)
     fit = probes.fit_decay(sweep)
     assert list(fit["cell"]) == cells and (fit["points"] == 2).all()
     simple = fit.set_index("cell").loc["simple"]

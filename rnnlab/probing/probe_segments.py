@@ -46,7 +46,7 @@ def segment_length(config: Config, steps: int) -> int | None:
     return length if length < steps else None
 
 
-def _pieces(x, length: int):
+def time_pieces(x, length: int):
     """x cut along time into pieces of ``length`` (the last zero-padded) and each piece's real steps."""
     steps = x.shape[1]
     count = -(-steps // length)
@@ -107,7 +107,7 @@ def _make_connectivity_backward(program: Program):
 
 def _forward(program: Program, params, x, carry_key, scale, length: int, progress: FractionDone | None, share: float):
     """The carry entering every piece, the pieces, and the predictions over the whole sequence."""
-    pieces = _pieces(x, length)
+    pieces = time_pieces(x, length)
     forward = program.jitted(f"segment_forward_{length}", _make_forward)
     carry = program.jitted(f"segment_start_{length}", _make_start)(params, pieces[0][0], carry_key, scale)
     carries, preds = [], []

@@ -5,6 +5,10 @@
 - :func:`connectivity`: ||d y_T / d x_t|| for every input step t (Madsen 2019, "Visualizing memorization").
 - :func:`decay_sweep` / :func:`fit_decay`: ||dL/dh_0|| against sequence length T per cell, with a fitted
   decay per step.
+
+The tables (:func:`carry_grad_df`, :func:`run_grad_through_time`, :func:`run_connectivity`, :func:`decay_sweep`)
+come from the log-scaled probe (:mod:`rnnlab.probing.logscale`): beside each float64 column, ``log10`` holds the
+true size however small (-inf only for an exact 0) and ``zero_cause``/``zero_at`` say why an exact 0 is 0.
 """
 
 from __future__ import annotations
@@ -25,8 +29,17 @@ from rnnlab.grids import SWEEP_TRAINING
 from rnnlab.model.cells import CELLS
 from rnnlab.model.network import SeqModel
 from rnnlab.model.tasks import TASKS
-from rnnlab.norms import ZERO_NORM, combine_norms, scaled_norm, tree_norm
-from rnnlab.probing import probe_segments
+from rnnlab.norms import ZERO_NORM, scaled_norm, tree_norm
+from rnnlab.probing import logscale, probe_segments
+from rnnlab.probing.logscale import (  # noqa: F401  (re-exported for the pages' reference lines and sentences)
+    F32_LOG10_FLOOR,
+    F32_TINY,
+    F64_LOG10_FLOOR,
+    F64_TINY,
+    ZERO_CAUSES,
+    LogGrads,
+    describe_zero,
+)
 from rnnlab.training import estimate
 from rnnlab.training.program import EVAL_BATCH, EVAL_CARRY, Program, get_program, hyper_args, stream
 from rnnlab.training.train import Run
@@ -41,6 +54,19 @@ def format_gradient(value: float) -> str:
     if value == 0:
         return ZERO_GRADIENT
     return f"{value:.3e}" if math.isfinite(value) else str(value)
+
+
+def format_log10(log10: float, digits: int = 3) -> str:
+    """A size from its log10, however small: '4.700e-54', or :data:`ZERO_GRADIENT` for -inf (an exact 0)."""
+    if math.isinf(log10) and log10 < 0:
+        return ZERO_GRADIENT
+    if not math.isfinite(log10):
+        return str(log10)
+    exponent = math.floor(log10)
+    mantissa = 10 ** (log10 - exponent)
+    if round(mantissa, digits) >= 10:
+        mantissa, exponent = mantissa / 10, exponent + 1
+    return f"{mantissa:.{digits}f}e{exponent:+03d}"
 
 
 def _make_probe_batch(program: Program):
@@ -98,13 +124,28 @@ def carry_grad_norms(program: Program, params, root: jax.Array, scale, batch=Non
     return dict(zip(program.spec.leaves, norms))
 
 
+def carry_grad_sizes(program: Program, params, root: jax.Array, scale, batch=None, segment: int | None = None,
+                     progress: FractionDone | None = None) -> LogGrads:
+    """||dL/dh_t|| for t = 0..steps at its true size (log10) and the cause of each exact 0
+    (:func:`rnnlab.probing.logscale.carry_grad_log10`); arguments as for :func:`carry_grad_norms`."""
+    batch = batch if batch is not None else probe_batch(program, root)
+    return logscale.carry_grad_log10(program, params, batch, scale, segment, progress)
+
+
+GRAD_COLUMNS = ["step", "t", "leaf", "grad_norm", "log10", "zero_cause", "zero_at"]
+
+
 def carry_grad_df(program: Program, params, root, scale, step: int = 0, segment: int | None = None,
                   progress: FractionDone | None = None) -> pd.DataFrame:
-    """Long table of :func:`carry_grad_norms`: step (training step), t, leaf, grad_norm."""
-    norms = carry_grad_norms(program, params, root, scale, segment=segment, progress=progress)
-    rows = [{"step": step, "t": t, "leaf": leaf, "grad_norm": float(v)}
-            for leaf, values in norms.items() for t, v in enumerate(values)]
-    return pd.DataFrame(rows, columns=["step", "t", "leaf", "grad_norm"])
+    """Long table of :func:`carry_grad_sizes`: step (training step), t, leaf, grad_norm (float64; 0 below its
+    range), log10 (the true size; -inf for an exact 0), zero_cause (a key of ``ZERO_CAUSES``, "" where not 0) and
+    zero_at (the step that cut it, -1 where none)."""
+    sizes = carry_grad_sizes(program, params, root, scale, segment=segment, progress=progress)
+    values = sizes.values()
+    rows = [{"step": step, "t": t, "leaf": leaf, "grad_norm": float(values[i, t]), "log10": float(sizes.log10[i, t]),
+             "zero_cause": str(sizes.zero_cause[i, t]), "zero_at": int(sizes.zero_at[i, t])}
+            for i, leaf in enumerate(sizes.leaves) for t in range(values.shape[1])]
+    return pd.DataFrame(rows, columns=GRAD_COLUMNS)
 
 
 def _make_connectivity(program: Program):
@@ -133,6 +174,12 @@ def connectivity(program: Program, params, root: jax.Array, scale, segment: int 
     if segment is not None:
         return probe_segments.connectivity(program, params, (x, y, carry_key), scale, segment, progress)
     return np.asarray(program.jitted("connectivity", _make_connectivity)(params, x, carry_key, scale))
+
+
+def connectivity_log10(program: Program, params, root: jax.Array, scale, segment: int | None = None,
+                       progress: FractionDone | None = None) -> np.ndarray:
+    """(steps,): log10 of :func:`connectivity` at its true size (-inf for an exact 0)."""
+    return logscale.connectivity_log10(program, params, probe_batch(program, root), scale, segment, progress)
 
 
 def make_h0_grad(program: Program):
@@ -196,14 +243,15 @@ def estimate_decay_sweep(base: Config, cells: Sequence[str], lengths: Sequence[i
             compile_s, work_s = compile_s + guess.compile_s, work_s + guess.step_s * guess.steps
         for T in lengths:
             config = replace(base, cell=cell, seq_len=int(T))
-            compile_s += 0.0 if get_program(config).is_compiled("h0_grad") else PROBE_COMPILE_S
+            compile_s += 0.0 if get_program(config).is_compiled("log_carry_grads") else PROBE_COMPILE_S
             work_s += estimate.estimate(config, 1).step_s
     return estimate.describe_work(compile_s, work_s)
 
 
 def decay_sweep(base: Config, cells: list[str], lengths: list[int], params: dict | None = None,
                 callback: Callable[[int, int, str], object] | None = None) -> pd.DataFrame:
-    """||dL/dh_0|| for every cell and sequence length T: columns cell, T, h0_grad_norm.
+    """||dL/dh_0|| for every cell and sequence length T: columns cell, T, h0_grad_norm (float64, 0 below its
+    range), log10 (the true size, -inf for an exact 0), zero_cause and zero_at (as :func:`carry_grad_df`).
 
     Each cell is initialised once with ``base.seed`` (its weights do not depend on T) unless ``params``
     gives ``{cell: params}`` (e.g. trained weights), then probed at every T on a fresh batch of length T.
@@ -225,15 +273,20 @@ def decay_sweep(base: Config, cells: list[str], lengths: list[int], params: dict
             if cell_params is None:
                 cell_params = program.init(np.int32(base.seed), scale, lr, clip)["params"]
             segment = probe_segments.segment_length(config, program.steps)
-            if segment is None:
-                value = h0_grad_norm(program, cell_params, root, scale)
-            else:  # a long probe: in pieces, reporting (and stoppable) between them
-                done = len(rows)
-                part = None if callback is None else (lambda f, done=done, text=text: callback(done + f, total, text))
-                norms = carry_grad_norms(program, cell_params, root, scale, segment=segment, progress=part)
-                value = combine_norms([float(v[0]) for v in norms.values()])
-            rows.append({"cell": cell, "T": int(T), "h0_grad_norm": value})
-    return pd.DataFrame(rows, columns=["cell", "T", "h0_grad_norm"])
+            done = len(rows)  # a long probe goes in pieces, reporting (and stoppable) between them
+            part = None if callback is None or segment is None else (
+                lambda f, done=done, text=text: callback(done + f, total, text))
+            sizes = carry_grad_sizes(program, cell_params, root, scale, segment=segment, progress=part)
+            log10 = sizes.h0_log10()
+            zero = [i for i in range(len(sizes.leaves)) if sizes.zero_cause[i, 0]]
+            cause, at = (str(sizes.zero_cause[zero[0], 0]), int(sizes.zero_at[zero[0], 0])) \
+                if math.isinf(log10) and zero else ("", -1)
+            rows.append({"cell": cell, "T": int(T), "h0_grad_norm": float(logscale.to_float(log10)), "log10": log10,
+                         "zero_cause": cause, "zero_at": at})
+    return pd.DataFrame(rows, columns=SWEEP_COLUMNS)
+
+
+SWEEP_COLUMNS = ["cell", "T", "h0_grad_norm", "log10", "zero_cause", "zero_at"]
 
 
 def fit_exponential(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
@@ -251,11 +304,27 @@ def fit_exponential(x: np.ndarray, y: np.ndarray) -> dict[str, float]:
             "points": int(ok.sum())}
 
 
+def fit_log10(x: np.ndarray, log10: np.ndarray) -> dict[str, float]:
+    """:func:`fit_exponential` from the values' log10 (true sizes, however small): a least-squares line through
+    the finite log10 values; -inf (an exact 0) and nan are skipped."""
+    x, y = np.asarray(x, float), np.asarray(log10, float)
+    ok = np.isfinite(y)
+    if ok.sum() < 2:
+        return {"rate": math.nan, "halving": math.nan, "points": int(ok.sum())}
+    b, _ = np.polyfit(x[ok], y[ok], 1)
+    return {"rate": float(10.0 ** b), "halving": math.log10(2) / -b if b < 0 else math.inf,
+            "points": int(ok.sum())}
+
+
 def fit_decay(sweep: pd.DataFrame) -> pd.DataFrame:
-    """Per cell, the fitted decay of ||dL/dh_0|| per step of T: rate per step and steps to halve."""
+    """Per cell, the fitted decay of ||dL/dh_0|| per step of T: rate per step and steps to halve (fitted on the
+    ``log10`` column, the true sizes, where the table has one)."""
     rows = []
     for cell, group in sweep.groupby("cell", sort=False):
-        fit = fit_exponential(group["T"], group["h0_grad_norm"])
+        if "log10" in group:
+            fit = fit_log10(group["T"], group["log10"])
+        else:
+            fit = fit_exponential(group["T"], group["h0_grad_norm"])
         rows.append({"cell": cell, "rate_per_step": fit["rate"], "halving_steps": fit["halving"],
                      "points": fit["points"]})
     return pd.DataFrame(rows, columns=["cell", "rate_per_step", "halving_steps", "points"])
@@ -264,7 +333,7 @@ def fit_decay(sweep: pd.DataFrame) -> pd.DataFrame:
 def describe_halving(halving: float) -> str:
     """'the gradient halves every 12.3 steps' (or that it does not decay, or could not be fitted)."""
     if math.isnan(halving):
-        return "no decay fitted: fewer than two lengths have a non-zero gradient (the others are 0 in float32)"
+        return "no decay fitted: fewer than two lengths have a non-zero gradient (the others are exactly 0)"
     if math.isinf(halving):
         return "the gradient does not decay with T"
     return f"the gradient halves every {halving:.3g} steps"
@@ -290,11 +359,12 @@ def run_grad_through_time(run, count: int = 3, progress: FractionDone | None = N
 
 
 def run_connectivity(run, progress: FractionDone | None = None) -> pd.DataFrame:
-    """:func:`connectivity` of a :class:`~rnnlab.training.train.Run`'s current parameters: columns t, connectivity.
-    ``progress`` as for :func:`run_grad_through_time`."""
+    """:func:`connectivity` of a :class:`~rnnlab.training.train.Run`'s current parameters: columns t, connectivity
+    (float64, 0 below its range) and log10 (its true size, -inf for an exact 0). ``progress`` as for
+    :func:`run_grad_through_time`."""
     segment = probe_segments.segment_length(run.config, run.program.steps)
-    values = connectivity(run.program, run.params, run.root, run.scale, segment, progress)
-    return pd.DataFrame({"t": range(1, len(values) + 1), "connectivity": values})
+    log10 = connectivity_log10(run.program, run.params, run.root, run.scale, segment, progress)
+    return pd.DataFrame({"t": range(1, len(log10) + 1), "connectivity": logscale.to_float(log10), "log10": log10})
 
 
 ROBUSTNESS_DRAWS = 4  # fresh initial carries per scale when a run is started from elsewhere

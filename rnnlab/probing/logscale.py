@@ -1,0 +1,417 @@
+"""Gradient probes at their true size, however small: the cotangent's scale is carried as a logarithm.
+
+A float32 backward pass loses a gradient once it falls below float32's smallest normal number (about 1.2e-38):
+it comes out 0, the same 0 as a gradient cut by a saturated unit. Here the backward pass is a reverse scan that
+applies the vector-Jacobian product of one cell step (:mod:`rnnlab.probing.probe_cells`) to a cotangent kept as
+a vector of norm 1 per example and its size as log10, renormalised at every step; the loss's contribution at each
+step is added in the log domain (both rescaled to the larger). So ||dL/dh_t|| (and ||dy_T/dx_t||) is known as
+log10 to float32's relative precision at every step, 1e-500 as well as 1e-5. Its log10 is -inf only where the
+gradient is exactly 0 by the cell's arithmetic, and then :func:`zero_causes` says why and where:
+
+- ``unread``: nothing after this carry reaches the loss (the LSTM's cell state c after the last step);
+- ``saturated``: at step ``zero_at`` every path back passes through units whose derivative is exactly 0;
+- ``gate``: at step ``zero_at`` a gate is exactly 0 and closes the path back;
+- ``cancelled``: at step ``zero_at`` the step's weights map the gradient to 0.
+
+Sizes are kept per example (an example whose gradient decays slowly overtakes one that starts larger) and the
+scale's logarithm in two float32 numbers (a compensated sum), so the result is combined on the host in float64.
+Long sequences are probed in segments of :func:`rnnlab.probing.probe_segments.segment_length` steps, each
+segment's forward pass recomputed from the carry at its start, calling ``progress(fraction)`` between them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rnnlab.norms import F32_LOG10_FLOOR, F32_TINY, F64_LOG10_FLOOR, F64_TINY
+from rnnlab.probing import probe_segments
+from rnnlab.probing.probe_cells import PROBE_CELLS, cell_params
+from rnnlab.training.program import Program
+
+FractionDone = probe_segments.FractionDone
+FLOORS = {"float32": (F32_TINY, F32_LOG10_FLOOR), "float64": (F64_TINY, F64_LOG10_FLOOR)}  # reference lines
+
+
+ZERO_CAUSES: dict[str, str] = {
+    "unread": "nothing after it reaches the loss",
+    "saturated": "units whose derivative is exactly 0 in float32 (pre-activation beyond about ±44 for tanh, "
+                 "±87 for a sigmoid) cut every path back",
+    "gate": "a gate that is exactly 0 in float32 closes the path back",
+    "cancelled": "the step's weights map the gradient to exactly 0",
+}
+
+
+@dataclass(frozen=True)
+class LogGrads:
+    """||dL/dh_t|| for t = 0..steps per carry leaf, as log10 (``-inf`` for an exact 0), and each zero's cause."""
+
+    leaves: tuple[str, ...]
+    log10: np.ndarray  # (leaves, steps + 1), float64
+    zero_cause: np.ndarray  # (leaves, steps + 1), str: a key of ZERO_CAUSES, "" where not 0
+    zero_at: np.ndarray  # (leaves, steps + 1), int: the step whose arithmetic cut it, -1 where none
+
+    def values(self) -> np.ndarray:
+        """The norms as float64 numbers (0 where below float64's range)."""
+        return to_float(self.log10)
+
+    def h0_log10(self) -> float:
+        """log10 ||dL/dh_0|| over every leaf together."""
+        return float(log10_hypot(self.log10[:, 0], axis=0))
+
+
+def to_float(log10: np.ndarray | float) -> np.ndarray:
+    """``10 ** log10`` in float64: 0 for -inf and for sizes below float64's range."""
+    with np.errstate(under="ignore", over="ignore"):
+        return np.power(10.0, np.asarray(log10, np.float64))
+
+
+def log10_hypot(log10: np.ndarray, axis: int) -> np.ndarray:
+    """log10 of ``sqrt(sum 10^(2 x))`` over ``axis`` (the norm of parts from their log10 norms), in float64."""
+    x = np.asarray(log10, np.float64)
+    m = np.max(x, axis=axis, keepdims=True)
+    safe = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore", under="ignore"):
+        total = np.log10(np.sum(np.power(10.0, 2 * (x - safe)), axis=axis, keepdims=True))
+    return np.squeeze(np.where(np.isfinite(m), safe + 0.5 * total, m), axis=axis)
+
+
+def log10_mean(log10: np.ndarray, axis: int) -> np.ndarray:
+    """log10 of the mean of ``10^x`` over ``axis``, in float64."""
+    x = np.asarray(log10, np.float64)
+    m = np.max(x, axis=axis, keepdims=True)
+    safe = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore", under="ignore"):
+        mean = np.log10(np.mean(np.power(10.0, x - safe), axis=axis, keepdims=True))
+    return np.squeeze(np.where(np.isfinite(m), safe + mean, m), axis=axis)
+
+
+def describe_zero(cause: str, zero_at: int, leaf: str = "h", t: int | None = None) -> str:
+    """A sentence for an exact zero: ``cause`` from :data:`ZERO_CAUSES` (and the step that cut it)."""
+    where = f"||dL/d{leaf}_{t}||" if t is not None else f"the gradient of {leaf}"
+    if cause == "unread":
+        return f"{where} is exactly 0: {ZERO_CAUSES[cause]} (nothing the loss reads depends on it)."
+    if cause in ZERO_CAUSES:
+        return f"{where} is exactly 0: at step {zero_at}, {ZERO_CAUSES[cause]}."
+    return f"{where} is not 0."
+
+
+def zero_causes(log10: np.ndarray, flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Why each exact 0 of ``log10`` (leaves, steps + 1) is 0, from ``flags`` (steps + 1, 2): at step t, whether
+    some unit's derivative and some gate are exactly 0. Returns (cause, zero_at), as :class:`LogGrads` holds them.
+
+    A leaf at step t is 0 either because everything after it is 0 (it inherits that cause, or ``unread`` when
+    nothing after it reaches the loss), or because step t + 1's Jacobian maps a non-zero gradient to 0.
+    """
+    n_leaves, n = log10.shape
+    cause = np.full((n_leaves, n), "", dtype=object)
+    at = np.full((n_leaves, n), -1, dtype=int)
+    zero = np.isneginf(log10)
+    for t in range(n - 1, -1, -1):
+        if not zero[:, t].any():
+            continue
+        if t == n - 1 or zero[:, t + 1].all():
+            inherited = [(c, a) for c, a in zip(cause[:, t + 1], at[:, t + 1]) if c and c != "unread"] \
+                if t < n - 1 else []
+            why, where = inherited[0] if inherited else ("unread", -1)
+        else:
+            dead, closed = flags[t + 1]
+            why, where = ("gate" if closed else "saturated" if dead else "cancelled"), t + 1
+        for leaf in np.flatnonzero(zero[:, t]):
+            cause[leaf, t], at[leaf, t] = why, where
+    return cause.astype(str), at
+
+
+# ---- the scan -------------------------------------------------------------------------------------------------
+
+
+def _per_example(a: jax.Array, b: jax.Array) -> jax.Array:
+    """(B,) ``a`` shaped to broadcast against a leaf ``b`` (B, ...)."""
+    return a.reshape(a.shape + (1,) * (b.ndim - 1))
+
+
+def _example_norms(leaves) -> jax.Array:
+    """(B,): each example's norm over every leaf, scaled by its largest element (no underflow in squares)."""
+    axes = [tuple(range(1, leaf.ndim)) for leaf in leaves]
+    m = jnp.max(jnp.stack([jnp.max(jnp.abs(leaf), axis=ax) for leaf, ax in zip(leaves, axes)]), axis=0)
+    safe = jnp.where(m > 0, m, 1.0)
+    total = sum(jnp.sum(jnp.square(leaf / _per_example(safe, leaf)), axis=ax) for leaf, ax in zip(leaves, axes))
+    return m * jnp.sqrt(total)
+
+
+def _rescale(w, hi, lo):
+    """``w * 10^(hi + lo)`` as (unit vector per example, hi, lo): lo carries hi's rounding error."""
+    n = _example_norms(w)
+    live = n > 0
+    d = jnp.log10(jnp.where(live, n, 1.0))
+    new_hi = hi + d
+    new_lo = lo + ((hi - new_hi) + d)
+    v = tuple(leaf / _per_example(jnp.where(live, n, 1.0), leaf) for leaf in w)
+    return v, jnp.where(live, new_hi, -jnp.inf), jnp.where(live, new_lo, 0.0)
+
+
+def _add(state, u, lu):
+    """``state + u * 10^lu`` (u of norm 1 per example or 0, lu its log10 or -inf), rescaled to the larger."""
+    v, hi, lo = state
+    has_v, has_u = jnp.isfinite(hi), jnp.isfinite(lu)
+    m = jnp.where(has_v & (~has_u | (hi >= lu)), hi, lu)
+    safe = jnp.where(jnp.isfinite(m), m, 0.0)
+    fv = jnp.where(has_v, jnp.power(10.0, (jnp.where(has_v, hi, 0.0) - safe) + lo), 0.0)
+    fu = jnp.where(has_u, jnp.power(10.0, jnp.where(has_u, lu, 0.0) - safe), 0.0)
+    w = tuple(a * _per_example(fv, a) + b * _per_example(fu, b) for a, b in zip(v, u))
+    return _rescale(w, jnp.where(jnp.isfinite(m), m, -jnp.inf), jnp.zeros_like(lo))
+
+
+def _leaf_logs(v) -> jax.Array:
+    """(leaves, B): log10 of each leaf's norm per example (-inf where 0)."""
+    return jnp.stack([jnp.log10(_example_norms((leaf,))) for leaf in v])
+
+
+def _unit(leaves):
+    """(unit vectors per example, log10 norms)."""
+    n = _example_norms(leaves)
+    safe = jnp.where(n > 0, n, 1.0)
+    return tuple(leaf / _per_example(safe, leaf) for leaf in leaves), jnp.log10(n)
+
+
+def zero_state(carry):
+    """The cotangent 0 for a carry (leaves with a batch axis first)."""
+    batch = carry[0].shape[0]
+    return (tuple(jnp.zeros_like(c) for c in carry), jnp.full((batch,), -jnp.inf), jnp.zeros((batch,)))
+
+
+class _Model:
+    """The pieces of a program's model the probe runs: initial carry, projected inputs, carries, readout."""
+
+    def __init__(self, program: Program, params):
+        self.program, self.params = program, params
+        self.cell = PROBE_CELLS[program.static.cell]
+        self.w = self.cell.prepare(cell_params(params, program.static.cell))
+        self.out_leaf = program.spec.output_leaf
+        self.readout_p = params["params"]["readout"]
+
+    def start(self, x, carry_key, scale):
+        carry = self.program.model.apply(self.params, x, carry_key, scale, start_only=True)
+        return tuple(self.program.spec.carry_as_tuple(carry))
+
+    def carries(self, carry, xp_tm):
+        """Every carry after each step (time-major leaves) from ``carry``, on projected inputs (T, B, ...)."""
+        def body(c, xp_t):
+            new, _ = self.cell.step(self.w, c, xp_t)
+            return new, new
+
+        return jax.lax.scan(body, tuple(carry), xp_tm)[1]
+
+    def project(self, x):
+        return jnp.swapaxes(self.cell.project(self.w, x), 0, 1)
+
+    def readout(self, hs):
+        """Predictions (B, T, out) from outputs (B, T, ..., H), as the model's Dense readout."""
+        out = hs @ self.readout_p["kernel"] + self.readout_p["bias"]
+        if self.program.spec.spatial:
+            out = out[..., 0]
+            return out.reshape(out.shape[:2] + (-1,))
+        return out
+
+    def before(self, carry, carries):
+        return tuple(jnp.concatenate([c[None], leaf[:-1]]) for c, leaf in zip(carry, carries))
+
+
+def _carry_reverse(model: _Model, carry, xp_tm, carries, g_preds, state):
+    """The reverse scan of ||dL/dh_t||: new state and per-step records (hi, lo, leaf logs, flags)."""
+    hs = jnp.swapaxes(carries[model.out_leaf], 0, 1)
+    _, readout_vjp = jax.vjp(model.readout, hs)
+    (g_hs,) = readout_vjp(g_preds)
+
+    def body(state, inputs):
+        c_before, xp_t, gh_t = inputs
+        u, lu = _unit((gh_t,))
+        out = tuple(u[0] if i == model.out_leaf else jnp.zeros_like(leaf) for i, leaf in enumerate(state[0]))
+        state = _add(state, out, lu)
+        record = (state[1], state[2], _leaf_logs(state[0]))
+        _, vjp, flags = jax.vjp(lambda c: model.cell.step(model.w, c, xp_t), c_before, has_aux=True)
+        (g,) = vjp(state[0])
+        return _rescale(g, state[1], state[2]), record + (flags,)
+
+    return jax.lax.scan(body, state, (model.before(carry, carries), xp_tm, jnp.swapaxes(g_hs, 0, 1)), reverse=True)
+
+
+def _make_whole(program: Program):
+    def fn(params, x, y, carry_key, scale):
+        model = _Model(program, params)
+        carry = model.start(x, carry_key, scale)
+        xp = model.project(x)
+        carries = model.carries(carry, xp)
+        g_preds = jax.grad(program.task.loss)(model.readout(jnp.swapaxes(carries[model.out_leaf], 0, 1)), y)
+        state, records = _carry_reverse(model, carry, xp, carries, g_preds, zero_state(carry))
+        return (state[1], state[2], _leaf_logs(state[0])), records
+
+    return fn
+
+
+def _piece_carries(model: _Model, carry, x, real):
+    """(carry after ``real`` steps, carries after every step, projected inputs) of one piece."""
+    xp = model.project(x)
+    carries = model.carries(carry, xp)
+    return tuple(leaf[real - 1] for leaf in carries), carries, xp
+
+
+def _make_start(program: Program):
+    return lambda params, x, carry_key, scale: _Model(program, params).start(x, carry_key, scale)
+
+
+def _make_forward(program: Program):
+    def fn(params, carry, x, real):
+        model = _Model(program, params)
+        final, carries, _ = _piece_carries(model, carry, x, real)
+        return final, model.readout(jnp.swapaxes(carries[model.out_leaf], 0, 1))
+
+    return fn
+
+
+def _make_loss_grad(program: Program):
+    return jax.grad(program.task.loss)
+
+
+def _make_carry_backward(program: Program):
+    def fn(params, carry, x, real, g_preds, state):
+        model = _Model(program, params)
+        _, carries, xp = _piece_carries(model, carry, x, real)
+        return _carry_reverse(model, carry, xp, carries, g_preds, state)
+
+    return fn
+
+
+def _forward_pieces(program: Program, params, x, carry_key, scale, length: int, progress: FractionDone | None):
+    pieces = probe_segments.time_pieces(x, length)
+    forward = program.jitted(f"log_forward_{length}", _make_forward)
+    carry = program.jitted(f"log_start_{length}", _make_start)(params, pieces[0][0], carry_key, scale)
+    carries, preds = [], []
+    for i, (piece, real) in enumerate(pieces):
+        carries.append(carry)
+        carry, piece_preds = forward(params, carry, piece, np.int32(real))
+        preds.append(piece_preds[:, :real])
+        if progress is not None:
+            progress(probe_segments.FORWARD_SHARE * (i + 1) / len(pieces))
+    return carries, pieces, jnp.concatenate(preds, axis=1)
+
+
+def _assemble(first, records, leaves: tuple[str, ...]) -> LogGrads:
+    """Host side: float64 log10 per leaf and step, combined over the batch, and the zeros' causes."""
+    hi = np.concatenate([np.asarray(first[0], np.float64)[None], np.asarray(records[0], np.float64)])
+    lo = np.concatenate([np.asarray(first[1], np.float64)[None], np.asarray(records[1], np.float64)])
+    logs = np.concatenate([np.asarray(first[2], np.float64)[None], np.asarray(records[2], np.float64)])
+    scale = np.where(np.isfinite(hi), hi + lo, -np.inf)  # (steps + 1, B)
+    per_example = np.where(np.isfinite(logs), scale[:, None, :] + logs, -np.inf)  # (steps + 1, leaves, B)
+    log10 = log10_hypot(per_example, axis=2).T  # (leaves, steps + 1)
+    flags = np.concatenate([np.zeros((1, 2), bool), np.asarray(records[3], bool)])
+    cause, at = zero_causes(log10, flags)
+    return LogGrads(leaves, log10, cause, at)
+
+
+def carry_grad_log10(program: Program, params, batch, scale, segment: int | None = None,
+                     progress: FractionDone | None = None) -> LogGrads:
+    """||dL/dh_t|| for t = 0..steps and every carry leaf at its true size (:class:`LogGrads`).
+
+    ``batch`` is ``(x, y, carry_key)``; with ``segment`` (a length) it is computed in segments of that many steps,
+    calling ``progress(fraction)`` between them (raise there to stop).
+    """
+    x, y, carry_key = batch
+    leaves = program.spec.leaves
+    if segment is None:
+        first, records = program.jitted("log_carry_grads", _make_whole)(params, x, y, carry_key, scale)
+        return _assemble(first, jax.device_get(records), leaves)
+    carries, pieces, preds = _forward_pieces(program, params, x, carry_key, scale, segment, progress)
+    g_preds = program.jitted("log_loss_grad", _make_loss_grad)(preds, y)
+    backward = program.jitted(f"log_carry_backward_{segment}", _make_carry_backward)
+    state = zero_state(carries[0])
+    parts: list = [None] * len(pieces)
+    for i in reversed(range(len(pieces))):
+        piece, real = pieces[i]
+        g = g_preds[:, i * segment:i * segment + real]
+        g = jnp.pad(g, [(0, 0), (0, segment - real)] + [(0, 0)] * (g.ndim - 2))
+        state, records = backward(params, carries[i], piece, np.int32(real), g, state)
+        parts[i] = jax.tree_util.tree_map(lambda a, real=real: np.asarray(a)[:real], jax.device_get(records))
+        if progress is not None:
+            share = probe_segments.FORWARD_SHARE
+            progress(share + (1 - share) * (len(pieces) - i) / len(pieces))
+    records = jax.tree_util.tree_map(lambda *a: np.concatenate(a), *parts)
+    return _assemble((state[1], state[2], _leaf_logs(state[0])), records, leaves)
+
+
+# ---- connectivity -----------------------------------------------------------------------------------------------
+
+
+def _last_output_state(model: _Model, carry_last):
+    """One cotangent state per output unit of the last step's prediction (units, ...)."""
+    h_last = carry_last[model.out_leaf]
+    _, vjp = jax.vjp(lambda h: model.readout(h[:, None])[:, 0], h_last)
+    units = model.readout(h_last[:, None]).shape[-1]
+    basis = jnp.broadcast_to(jnp.eye(units)[:, None, :], (units, h_last.shape[0], units))
+    (g_h,) = jax.vmap(vjp)(basis)
+    leaves = tuple(g_h if i == model.out_leaf else jnp.zeros((units,) + c.shape, c.dtype)
+                   for i, c in enumerate(carry_last))
+    return jax.vmap(lambda w: _rescale(w, jnp.zeros(w[0].shape[:1]), jnp.zeros(w[0].shape[:1])))(leaves)
+
+
+def _connectivity_reverse(model: _Model, carry, x, xp_tm, carries, start, state, real):
+    """Reverse scan of ||dy_T/dx_t|| per output unit and example; ``start`` is injected at step ``real`` (or
+    never when ``real`` is past the piece)."""
+    def one(start, state):
+        def body(state, inputs):
+            t, c_before, xp_t, x_t = inputs
+            state = jax.tree_util.tree_map(lambda s, z: jnp.where(t == real - 1, s, z), start, state)
+            _, vjp, _ = jax.vjp(lambda c, xp: model.cell.step(model.w, c, xp), c_before, xp_t, has_aux=True)
+            g_c, g_xp = vjp(state[0])
+            (g_x,) = jax.vjp(lambda a: model.cell.project(model.w, a), x_t)[1](g_xp)
+            record = (state[1], state[2], jnp.log10(_example_norms((g_x,))))
+            return _rescale(g_c, state[1], state[2]), record
+
+        steps = jnp.arange(xp_tm.shape[0])
+        return jax.lax.scan(body, state, (steps, model.before(carry, carries), xp_tm, jnp.swapaxes(x, 0, 1)),
+                            reverse=True)
+
+    return jax.vmap(one)(start, state)
+
+
+def _make_connectivity_backward(program: Program):
+    def fn(params, carry, x, real, inject, state):
+        model = _Model(program, params)
+        final, carries, xp = _piece_carries(model, carry, x, real)
+        start = _last_output_state(model, final)
+        return _connectivity_reverse(model, carry, x, xp, carries, start, state, jnp.where(inject, real, -1))
+
+    return fn
+
+
+def connectivity_log10(program: Program, params, batch, scale, segment: int | None = None,
+                       progress: FractionDone | None = None) -> np.ndarray:
+    """(steps,): log10 of the batch mean of ||d y_T / d x_t||_F (as :func:`rnnlab.probing.probes.connectivity`),
+    at its true size. ``segment`` and ``progress`` as for :func:`carry_grad_log10`."""
+    x, _, carry_key = batch
+    length = segment or x.shape[1]
+    if segment is None:
+        pieces = [(x, x.shape[1])]
+        carries = [program.jitted(f"log_start_{length}", _make_start)(params, x, carry_key, scale)]
+    else:
+        carries, pieces, _ = _forward_pieces(program, params, x, carry_key, scale, segment, progress)
+    backward = program.jitted(f"log_connectivity_backward_{length}", _make_connectivity_backward)
+    state = None
+    parts: list = [None] * len(pieces)
+    for i in reversed(range(len(pieces))):
+        piece, real = pieces[i]
+        if state is None:
+            units = jax.eval_shape(_make_forward(program), params, carries[i], piece, np.int32(real))[1].shape[-1]
+            state = jax.tree_util.tree_map(lambda a, units=units: jnp.broadcast_to(a, (units,) + a.shape),
+                                           zero_state(carries[i]))
+        state, records = backward(params, carries[i], piece, np.int32(real), i == len(pieces) - 1, state)
+        parts[i] = jax.tree_util.tree_map(lambda a, real=real: np.asarray(a)[:, :real], jax.device_get(records))
+        if progress is not None and segment is not None:
+            share = probe_segments.FORWARD_SHARE
+            progress(share + (1 - share) * (len(pieces) - i) / len(pieces))
+    hi, lo, gx = (np.concatenate(a, axis=1).astype(np.float64) for a in zip(*parts))  # (units, steps, B)
+    per_unit = np.where(np.isfinite(hi) & np.isfinite(gx), hi + lo + gx, -np.inf)
+    return log10_mean(log10_hypot(per_unit, axis=0), axis=1)
