@@ -44,6 +44,7 @@ ENV_ADDRESS = "RNNLAB_RAY_ADDRESS"
 NAMESPACE = "rnnlab"
 CONNECT_TIMEOUT_S = 5.0
 WAIT_S = 0.2  # a job's thread checks this often whether it should stop while its task runs
+GET_TIMEOUT_S = 60.0
 MAX_RETRIES = 3  # a task whose worker died is run again (not a cancelled one, nor one that raised)
 IN_PROCESS = frozenset({jobs.start_run, jobs.untrained_run, jobs.load_run, jobs.compile_program})
 
@@ -108,7 +109,7 @@ def wait_for(ref: ray.ObjectRef) -> Any:
             if not finished and executor.should_stop():
                 raise Cancelled("cancelled")
         try:
-            return ray.get(ref, timeout=WAIT_S)
+            return ray.get(ref, timeout=GET_TIMEOUT_S)  # ready and local: only its bytes are read
         except ray.exceptions.TaskCancelledError:
             raise Cancelled("cancelled") from None
     finally:
