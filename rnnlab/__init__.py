@@ -13,7 +13,8 @@ Imports go one way, from the base up (tests/test_layout.py checks it):
 - :mod:`.sharing` (an experiment in a URL, a preset or a class link) and :mod:`.session` (what a page session
   decides, without Streamlit);
 - :mod:`.server`: one server shared by many users;
-- :mod:`.cli` (``python -m rnnlab``, see :mod:`.__main__`) and :mod:`.bench` (the benchmark suite).
+- :mod:`.cli` (``python -m rnnlab``, see :mod:`.__main__`), :mod:`.bench` (the benchmark suite) and
+  :mod:`.cluster` (a local Ray cluster: ``python -m rnnlab.cluster``).
 """
 
 import os

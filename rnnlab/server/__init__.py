@@ -3,6 +3,8 @@
 - :mod:`.executor`: the seam every piece of heavy work goes through: a :class:`~.executor.Work` becomes a job
   that is queued, runs, reports its progress and can be cancelled (:class:`~.executor.EmbeddedExecutor`: in a
   worker thread of this process).
+- :mod:`.ray_executor`: the same seam with the computing on a Ray cluster (``RNNLAB_EXECUTOR=ray``).
+- :mod:`.ray_actors`: the gate as a named actor shared by a cluster's web processes.
 - :mod:`.jobs`: the heavy work a user can start, as module-level functions of plain arguments.
 - :mod:`.gate`: the server's slots, their fair queue and memory budget, and what a waiting user reads.
 - :mod:`.shared_runs`: identical runs trained once, for every session watching them.

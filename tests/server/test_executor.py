@@ -204,8 +204,8 @@ def test_work_must_be_a_module_level_function():
 
 
 def test_an_unknown_executor_is_named_with_the_allowed_values(monkeypatch):
-    monkeypatch.setenv("RNNLAB_EXECUTOR", "ray")
-    with pytest.raises(ValueError, match=r"RNNLAB_EXECUTOR must be one of embedded; got 'ray'"):
+    monkeypatch.setenv("RNNLAB_EXECUTOR", "dask")
+    with pytest.raises(ValueError, match=r"RNNLAB_EXECUTOR must be one of embedded, ray; got 'dask'"):
         executor.current_executor()
     monkeypatch.setenv("RNNLAB_EXECUTOR", "embedded")
     assert isinstance(executor.current_executor(), EmbeddedExecutor)
