@@ -59,6 +59,30 @@ def test_the_probe_cells_forward_equals_flaxs_cell(cell):
         assert flags.shape == (2,)
 
 
+@pytest.mark.parametrize("cell", list(CELLS))
+def test_the_hand_written_backward_equals_automatic_differentiation_of_the_probe_cell(cell):
+    """The backward pass multiplies by derivatives the forward pass kept; automatic differentiation of the forward
+    pass (whose tanh and sigmoid have the non-cancelling derivatives) gives the same, saturated units included."""
+    program, _, _, _ = setup(cell)
+    probe = PROBE_CELLS[cell]
+    shapes = program.carry_shapes()
+    width = {"lstm": 4, "optimized_lstm": 4, "conv_lstm": 4, "gru": 3, "mgu": 2, "simple": 1}[cell]
+    wide = shapes[0][:-1] + (width * shapes[0][-1],)
+    keys = jax.random.split(jax.random.PRNGKey(1), 5)
+    for spread in (1.0, 30.0):
+        carry = tuple(spread * jax.random.normal(k, s) for k, s in zip(keys, shapes))
+        xp, hp = (spread * jax.random.normal(k, wide) for k in keys[2:4])
+        d_new = tuple(jax.random.normal(keys[4], s) for s in shapes)
+        _, vjp = jax.vjp(lambda c, a, b: probe.forward(c, a, b)[0], carry, xp, hp)
+        want_c, want_xp, want_hp = vjp(d_new)
+        _, _, saved = probe.forward(carry, xp, hp)
+        direct, d_xp, d_hp = probe.backward(saved, carry, d_new)
+        for got, want in [*zip(direct, want_c), (d_xp, want_xp), (d_hp, want_hp)]:
+            np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-30)
+        if spread > 1:  # saturated: 1 - tanh^2 would be 0 here, the kept derivatives are not
+            assert np.any((np.asarray(want_xp) != 0) & (np.abs(np.asarray(want_xp)) < 1e-8))
+
+
 def float64_carry_grads(program, params, batch, scale) -> np.ndarray:
     """(leaves, steps + 1): ||dL/dh_t|| by automatic differentiation of rnnlab's own (Flax) model in float64."""
     x, y, carry_key = batch

@@ -1,4 +1,5 @@
-"""Row 3: the one-pass gradient probe against a training step and against one backward pass per time step."""
+"""Row 3: the one-pass gradient probe against a training step and against one backward pass per time step, and the
+log-scaled probe (true sizes, however small) against the float32 one."""
 
 from __future__ import annotations
 
@@ -9,12 +10,14 @@ import jax.numpy as jnp
 import numpy as np
 
 from rnnlab.bench.report import RowResult, Target
-from rnnlab.bench.timing import interleaved, measure
+from rnnlab.bench.timing import interleaved, measure, paired_ratio
 from rnnlab.config import Config
+from rnnlab.probing.logscale import carry_grad_log10
 from rnnlab.probing.probes import carry_grad_norms, probe_batch
 from rnnlab.training.program import Program, get_program, hyper_args
 
 TARGET_RATIO = 1.3
+LOG_TARGET_RATIO = 1.3  # the log-scaled probe against the float32 probe
 
 
 def make_naive(program: Program):
@@ -49,7 +52,8 @@ CELLS = ("gru", "lstm", "simple")
 
 
 def step_and_probe(cell: str, quick: bool, repeats: int):
-    """(config, program, params, root, scale, step timing, probe timing) for ``cell`` at T = 100."""
+    """(config, program, params, root, scale, step timing, probe timing, log-scaled probe / probe) for ``cell`` at
+    T = 100; the log-scaled probe's ratio is the median of ratios of runs taken in the same turn."""
     config = Config(cell=cell, seq_len=10 if quick else 100, batch=8 if quick else 64,
                     features=8 if quick else 64, chunk=2 if quick else 10)
     program = get_program(config)
@@ -64,9 +68,11 @@ def step_and_probe(cell: str, quick: bool, repeats: int):
     measure(chunk, repeats=0, warmup=1)
     # The chunk donates its state, so the probe looks at a copy of the trained parameters.
     params, root = jax.tree_util.tree_map(jnp.copy, (state["s"]["params"], state["s"]["root"]))
-    timings = interleaved({"step": chunk, "probe": lambda: carry_grad_norms(program, params, root, scale)},
-                          repeats)
-    return config, program, params, root, scale, timings["step"].per(config.chunk), timings["probe"]
+    batch = probe_batch(program, root)
+    timings = interleaved({"step": chunk, "probe": lambda: carry_grad_norms(program, params, root, scale, batch),
+                           "log probe": lambda: carry_grad_log10(program, params, batch, scale)}, repeats)
+    return (config, program, params, root, scale, timings["step"].per(config.chunk), timings["probe"],
+            timings["log probe"], paired_ratio(timings["log probe"], timings["probe"]))
 
 
 def naive_check(program: Program, params, root, scale, repeats: int):
@@ -87,13 +93,17 @@ def run(quick: bool = False) -> RowResult:
     repeats = 2 if quick else 5
     rows: list[dict] = []
     ratios: dict[str, float] = {}
+    log_ratios: dict[str, float] = {}
     for cell in CELLS:
-        config, program, params, root, scale, step, probe = step_and_probe(cell, quick, repeats)
+        config, program, params, root, scale, step, probe, log_probe, log_ratios[cell] = step_and_probe(
+            cell, quick, repeats)
         ratios[cell] = probe.median / step.median
         rows += [{"cell": cell, "what": "one training step (Adam, clipping; from a chunk)", "ms": step.median * 1e3,
                   "/ step": 1.0},
                  {"cell": cell, "what": "probe: all ||dL/dh_t|| in one backward pass", "ms": probe.median * 1e3,
-                  "/ step": ratios[cell]}]
+                  "/ step": ratios[cell]},
+                 {"cell": cell, "what": f"log-scaled probe (true sizes): x{log_ratios[cell]:.2f} the probe",
+                  "ms": log_probe.median * 1e3, "/ step": log_probe.median / step.median}]
         if cell != "gru":
             continue
         gru_step, gru_probe = step, probe
@@ -108,17 +118,26 @@ def run(quick: bool = False) -> RowResult:
              "gradient with respect to a perturbation at a traced "
              f"step t, called for every t. Medians of {repeats} (naive: {max(2, repeats // 2)}) after a warm-up.",
              f"Check: the naive norms equal the probe's to a relative {rel_diff:.1e} (largest over t).",
-             f"The probe is {naive_t.median / gru_probe.median:.0f}x faster than the naive loop (GRU)."]
+             f"The probe is {naive_t.median / gru_probe.median:.0f}x faster than the naive loop (GRU).",
+             "Log-scaled probe: `rnnlab.probing.logscale.carry_grad_log10` on the same batch, in the same turns; its "
+             "ratio to the probe is the median of the ratios of runs taken in the same turn."]
     worst = max(ratios, key=ratios.__getitem__)
     met = ratios[worst] <= TARGET_RATIO
+    log_worst = max(log_ratios, key=log_ratios.__getitem__)
+    log_met = log_ratios[log_worst] <= LOG_TARGET_RATIO
     targets = [Target("gradient probe / training step, every cell", f"<= {TARGET_RATIO}",
                       " / ".join(f"{c} {r:.2f}" for c, r in ratios.items()), met,
                       "" if met else f"{worst}: the probe runs the forward and backward pass of a step over a batch "
-                                     f"of the same size, plus the norms at every step and their copy to the host")]
+                                     f"of the same size, plus the norms at every step and their copy to the host"),
+               Target("log-scaled probe / float32 probe, every cell", f"<= {LOG_TARGET_RATIO}",
+                      " / ".join(f"{c} {r:.2f}" for c, r in log_ratios.items()), log_met,
+                      "" if log_met else f"{log_worst}: every step also rescales the cotangent per example and keeps "
+                                         "its log10, and the forward pass keeps the activations' derivatives")]
     method = ("The gradient probe (every ||dL/dh_t|| from one backward pass with zero perturbations added after "
               "each step) against one plain training step, for every cell, and for the GRU against the naive "
               "way, one backward pass per t.")
     return RowResult("probe", "3. Gradient probe", method, ["cell", "what", "ms", "/ step"], rows, notes, targets,
                      time.perf_counter() - start,
-                     extra={"ratio": max(ratios.values()), "ratios": ratios, "rel_diff": rel_diff,
+                     extra={"ratio": max(ratios.values()), "ratios": ratios, "log_ratios": log_ratios,
+                            "log_ratio": max(log_ratios.values()), "rel_diff": rel_diff,
                             "naive_ratio": naive_t.median / gru_probe.median, "gru_step": gru_step.median})

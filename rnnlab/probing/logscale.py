@@ -27,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rnnlab.norms import F32_LOG10_FLOOR, F32_TINY, F64_LOG10_FLOOR, F64_TINY
+from rnnlab.norms import F32_LOG10_FLOOR, F32_TINY, F64_LOG10_FLOOR, F64_TINY, scaled_norm
 from rnnlab.probing import probe_segments
 from rnnlab.probing.probe_cells import PROBE_CELLS, cell_params
 from rnnlab.training.program import Program
@@ -99,9 +99,17 @@ def describe_zero(cause: str, zero_at: int, leaf: str = "h", t: int | None = Non
     return f"{where} is not 0."
 
 
-def zero_causes(log10: np.ndarray, flags: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def needs_flags(log10: np.ndarray) -> bool:
+    """Whether some exact 0 of ``log10`` (leaves, steps + 1) is cut by a step (not inherited from the steps after
+    it), so that :func:`zero_causes` needs the steps' flags."""
+    zero = np.isneginf(log10)
+    return bool((zero[:, :-1].any(axis=0) & ~zero[:, 1:].all(axis=0)).any())
+
+
+def zero_causes(log10: np.ndarray, flags: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """Why each exact 0 of ``log10`` (leaves, steps + 1) is 0, from ``flags`` (steps + 1, 2): at step t, whether
-    some unit's derivative and some gate are exactly 0. Returns (cause, zero_at), as :class:`LogGrads` holds them.
+    some unit's derivative and some gate are exactly 0 (None when :func:`needs_flags` is False). Returns
+    (cause, zero_at), as :class:`LogGrads` holds them.
 
     A leaf at step t is 0 either because everything after it is 0 (it inherits that cause, or ``unread`` when
     nothing after it reaches the loss), or because step t + 1's Jacobian maps a non-zero gradient to 0.
@@ -118,6 +126,7 @@ def zero_causes(log10: np.ndarray, flags: np.ndarray) -> tuple[np.ndarray, np.nd
                 if t < n - 1 else []
             why, where = inherited[0] if inherited else ("unread", -1)
         else:
+            assert flags is not None, "a step cut the gradient: zero_causes needs the steps' flags"
             dead, closed = flags[t + 1]
             why, where = ("gate" if closed else "saturated" if dead else "cancelled"), t + 1
         for leaf in np.flatnonzero(zero[:, t]):
@@ -133,28 +142,33 @@ def _per_example(a: jax.Array, b: jax.Array) -> jax.Array:
     return a.reshape(a.shape + (1,) * (b.ndim - 1))
 
 
-def _example_norms(leaves) -> jax.Array:
-    """(B,): each example's norm over every leaf, scaled by its largest element (no underflow in squares)."""
-    axes = [tuple(range(1, leaf.ndim)) for leaf in leaves]
-    m = jnp.max(jnp.stack([jnp.max(jnp.abs(leaf), axis=ax) for leaf, ax in zip(leaves, axes)]), axis=0)
-    safe = jnp.where(m > 0, m, 1.0)
-    total = sum(jnp.sum(jnp.square(leaf / _per_example(safe, leaf)), axis=ax) for leaf, ax in zip(leaves, axes))
-    return m * jnp.sqrt(total)
+def _example_max(leaves) -> jax.Array:
+    """(B,): each example's largest magnitude over every leaf."""
+    return jnp.max(jnp.stack([jnp.max(jnp.abs(leaf), axis=tuple(range(1, leaf.ndim))) for leaf in leaves]), axis=0)
+
+
+def _example_norms(leaf: jax.Array, lead: int = 1) -> jax.Array:
+    """Each example's norm of ``leaf`` (over the axes after the first ``lead``), scaled (no underflow in squares)."""
+    return scaled_norm(leaf, axis=tuple(range(lead, leaf.ndim)))
 
 
 def _rescale(w, hi, lo):
-    """``w * 10^(hi + lo)`` as (unit vector per example, hi, lo): lo carries hi's rounding error."""
-    n = _example_norms(w)
+    """``w * 10^(hi + lo)`` as (w divided by its largest magnitude per example, hi, lo): lo carries hi's rounding
+    error (a compensated sum); hi is -inf where w is 0."""
+    n = _example_max(w)
     live = n > 0
-    d = jnp.log10(jnp.where(live, n, 1.0))
+    safe = jnp.where(live, n, 1.0)
+    d = jnp.log10(safe)
     new_hi = hi + d
     new_lo = lo + ((hi - new_hi) + d)
-    v = tuple(leaf / _per_example(jnp.where(live, n, 1.0), leaf) for leaf in w)
+    inverse = 1.0 / safe
+    v = tuple(leaf * _per_example(inverse, leaf) for leaf in w)
     return v, jnp.where(live, new_hi, -jnp.inf), jnp.where(live, new_lo, 0.0)
 
 
 def _add(state, u, lu):
-    """``state + u * 10^lu`` (u of norm 1 per example or 0, lu its log10 or -inf), rescaled to the larger."""
+    """``state + u * 10^lu`` (u of largest magnitude 1 per example, or 0; lu its log10 or -inf), both rescaled to
+    the larger: (w, log10 of its scale, 0), w's largest magnitude at most 2."""
     v, hi, lo = state
     has_v, has_u = jnp.isfinite(hi), jnp.isfinite(lu)
     m = jnp.where(has_v & (~has_u | (hi >= lu)), hi, lu)
@@ -162,19 +176,12 @@ def _add(state, u, lu):
     fv = jnp.where(has_v, jnp.power(10.0, (jnp.where(has_v, hi, 0.0) - safe) + lo), 0.0)
     fu = jnp.where(has_u, jnp.power(10.0, jnp.where(has_u, lu, 0.0) - safe), 0.0)
     w = tuple(a * _per_example(fv, a) + b * _per_example(fu, b) for a, b in zip(v, u))
-    return _rescale(w, jnp.where(jnp.isfinite(m), m, -jnp.inf), jnp.zeros_like(lo))
+    return w, m, jnp.zeros_like(lo)
 
 
-def _leaf_logs(v) -> jax.Array:
-    """(leaves, B): log10 of each leaf's norm per example (-inf where 0)."""
-    return jnp.stack([jnp.log10(_example_norms((leaf,))) for leaf in v])
-
-
-def _unit(leaves):
-    """(unit vectors per example, log10 norms)."""
-    n = _example_norms(leaves)
-    safe = jnp.where(n > 0, n, 1.0)
-    return tuple(leaf / _per_example(safe, leaf) for leaf in leaves), jnp.log10(n)
+def _leaf_logs(v, lead: int = 1) -> jax.Array:
+    """(leaves, *lead axes): log10 of each leaf's norm per example (-inf where 0)."""
+    return jnp.stack([jnp.log10(_example_norms(leaf, lead)) for leaf in v])
 
 
 def zero_state(carry):
@@ -197,11 +204,11 @@ class _Model:
         carry = self.program.model.apply(self.params, x, carry_key, scale, start_only=True)
         return tuple(self.program.spec.carry_as_tuple(carry))
 
-    def carries(self, carry, xp_tm):
-        """Every carry after each step (time-major leaves) from ``carry``, on projected inputs (T, B, ...)."""
+    def scan(self, carry, xp_tm):
+        """(every carry after each step, what each step's backward needs, each step's flags), time-major."""
         def body(c, xp_t):
-            new, _ = self.cell.step(self.w, c, xp_t)
-            return new, new
+            new, flags, saved = self.cell.forward(c, xp_t, self.cell.hidden(self.w, c[-1]))
+            return new, (new, saved, flags)
 
         return jax.lax.scan(body, tuple(carry), xp_tm)[1]
 
@@ -219,44 +226,48 @@ class _Model:
     def before(self, carry, carries):
         return tuple(jnp.concatenate([c[None], leaf[:-1]]) for c, leaf in zip(carry, carries))
 
+    def step_vjp(self, c_before, saved_t, cotangent):
+        """The cotangents of the carry before a step and of its projected inputs, from the new carry's."""
+        g_c, g_xp, g_hp = self.cell.backward(saved_t, c_before, cotangent)
+        (g_h,) = jax.vjp(lambda h: self.cell.hidden(self.w, h), c_before[-1])[1](g_hp)
+        return g_c[:-1] + (g_c[-1] + g_h,), g_xp
 
-def _carry_reverse(model: _Model, carry, xp_tm, carries, g_preds, state):
-    """The reverse scan of ||dL/dh_t||: new state and per-step records (hi, lo, leaf logs, flags)."""
+
+def _carry_reverse(model: _Model, carry, carries, saved, g_preds, state):
+    """The reverse scan of ||dL/dh_t||: new state and per-step records (hi, lo, leaf logs)."""
     hs = jnp.swapaxes(carries[model.out_leaf], 0, 1)
     _, readout_vjp = jax.vjp(model.readout, hs)
-    (g_hs,) = readout_vjp(g_preds)
+    g_hs = jnp.swapaxes(readout_vjp(g_preds)[0], 0, 1)  # (T, B, ...)
+    peak = jnp.max(jnp.abs(g_hs), axis=tuple(range(2, g_hs.ndim)))  # (T, B)
+    units = g_hs / peak.reshape(peak.shape + (1,) * (g_hs.ndim - 2)).clip(min=jnp.finfo(jnp.float32).tiny)
+    logs_out = jnp.log10(peak)
 
     def body(state, inputs):
-        c_before, xp_t, gh_t = inputs
-        u, lu = _unit((gh_t,))
-        out = tuple(u[0] if i == model.out_leaf else jnp.zeros_like(leaf) for i, leaf in enumerate(state[0]))
-        state = _add(state, out, lu)
-        record = (state[1], state[2], _leaf_logs(state[0]))
-        _, vjp, flags = jax.vjp(lambda c: model.cell.step(model.w, c, xp_t), c_before, has_aux=True)
-        (g,) = vjp(state[0])
-        return _rescale(g, state[1], state[2]), record + (flags,)
+        c_before, saved_t, u, lu = inputs
+        out = tuple(u if i == model.out_leaf else jnp.zeros_like(leaf) for i, leaf in enumerate(state[0]))
+        w, hi, lo = _add(state, out, lu)
+        g_c, _ = model.step_vjp(c_before, saved_t, w)
+        return _rescale(g_c, hi, lo), (hi, lo, _leaf_logs(w))
 
-    return jax.lax.scan(body, state, (model.before(carry, carries), xp_tm, jnp.swapaxes(g_hs, 0, 1)), reverse=True)
+    return jax.lax.scan(body, state, (model.before(carry, carries), saved, units, logs_out), reverse=True)
 
 
 def _make_whole(program: Program):
     def fn(params, x, y, carry_key, scale):
         model = _Model(program, params)
         carry = model.start(x, carry_key, scale)
-        xp = model.project(x)
-        carries = model.carries(carry, xp)
+        carries, saved, _ = model.scan(carry, model.project(x))
         g_preds = jax.grad(program.task.loss)(model.readout(jnp.swapaxes(carries[model.out_leaf], 0, 1)), y)
-        state, records = _carry_reverse(model, carry, xp, carries, g_preds, zero_state(carry))
+        state, records = _carry_reverse(model, carry, carries, saved, g_preds, zero_state(carry))
         return (state[1], state[2], _leaf_logs(state[0])), records
 
     return fn
 
 
-def _piece_carries(model: _Model, carry, x, real):
-    """(carry after ``real`` steps, carries after every step, projected inputs) of one piece."""
-    xp = model.project(x)
-    carries = model.carries(carry, xp)
-    return tuple(leaf[real - 1] for leaf in carries), carries, xp
+def _piece(model: _Model, carry, x, real):
+    """(carry after ``real`` steps, carries after every step, what the backward needs, flags)."""
+    carries, saved, flags = model.scan(carry, model.project(x))
+    return tuple(leaf[real - 1] for leaf in carries), carries, saved, flags
 
 
 def _make_start(program: Program):
@@ -266,8 +277,15 @@ def _make_start(program: Program):
 def _make_forward(program: Program):
     def fn(params, carry, x, real):
         model = _Model(program, params)
-        final, carries, _ = _piece_carries(model, carry, x, real)
+        final, carries, _, _ = _piece(model, carry, x, real)
         return final, model.readout(jnp.swapaxes(carries[model.out_leaf], 0, 1))
+
+    return fn
+
+
+def _make_flags(program: Program):
+    def fn(params, carry, x, real):
+        return _piece(_Model(program, params), carry, x, real)[3]
 
     return fn
 
@@ -279,8 +297,8 @@ def _make_loss_grad(program: Program):
 def _make_carry_backward(program: Program):
     def fn(params, carry, x, real, g_preds, state):
         model = _Model(program, params)
-        _, carries, xp = _piece_carries(model, carry, x, real)
-        return _carry_reverse(model, carry, xp, carries, g_preds, state)
+        _, carries, saved, _ = _piece(model, carry, x, real)
+        return _carry_reverse(model, carry, carries, saved, g_preds, state)
 
     return fn
 
@@ -288,7 +306,7 @@ def _make_carry_backward(program: Program):
 def _forward_pieces(program: Program, params, x, carry_key, scale, length: int, progress: FractionDone | None):
     pieces = probe_segments.time_pieces(x, length)
     forward = program.jitted(f"log_forward_{length}", _make_forward)
-    carry = program.jitted(f"log_start_{length}", _make_start)(params, pieces[0][0], carry_key, scale)
+    carry = program.jitted("log_start", _make_start)(params, pieces[0][0], carry_key, scale)
     carries, preds = [], []
     for i, (piece, real) in enumerate(pieces):
         carries.append(carry)
@@ -299,16 +317,23 @@ def _forward_pieces(program: Program, params, x, carry_key, scale, length: int, 
     return carries, pieces, jnp.concatenate(preds, axis=1)
 
 
-def _assemble(first, records, leaves: tuple[str, ...]) -> LogGrads:
-    """Host side: float64 log10 per leaf and step, combined over the batch, and the zeros' causes."""
+def _step_flags(program: Program, params, starts, pieces, length: int) -> np.ndarray:
+    """(steps + 1, 2): every step's flags (row 0, before the first step, all False)."""
+    fn = program.jitted(f"log_flags_{length}", _make_flags)
+    parts = [np.asarray(fn(params, c, piece, np.int32(real)))[:real] for c, (piece, real) in zip(starts, pieces)]
+    return np.concatenate([np.zeros((1, 2), bool)] + parts)
+
+
+def _assemble(first, records, leaves: tuple[str, ...], flags) -> LogGrads:
+    """Host side: float64 log10 per leaf and step, combined over the batch, and the zeros' causes (``flags()``
+    gives the steps' flags, computed only when a step cut the gradient)."""
     hi = np.concatenate([np.asarray(first[0], np.float64)[None], np.asarray(records[0], np.float64)])
     lo = np.concatenate([np.asarray(first[1], np.float64)[None], np.asarray(records[1], np.float64)])
     logs = np.concatenate([np.asarray(first[2], np.float64)[None], np.asarray(records[2], np.float64)])
     scale = np.where(np.isfinite(hi), hi + lo, -np.inf)  # (steps + 1, B)
     per_example = np.where(np.isfinite(logs), scale[:, None, :] + logs, -np.inf)  # (steps + 1, leaves, B)
     log10 = log10_hypot(per_example, axis=2).T  # (leaves, steps + 1)
-    flags = np.concatenate([np.zeros((1, 2), bool), np.asarray(records[3], bool)])
-    cause, at = zero_causes(log10, flags)
+    cause, at = zero_causes(log10, flags() if needs_flags(log10) else None)
     return LogGrads(leaves, log10, cause, at)
 
 
@@ -323,7 +348,12 @@ def carry_grad_log10(program: Program, params, batch, scale, segment: int | None
     leaves = program.spec.leaves
     if segment is None:
         first, records = program.jitted("log_carry_grads", _make_whole)(params, x, y, carry_key, scale)
-        return _assemble(first, jax.device_get(records), leaves)
+
+        def whole_flags():
+            start = program.jitted("log_start", _make_start)(params, x, carry_key, scale)
+            return _step_flags(program, params, [start], [(x, x.shape[1])], x.shape[1])
+
+        return _assemble(first, jax.device_get(records), leaves, whole_flags)
     carries, pieces, preds = _forward_pieces(program, params, x, carry_key, scale, segment, progress)
     g_preds = program.jitted("log_loss_grad", _make_loss_grad)(preds, y)
     backward = program.jitted(f"log_carry_backward_{segment}", _make_carry_backward)
@@ -339,7 +369,8 @@ def carry_grad_log10(program: Program, params, batch, scale, segment: int | None
             share = probe_segments.FORWARD_SHARE
             progress(share + (1 - share) * (len(pieces) - i) / len(pieces))
     records = jax.tree_util.tree_map(lambda *a: np.concatenate(a), *parts)
-    return _assemble((state[1], state[2], _leaf_logs(state[0])), records, leaves)
+    return _assemble((state[1], state[2], _leaf_logs(state[0])), records, leaves,
+                     lambda: _step_flags(program, params, carries, pieces, segment))
 
 
 # ---- connectivity -----------------------------------------------------------------------------------------------
@@ -357,21 +388,20 @@ def _last_output_state(model: _Model, carry_last):
     return jax.vmap(lambda w: _rescale(w, jnp.zeros(w[0].shape[:1]), jnp.zeros(w[0].shape[:1])))(leaves)
 
 
-def _connectivity_reverse(model: _Model, carry, x, xp_tm, carries, start, state, real):
+def _connectivity_reverse(model: _Model, carry, x, carries, saved, start, state, real):
     """Reverse scan of ||dy_T/dx_t|| per output unit and example; ``start`` is injected at step ``real`` (or
-    never when ``real`` is past the piece)."""
+    never when ``real`` is -1)."""
     def one(start, state):
         def body(state, inputs):
-            t, c_before, xp_t, x_t = inputs
+            t, c_before, saved_t, x_t = inputs
             state = jax.tree_util.tree_map(lambda s, z: jnp.where(t == real - 1, s, z), start, state)
-            _, vjp, _ = jax.vjp(lambda c, xp: model.cell.step(model.w, c, xp), c_before, xp_t, has_aux=True)
-            g_c, g_xp = vjp(state[0])
+            g_c, g_xp = model.step_vjp(c_before, saved_t, state[0])
             (g_x,) = jax.vjp(lambda a: model.cell.project(model.w, a), x_t)[1](g_xp)
-            record = (state[1], state[2], jnp.log10(_example_norms((g_x,))))
+            record = (state[1], state[2], jnp.log10(_example_norms(g_x)))
             return _rescale(g_c, state[1], state[2]), record
 
-        steps = jnp.arange(xp_tm.shape[0])
-        return jax.lax.scan(body, state, (steps, model.before(carry, carries), xp_tm, jnp.swapaxes(x, 0, 1)),
+        steps = jnp.arange(x.shape[1])
+        return jax.lax.scan(body, state, (steps, model.before(carry, carries), saved, jnp.swapaxes(x, 0, 1)),
                             reverse=True)
 
     return jax.vmap(one)(start, state)
@@ -380,9 +410,9 @@ def _connectivity_reverse(model: _Model, carry, x, xp_tm, carries, start, state,
 def _make_connectivity_backward(program: Program):
     def fn(params, carry, x, real, inject, state):
         model = _Model(program, params)
-        final, carries, xp = _piece_carries(model, carry, x, real)
+        final, carries, saved, _ = _piece(model, carry, x, real)
         start = _last_output_state(model, final)
-        return _connectivity_reverse(model, carry, x, xp, carries, start, state, jnp.where(inject, real, -1))
+        return _connectivity_reverse(model, carry, x, carries, saved, start, state, jnp.where(inject, real, -1))
 
     return fn
 
@@ -395,7 +425,7 @@ def connectivity_log10(program: Program, params, batch, scale, segment: int | No
     length = segment or x.shape[1]
     if segment is None:
         pieces = [(x, x.shape[1])]
-        carries = [program.jitted(f"log_start_{length}", _make_start)(params, x, carry_key, scale)]
+        carries = [program.jitted("log_start", _make_start)(params, x, carry_key, scale)]
     else:
         carries, pieces, _ = _forward_pieces(program, params, x, carry_key, scale, segment, progress)
     backward = program.jitted(f"log_connectivity_backward_{length}", _make_connectivity_backward)

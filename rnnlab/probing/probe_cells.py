@@ -7,9 +7,10 @@ still 1e-8. Here tanh' is ``4 e^(-2|x|) / (1 + e^(-2|x|))^2`` and the sigmoid's 
 rounding until the derivative itself falls below float32's smallest normal number (|x| above about 44 for tanh,
 87 for the sigmoid). The forward values are Flax's (``tests/test_log_probe_cells.py`` checks every cell).
 
-A :class:`ProbeCell` splits a step into ``project(p, x)`` (the input side, linear, for every step at once) and
-``step(p, carry, xp) -> (new carry, flags)``; ``flags`` says whether any unit's derivative is exactly 0 and
-whether any gate is exactly 0 at that step (what a zero gradient is then attributed to).
+A :class:`ProbeCell` splits a step into ``project(p, x)`` (the input side, linear, for every step at once),
+``hidden(p, h)`` and an elementwise ``forward`` that keeps what its hand-written ``backward`` needs (the gates and
+the activations' derivatives, so the backward pass only multiplies); ``flags`` says whether any unit's derivative
+is exactly 0 and whether any gate is exactly 0 at that step (what a zero gradient is then attributed to).
 """
 
 from __future__ import annotations
@@ -63,11 +64,11 @@ def _sigmoid_jvp(primals, tangents):
     return jax.nn.sigmoid(x), sigmoid_slope(x) * dx
 
 
-def _flags(tanh_pre: list[jax.Array], sigmoid_pre: list[jax.Array], gates: list[jax.Array]) -> jax.Array:
+def _flags(slopes, gates) -> jax.Array:
     """(2,) bool: some unit's derivative is exactly 0; some gate is exactly 0."""
-    dead = [jnp.any(tanh_slope(x) == 0) for x in tanh_pre] + [jnp.any(sigmoid_slope(x) == 0) for x in sigmoid_pre]
-    closed = [jnp.any(g == 0) for g in gates] or [jnp.zeros((), bool)]
-    return jnp.stack([jnp.any(jnp.stack(dead)), jnp.any(jnp.stack(closed))])
+    dead = jnp.any(jnp.stack([jnp.any(s == 0) for s in slopes]))
+    closed = jnp.any(jnp.stack([jnp.any(g == 0) for g in gates])) if gates else jnp.zeros((), bool)
+    return jnp.stack([dead, closed])
 
 
 def _dense(w: jax.Array, b: jax.Array | None, x: jax.Array) -> jax.Array:
@@ -75,40 +76,88 @@ def _dense(w: jax.Array, b: jax.Array | None, x: jax.Array) -> jax.Array:
     return y if b is None else y + b
 
 
-def _lstm(w, carry: Carry, xp: jax.Array):
-    c, h = carry
-    pre = xp + _dense(w.w_h, w.b_h, h)
-    pi, pf, pg, po = jnp.split(pre, 4, axis=-1)
+def _lstm_core(c: jax.Array, pi, pf, pg, po):
     i, f, g, o = sigmoid(pi), sigmoid(pf), tanh(pg), sigmoid(po)
     new_c = f * c + i * g
-    return (new_c, o * tanh(new_c)), _flags([pg, new_c], [pi, pf, po], [i, f, o])
+    tanh_c = tanh(new_c)
+    si, sf, sg, so, sc = (sigmoid_slope(pi), sigmoid_slope(pf), tanh_slope(pg), sigmoid_slope(po), tanh_slope(new_c))
+    saved = (f, o * sc, g * si, c * sf, i * sg, tanh_c * so)  # the products the backward pass multiplies by
+    return (new_c, o * tanh_c), _flags((si, sf, sg, so, sc), [i, f, o]), saved
 
 
-def _gru(w, carry: Carry, xp: jax.Array):
+def _lstm(carry: Carry, xp: jax.Array, hp: jax.Array):
+    pi, pf, pg, po = jnp.split(xp + hp, 4, axis=-1)
+    return _lstm_core(carry[0], pi, pf, pg, po)
+
+
+def _conv_lstm(carry: Carry, xp: jax.Array, hp: jax.Array):
+    pi, pg, pf, po = jnp.split(xp + hp, 4, axis=-1)
+    return _lstm_core(carry[0], pi, pf + 1.0, pg, po)
+
+
+def _lstm_backward(order: str):
+    def backward(saved, carry: Carry, d_new: Carry):
+        f, o_sc, g_si, c_sf, i_sg, tanh_c_so = saved
+        d_c = d_new[0] + d_new[1] * o_sc
+        parts = {"i": d_c * g_si, "f": d_c * c_sf, "g": d_c * i_sg, "o": d_new[1] * tanh_c_so}
+        d_pre = jnp.concatenate([parts[k] for k in order], axis=-1)
+        return (d_c * f, jnp.zeros_like(carry[1])), d_pre, d_pre
+
+    return backward
+
+
+def _gru(carry: Carry, xp: jax.Array, hp: jax.Array):
     (h,) = carry
     xr, xz, xn = jnp.split(xp, 3, axis=-1)
-    hr, hz, hn = jnp.split(_dense(w.w_h, w.b_h, h), 3, axis=-1)
+    hr, hz, hn = jnp.split(hp, 3, axis=-1)
     pr, pz = xr + hr, xz + hz
     r, z = sigmoid(pr), sigmoid(pz)
     pn = xn + r * hn
     n = tanh(pn)
-    return ((1.0 - z) * n + z * h,), _flags([pn], [pr, pz], [r, z])
+    sr, sz, sn = sigmoid_slope(pr), sigmoid_slope(pz), tanh_slope(pn)
+    saved = (r, z, (1.0 - z) * sn, hn * sr, (h - n) * sz)
+    return ((1.0 - z) * n + z * h,), _flags((sr, sz, sn), [r, z]), saved
 
 
-def _mgu(w, carry: Carry, xp: jax.Array):
+def _gru_backward(saved, carry: Carry, d_new: Carry):
+    r, z, keep_sn, hn_sr, h_n_sz = saved
+    (d_h,) = d_new
+    d_pn = d_h * keep_sn
+    d_pr = d_pn * hn_sr
+    d_pz = d_h * h_n_sz
+    return (d_h * z,), jnp.concatenate([d_pr, d_pz, d_pn], axis=-1), jnp.concatenate([d_pr, d_pz, d_pn * r], axis=-1)
+
+
+def _mgu(carry: Carry, xp: jax.Array, hp: jax.Array):
     (h,) = carry
     xf, xn = jnp.split(xp, 2, axis=-1)
-    hf, hn = jnp.split(_dense(w.w_h, w.b_h, h), 2, axis=-1)
+    hf, hn = jnp.split(hp, 2, axis=-1)
     pf = xf + hf
     f = sigmoid(pf)
     pn = xn + f * hn
     n = tanh(pn)
-    return ((1.0 - f) * n + f * h,), _flags([pn], [pf], [f])
+    sf, sn = sigmoid_slope(pf), tanh_slope(pn)
+    saved = (f, (1.0 - f) * sn, (h - n) * sf, hn * sf)
+    return ((1.0 - f) * n + f * h,), _flags((sf, sn), [f]), saved
 
 
-def _simple(w, carry: Carry, xp: jax.Array):
-    pre = xp + _dense(w.w_h, w.b_h, carry[0])
-    return (tanh(pre),), _flags([pre], [], [])
+def _mgu_backward(saved, carry: Carry, d_new: Carry):
+    f, keep_sn, h_n_sf, hn_sf = saved
+    (d_h,) = d_new
+    d_pn = d_h * keep_sn
+    d_pf = d_h * h_n_sf + d_pn * hn_sf
+    return (d_h * f,), jnp.concatenate([d_pf, d_pn], axis=-1), jnp.concatenate([d_pf, d_pn * f], axis=-1)
+
+
+def _simple(carry: Carry, xp: jax.Array, hp: jax.Array):
+    pre = xp + hp
+    slope = tanh_slope(pre)
+    return (tanh(pre),), _flags([slope], []), (slope,)
+
+
+def _simple_backward(saved, carry: Carry, d_new: Carry):
+    d_pre = d_new[0] * saved[0]
+    return (jnp.zeros_like(carry[0]),), d_pre, d_pre
 
 
 def _conv(p: dict, x: jax.Array) -> jax.Array:
@@ -120,36 +169,43 @@ def _conv(p: dict, x: jax.Array) -> jax.Array:
     return out.reshape(lead + out.shape[1:])
 
 
-def _conv_lstm(p: dict, carry: Carry, xp: jax.Array):
-    c, h = carry
-    pi, pg, pf, po = jnp.split(xp + _conv(p["hh"], h), 4, axis=-1)
-    pf = pf + 1.0
-    i, g, f, o = sigmoid(pi), tanh(pg), sigmoid(pf), sigmoid(po)
-    new_c = f * c + i * g
-    return (new_c, o * tanh(new_c)), _flags([pg, new_c], [pi, pf, po], [i, f, o])
+Saved = tuple[jax.Array, ...]
 
 
 @dataclass(frozen=True)
 class ProbeCell:
-    """One cell as the probe runs it: ``prepare`` the Flax parameters once, ``project`` inputs, ``step``."""
+    """One cell as the probe runs it: ``prepare`` the Flax parameters once; ``project`` inputs and ``hidden``
+    (the carry's h) are the step's two linear maps; ``forward(carry, xp, hp) -> (new carry, flags, saved)`` the
+    rest (elementwise), and ``backward(saved, carry, d_new) -> (direct, d_xp, d_hp)`` its hand-written derivative:
+    the previous carry's gradient other than through ``hp``, and the gradients of ``xp`` and ``hp``. The derivative
+    of ``forward`` with these activations equals ``backward`` (``tests/test_log_probe.py``)."""
 
-    prepare: Callable[[dict], Any]  # the Flax cell's parameters -> what project and step take
+    prepare: Callable[[dict], Any]  # the Flax cell's parameters -> what project and hidden take
     project: Callable[[Any, jax.Array], jax.Array]
-    step: Callable[[Any, Carry, jax.Array], tuple[Carry, jax.Array]]
+    hidden: Callable[[Any, jax.Array], jax.Array]
+    forward: Callable[[Carry, jax.Array, jax.Array], tuple[Carry, jax.Array, Saved]]
+    backward: Callable[[Saved, Carry, Carry], tuple[Carry, jax.Array, jax.Array]]
+
+    def step(self, w, carry: Carry, xp: jax.Array) -> tuple[Carry, jax.Array]:
+        """(new carry, flags) from ``carry`` (h its last leaf) and projected inputs ``xp``."""
+        new, flags, _ = self.forward(carry, xp, self.hidden(w, carry[-1]))
+        return new, flags
 
 
-def _fused(name: str, step) -> ProbeCell:
+def _fused(name: str, forward, backward) -> ProbeCell:
     fused = FUSED_CELLS[name]
-    return ProbeCell(fused.weights, lambda w, x: _dense(w.w_in, w.b_in, x), step)
+    return ProbeCell(fused.weights, lambda w, x: _dense(w.w_in, w.b_in, x), lambda w, h: _dense(w.w_h, w.b_h, h),
+                     forward, backward)
 
 
 PROBE_CELLS: dict[str, ProbeCell] = {
-    "lstm": _fused("lstm", _lstm),
-    "optimized_lstm": _fused("optimized_lstm", _lstm),
-    "gru": _fused("gru", _gru),
-    "mgu": _fused("mgu", _mgu),
-    "simple": _fused("simple", _simple),
-    "conv_lstm": ProbeCell(lambda p: p, lambda p, x: _conv(p["ih"], x), _conv_lstm),
+    "lstm": _fused("lstm", _lstm, _lstm_backward("ifgo")),
+    "optimized_lstm": _fused("optimized_lstm", _lstm, _lstm_backward("ifgo")),
+    "gru": _fused("gru", _gru, _gru_backward),
+    "mgu": _fused("mgu", _mgu, _mgu_backward),
+    "simple": _fused("simple", _simple, _simple_backward),
+    "conv_lstm": ProbeCell(lambda p: p, lambda p, x: _conv(p["ih"], x), lambda p, h: _conv(p["hh"], h), _conv_lstm,
+                           _lstm_backward("igfo")),
 }
 assert set(PROBE_CELLS) == set(CELLS), "every registered cell needs its probe form"
 
