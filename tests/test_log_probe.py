@@ -121,7 +121,7 @@ def test_against_float64_for_every_cell(cell):
     if "c" in program.spec.leaves:  # the cell state after the last step is not read by the loss
         c = program.spec.leaves.index("c")
         assert got.zero_cause[c, -1] == "unread" and want[c, -1] == 0
-        assert "nothing after it reaches the loss" in logscale.describe_zero("unread", -1, "c", program.steps)
+        assert "nothing the loss reads depends on it" in logscale.describe_zero("unread", -1, "c", program.steps)
     conn = logscale.connectivity_log10(program, params, batch, scale)
     np.testing.assert_allclose(conn, np.log10(probes.connectivity(program, params, root, scale)), atol=1e-5)
 

@@ -8,7 +8,7 @@ step is added in the log domain (both rescaled to the larger). So ||dL/dh_t|| (a
 log10 to float32's relative precision at every step, 1e-500 as well as 1e-5. Its log10 is -inf only where the
 gradient is exactly 0 by the cell's arithmetic, and then :func:`zero_causes` says why and where:
 
-- ``unread``: nothing after this carry reaches the loss (the LSTM's cell state c after the last step);
+- ``unread``: nothing the loss reads depends on this carry (the LSTM's cell state c after the last step);
 - ``saturated``: at step ``zero_at`` every path back passes through units whose derivative is exactly 0;
 - ``gate``: at step ``zero_at`` a gate is exactly 0 and closes the path back;
 - ``cancelled``: at step ``zero_at`` the step's weights map the gradient to 0.
@@ -37,7 +37,7 @@ FLOORS = {"float32": (F32_TINY, F32_LOG10_FLOOR), "float64": (F64_TINY, F64_LOG1
 
 
 ZERO_CAUSES: dict[str, str] = {
-    "unread": "nothing after it reaches the loss",
+    "unread": "nothing the loss reads depends on it",
     "saturated": "units whose derivative is exactly 0 in float32 (pre-activation beyond about ±44 for tanh, "
                  "±87 for a sigmoid) cut every path back",
     "gate": "a gate that is exactly 0 in float32 closes the path back",
@@ -93,7 +93,7 @@ def describe_zero(cause: str, zero_at: int, leaf: str = "h", t: int | None = Non
     """A sentence for an exact zero: ``cause`` from :data:`ZERO_CAUSES` (and the step that cut it)."""
     where = f"||dL/d{leaf}_{t}||" if t is not None else f"the gradient of {leaf}"
     if cause == "unread":
-        return f"{where} is exactly 0: {ZERO_CAUSES[cause]} (nothing the loss reads depends on it)."
+        return f"{where} is exactly 0: {ZERO_CAUSES[cause]} (as the LSTM's cell state after the last step)."
     if cause in ZERO_CAUSES:
         return f"{where} is exactly 0: at step {zero_at}, {ZERO_CAUSES[cause]}."
     return f"{where} is not 0."
@@ -166,16 +166,16 @@ def _rescale(w, hi, lo):
     return v, jnp.where(live, new_hi, -jnp.inf), jnp.where(live, new_lo, 0.0)
 
 
-def _add(state, u, lu):
-    """``state + u * 10^lu`` (u of largest magnitude 1 per example, or 0; lu its log10 or -inf), both rescaled to
-    the larger: (w, log10 of its scale, 0), w's largest magnitude at most 2."""
+def _add(state, u, lu, leaf: int):
+    """``state + u * 10^lu`` on carry leaf ``leaf`` (u of largest magnitude 1 per example, or 0; lu its log10 or
+    -inf), both rescaled to the larger: (w, log10 of its scale, 0), w's largest magnitude at most 2."""
     v, hi, lo = state
     has_v, has_u = jnp.isfinite(hi), jnp.isfinite(lu)
     m = jnp.where(has_v & (~has_u | (hi >= lu)), hi, lu)
     safe = jnp.where(jnp.isfinite(m), m, 0.0)
     fv = jnp.where(has_v, jnp.power(10.0, (jnp.where(has_v, hi, 0.0) - safe) + lo), 0.0)
     fu = jnp.where(has_u, jnp.power(10.0, jnp.where(has_u, lu, 0.0) - safe), 0.0)
-    w = tuple(a * _per_example(fv, a) + b * _per_example(fu, b) for a, b in zip(v, u))
+    w = tuple(a * _per_example(fv, a) + (u * _per_example(fu, u) if i == leaf else 0.0) for i, a in enumerate(v))
     return w, m, jnp.zeros_like(lo)
 
 
@@ -244,8 +244,7 @@ def _carry_reverse(model: _Model, carry, carries, saved, g_preds, state):
 
     def body(state, inputs):
         c_before, saved_t, u, lu = inputs
-        out = tuple(u if i == model.out_leaf else jnp.zeros_like(leaf) for i, leaf in enumerate(state[0]))
-        w, hi, lo = _add(state, out, lu)
+        w, hi, lo = _add(state, u, lu, model.out_leaf)
         g_c, _ = model.step_vjp(c_before, saved_t, w)
         return _rescale(g_c, hi, lo), (hi, lo, _leaf_logs(w))
 
