@@ -13,6 +13,7 @@ import pytest
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 
 from rnnlab.config import Config
+from rnnlab.figures.shared import VIEWS
 from rnnlab.files import export
 from rnnlab.model.tasks import TASKS
 from rnnlab.probing import probes
@@ -246,6 +247,23 @@ def test_a_second_session_on_the_same_link_gets_the_finished_run_without_computi
     at.sidebar.number_input(key="w_steps").set_value(60).run()  # their own continuation, computed for them
     button(at, "Train").click().run()
     assert at.session_state.run.step == 60 and sum(computed) == 10 and first.step == 50
+
+
+def test_a_class_on_one_link_is_served_the_charts_built_for_the_first_student(small):
+    first = open_page("explore", **small, run="1")
+    no_exception(first)
+    builds = VIEWS.stats()["builds"]
+    second = open_page("explore", **small, run="1")
+    no_exception(second)
+    assert VIEWS.stats()["builds"] == builds  # every figure and sentence came from the first student's build
+    assert second.session_state.explore.training is False  # a finished run: nothing asked to train, no rerun
+    assert figures(second) == figures(first) and [m.value for m in second.markdown] == [m.value for m in first.markdown]
+    second.slider(key="w_example_mark").set_value(5).run()  # the student's own marked step: built for it
+    assert VIEWS.stats()["builds"] > builds
+    marked = figures(second)["Loss at each time step of the sequence"]
+    assert any(a.get("text") == "t = 5" for a in marked["layout"]["annotations"])
+    assert all(a.get("text") != "t = 5" for a in figures(first)["Loss at each time step of the sequence"]["layout"]
+               .get("annotations", []))
 
 
 def test_over_the_server_limit_the_queue_position_shows_and_training_starts_by_itself(small, monkeypatch):
