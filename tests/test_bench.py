@@ -135,3 +135,18 @@ def test_paired_ratio_divides_samples_of_the_same_turn():
     b = timing_module.Timing((1.0, 10.0, 4.0))
     assert timing_module.paired_ratio(a, b) == 2.0  # turns: 2, 2, 1; the ratio of medians would be 1
     assert a.median / b.median == 1.0
+
+
+def test_a_partial_run_does_not_replace_the_report(monkeypatch, tmp_path):
+    from rnnlab.bench import __main__ as bench_main
+    from rnnlab.bench.report import RowResult
+
+    report = tmp_path / "benchmarks.md"
+    report.write_text("the whole report")
+    monkeypatch.setattr(bench_main, "DEFAULT_OUT", report)
+    monkeypatch.setattr(bench_main, "run_row", lambda key, quick: RowResult(key, key, "measured"))
+    monkeypatch.setattr(bench_main, "render_text", lambda results, machine: "")
+    bench_main.main(["--only", "probe"])
+    assert report.read_text() == "the whole report"
+    bench_main.main(["--only", "probe", "--out", str(tmp_path / "probe.md")])
+    assert (tmp_path / "probe.md").exists()

@@ -27,7 +27,9 @@ def main(argv: list[str] | None = None) -> list[RowResult]:
     """Parse the flags, run the rows, print the table and write the Markdown report; returns the results."""
     parser = argparse.ArgumentParser(prog="python -m rnnlab.bench", description=__doc__)
     parser.add_argument("--quick", action="store_true", help="tiny sizes and repeats (seconds, not minutes)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"Markdown report (default {DEFAULT_OUT})")
+    parser.add_argument("--out", type=Path, default=None,
+                        help=f"Markdown report (default {DEFAULT_OUT}; with --only, none unless given: a partial run "
+                             "must not replace the whole report)")
     parser.add_argument("--only", choices=ROWS, action="append", help="run only this row (repeatable)")
     args = parser.parse_args(argv)
     jax.config.update("jax_enable_compilation_cache", False)  # compile times are measured, never read from disk
@@ -41,9 +43,13 @@ def main(argv: list[str] | None = None) -> list[RowResult]:
     print(render_text(results, machine))
     command = "python -m rnnlab.bench" + (" --quick" if args.quick else "") + "".join(
         f" --only {k}" for k in args.only or ())
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(render_markdown(results, machine, command, total))
-    print(f"\nwrote {args.out} ({total:.0f} s)")
+    out = args.out if args.out is not None or args.only else DEFAULT_OUT
+    if out is None:
+        print(f"\n{total:.0f} s; not written (a partial run: --out FILE writes its report)")
+        return results
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(render_markdown(results, machine, command, total))
+    print(f"\nwrote {out} ({total:.0f} s)")
     return results
 
 
