@@ -11,7 +11,6 @@ tabs) holds fewer than ``per_client`` running jobs. A ticket that cannot run doe
 from __future__ import annotations
 
 import ipaddress
-import itertools
 import logging
 import os
 import threading
@@ -135,7 +134,8 @@ class JobGate:
         self._cond = threading.Condition()
         self._queue: list[Ticket] = []
         self._running: list[Ticket] = []
-        self._numbers = itertools.count(1)
+        self._last_number = 0
+        self._paused = False
 
     @property
     def limit(self) -> int:
@@ -152,10 +152,42 @@ class JobGate:
     def ticket(self, memory_bytes: int = 0, label: str = "", client: str = "") -> Ticket:
         """Join the queue; admitted at once when a slot, the memory and the client's share allow."""
         with self._cond:
-            ticket = Ticket(self, next(self._numbers), memory_bytes, label, client)
+            self._last_number += 1
+            ticket = Ticket(self, self._last_number, memory_bytes, label, client)
             self._queue.append(ticket)
             self._admit()
             return ticket
+
+    def restore(self, memory_bytes: int, label: str, client: str, admitted: bool,
+                number: int | None = None) -> Ticket:
+        """A ticket that existed before this gate (a gate that restarted learns its tickets again from their
+        holders): an ``admitted`` one runs at once, even beyond the limit (its work already runs); a waiting one
+        rejoins the queue in the order of its ``number`` (at the end, with a new number, when None)."""
+        with self._cond:
+            if number is None:
+                self._last_number += 1
+                number = self._last_number
+            self._last_number = max(self._last_number, number)
+            ticket = Ticket(self, number, memory_bytes, label, client)
+            if admitted:
+                ticket.admitted = True
+                self._running.append(ticket)
+            else:
+                at = next((i for i, t in enumerate(self._queue) if t.number > number), len(self._queue))
+                self._queue.insert(at, ticket)
+            self._admit()
+            return ticket
+
+    def pause(self) -> None:
+        """Admit nothing until :meth:`resume` (tickets still join the queue and leave it)."""
+        with self._cond:
+            self._paused = True
+
+    def resume(self) -> None:
+        """Admit again after :meth:`pause`."""
+        with self._cond:
+            self._paused = False
+            self._admit()
 
     def in_flight_bytes(self) -> int:
         """Memory estimates of the trainings running now."""
@@ -197,7 +229,7 @@ class JobGate:
 
     def _admit(self) -> None:
         changed = False
-        while len(self._running) < self.limit:
+        while not self._paused and len(self._running) < self.limit:
             free, counts = self._free_bytes(), self._client_counts()
             head = next((t for t in self._queue if not self._blocker(t, free, counts)), None)
             if head is None:
