@@ -48,11 +48,13 @@ class Node:
 
 @dataclass
 class State:
-    """What :func:`up` started, kept in ``STATE_DIR/state.json``."""
+    """What :func:`up` started, kept in ``STATE_DIR/state.json``: the Ray nodes, and the other processes
+    (:mod:`.web`: web processes and the proxy), each also in a process group of its own."""
 
     netns: str
     address: str
     nodes: list[Node] = field(default_factory=list)
+    processes: list[Node] = field(default_factory=list)
 
     def save(self, folder: Path) -> None:
         (folder / "state.json").write_text(json.dumps(asdict(self), indent=1))
@@ -63,7 +65,8 @@ class State:
         if not path.exists():
             return None
         data = json.loads(path.read_text())
-        return cls(data["netns"], data["address"], [Node(**n) for n in data["nodes"]])
+        return cls(data["netns"], data["address"], [Node(**n) for n in data["nodes"]],
+                   [Node(**n) for n in data.get("processes", [])])
 
 
 def in_netns(command: list[str], netns: str = NETNS) -> list[str]:
@@ -157,10 +160,9 @@ def alive(pid: int) -> bool:
         return False
 
 
-def up(workers: int = 2, folder: Path = STATE_DIR, object_store_bytes: int = OBJECT_STORE_BYTES,
-       netns: str = NETNS) -> State:
-    """Start the namespace, the head and ``workers`` worker nodes; their state. ClusterError when a cluster is
-    already up, the namespace cannot be made, or a node does not start in time (what started is stopped then)."""
+def open_namespace(folder: Path = STATE_DIR, netns: str = NETNS) -> State:
+    """Create the namespace (loopback up) and the state folder; the empty state. ClusterError when a cluster is
+    already up or the namespace cannot be made."""
     if State.load(folder) is not None or netns_exists(netns):
         raise ClusterError(f"a local cluster is already up (namespace {netns!r}, state in {folder}); "
                            "stop it first: python -m rnnlab.cluster down")
@@ -172,6 +174,18 @@ def up(workers: int = 2, folder: Path = STATE_DIR, object_store_bytes: int = OBJ
     state.save(folder)
     try:
         subprocess.run(["ip", "-n", netns, "link", "set", "lo", "up"], check=True, capture_output=True, timeout=10)
+    except BaseException:
+        down(folder, netns)
+        raise
+    return state
+
+
+def up(workers: int = 2, folder: Path = STATE_DIR, object_store_bytes: int = OBJECT_STORE_BYTES,
+       netns: str = NETNS) -> State:
+    """Start the namespace, the head and ``workers`` worker nodes; their state. ClusterError when a cluster is
+    already up, the namespace cannot be made, or a node does not start in time (what started is stopped then)."""
+    state = open_namespace(folder, netns)
+    try:
         deadline = time.monotonic() + START_TIMEOUT_S
         head = start_node("head", folder, object_store_bytes, netns)
         state.nodes.append(head)
@@ -188,10 +202,10 @@ def up(workers: int = 2, folder: Path = STATE_DIR, object_store_bytes: int = OBJ
 
 
 def down(folder: Path = STATE_DIR, netns: str = NETNS, timeout_s: float = STOP_TIMEOUT_S) -> list[int]:
-    """Stop every node :func:`up` started and anything else in the namespace, delete the namespace and the state
-    folder; the pids that had to be killed (SIGKILL)."""
+    """Stop every process :func:`up` (and :mod:`.web`) started and anything else in the namespace, delete the
+    namespace and the state folder; the pids that had to be killed (SIGKILL)."""
     state = State.load(folder)
-    groups = [n.pid for n in state.nodes] if state else []
+    groups = [n.pid for n in (*state.processes, *state.nodes)] if state else []
     for pid in groups:
         signal_group(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout_s
@@ -240,10 +254,13 @@ def signal_group(pgid: int, sig: signal.Signals) -> None:
 
 
 def status(folder: Path = STATE_DIR, netns: str = NETNS) -> dict:
-    """Whether a cluster is up: its address, and per node its pid and whether it runs."""
+    """Whether a cluster is up: its address, and per node (and per web process or proxy) its pid and whether it
+    runs."""
     state = State.load(folder)
     if state is None:
         return {"up": False, "netns": netns_exists(netns)}
     nodes = {n.role: {"pid": n.pid, "alive": alive(n.pid), "log": n.log} for n in state.nodes}
-    return {"up": all(n["alive"] for n in nodes.values()), "address": state.address, "netns": state.netns,
-            "nodes": nodes, "processes_in_netns": len(netns_pids(state.netns)) if netns_exists(state.netns) else 0}
+    others = {n.role: {"pid": n.pid, "alive": alive(n.pid), "log": n.log} for n in state.processes}
+    return {"up": all(n["alive"] for n in (*nodes.values(), *others.values())), "address": state.address,
+            "netns": state.netns, "nodes": nodes, "processes": others,
+            "processes_in_netns": len(netns_pids(state.netns)) if netns_exists(state.netns) else 0}

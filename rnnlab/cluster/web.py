@@ -1,0 +1,217 @@
+"""The web tier on this machine: N ``streamlit run app.py`` processes behind HAProxy with sticky sessions, beside
+the local Ray cluster of :mod:`.local` (or without one: ``executor="embedded"``).
+
+- Web process i listens on 127.0.0.1:``WEB_PORT + i`` inside the cluster's network namespace, with
+  ``RNNLAB_EXECUTOR`` (``ray``: ``RNNLAB_RAY_ADDRESS`` = the head), one shared ``RNNLAB_RUNS_DIR`` (a tab's kept
+  run is found by whichever process its reconnection reaches), one ``server.cookieSecret`` for all (Streamlit's
+  XSRF cookie made by one is accepted by the others), and the proxy's headers trusted
+  (``RNNLAB_CLIENT_HEADER=X-Forwarded-For``, ``RNNLAB_BROWSER_HEADER``: :mod:`.browser`).
+- HAProxy (Debian's package) runs in this machine's own namespace, reaches the web processes inside the cluster's
+  (its ``namespace`` keyword) and listens on 127.0.0.1:``PROXY_PORT`` there too, for clients in the namespace;
+  with ``host_port`` also on this machine's 127.0.0.1, for a browser. A cookie it inserts
+  (:data:`SERVER_COOKIE`) keeps a browser on one web process: the page, its probes and its websocket. A web
+  process that fails its health check (``/_stcore/health``, every second) is out within about 2 s; its browsers'
+  reconnections go to another (``option redispatch``). Each answer names its web process (:data:`SERVER_HEADER`).
+
+Every process is recorded in the state of :mod:`.local` (a process group each), so ``python -m rnnlab.cluster
+down`` stops them with the Ray nodes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rnnlab.cluster import local
+from rnnlab.cluster.browser import BROWSER_COOKIE, BROWSER_HEADER, ENV_BROWSER_HEADER, ID_PATTERN
+
+ROOT = Path(__file__).resolve().parents[2]  # where app.py and .streamlit/config.toml are
+PROXY_PORT = 8500
+WEB_PORT = 8501
+SERVER_COOKIE = "rnnlab_server"
+SERVER_HEADER = "X-Rnnlab-Server"
+EXECUTORS = ("ray", "embedded")
+WEB_START_TIMEOUT_S = 120.0
+STATS_SOCKET = "haproxy.sock"
+BROWSER_MAX_AGE_S = 365 * 24 * 3600
+
+
+class WebError(local.ClusterError):
+    """The web tier could not be started; the message says why."""
+
+
+def haproxy_command() -> str:
+    found = shutil.which("haproxy")
+    if found is None:
+        raise WebError("HAProxy is missing: apt-get install haproxy")
+    return found
+
+
+def web_name(i: int) -> str:
+    return f"web{i + 1}"
+
+
+def haproxy_config(web: int, netns: str, stats_socket: Path, proxy_port: int = PROXY_PORT,
+                   host_port: int | None = None) -> str:
+    """HAProxy's configuration for ``web`` web processes on ports ``WEB_PORT``.. in namespace ``netns``."""
+    host_bind = f"    bind 127.0.0.1:{host_port}\n" if host_port else ""
+    servers = "".join(f"    server {web_name(i)} 127.0.0.1:{WEB_PORT + i} cookie {web_name(i)} namespace {netns}\n"
+                      for i in range(web))  # on each server line: HAProxy 2.6 ignores a default-server's namespace
+    fresh = "{ var(txn.fresh) -m found }"
+    set_cookie = f"{BROWSER_COOKIE}=%[var(txn.fresh)]; Path=/; Max-Age={BROWSER_MAX_AGE_S}; HttpOnly; SameSite=Lax"
+    return f"""global
+    maxconn 4096
+    stats socket {stats_socket} mode 600 level admin
+
+namespace_list
+    namespace {netns}
+
+defaults
+    mode http
+    timeout connect 5s
+    timeout client 60s
+    timeout server 60s
+    timeout http-request 10s
+    timeout tunnel 1h
+    timeout client-fin 5s
+    option redispatch
+    retries 2
+
+frontend web
+    bind 127.0.0.1:{proxy_port} namespace {netns}
+{host_bind}    option forwardfor
+    acl browser_ok req.cook({BROWSER_COOKIE}) -m reg {ID_PATTERN}
+    acl browser_len req.cook({BROWSER_COOKIE}),length 16:64
+    http-request del-header {BROWSER_HEADER}
+    http-request set-var(txn.browser) req.cook({BROWSER_COOKIE}) if browser_ok browser_len
+    http-request set-var(txn.fresh) uuid if !browser_ok or !browser_len
+    http-request set-var(txn.browser) var(txn.fresh) if {fresh}
+    http-request set-header {BROWSER_HEADER} %[var(txn.browser)]
+    http-response add-header Set-Cookie "{set_cookie}" if {fresh}
+    default_backend streamlit
+
+backend streamlit
+    balance roundrobin
+    cookie {SERVER_COOKIE} insert indirect nocache httponly
+    option httpchk GET /_stcore/health
+    http-check expect status 200
+    http-response set-header {SERVER_HEADER} %s
+    default-server check inter 1s fall 2 rise 1
+{servers}"""
+
+
+def web_env(executor: str, address: str, runs_dir: Path, cookie_secret: str) -> dict[str, str]:
+    """A web process's environment: this process's, with the executor, the shared runs folder and the proxy's
+    headers trusted."""
+    env = {**os.environ, "RNNLAB_EXECUTOR": executor, "RNNLAB_RUNS_DIR": str(runs_dir),
+           "RNNLAB_CLIENT_HEADER": "X-Forwarded-For", ENV_BROWSER_HEADER: BROWSER_HEADER,
+           "STREAMLIT_SERVER_COOKIE_SECRET": cookie_secret, "STREAMLIT_SERVER_HEADLESS": "true",
+           "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "RAY_USAGE_STATS_ENABLED": "0",
+           "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
+    if executor == "ray":
+        env["RNNLAB_RAY_ADDRESS"] = address
+    else:
+        env.pop("RNNLAB_RAY_ADDRESS", None)
+    return env
+
+
+def web_command(port: int) -> list[str]:
+    return [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.address", local.HOST,
+            "--server.port", str(port)]
+
+
+def start_process(role: str, command: list[str], folder: Path, env: dict[str, str] | None = None) -> local.Node:
+    """``command`` in a process group of its own, its output in ``folder/ROLE.log``."""
+    log = folder / f"{role}.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   start_new_session=True, env=env, cwd=ROOT)
+    return local.Node(role, process.pid, str(log))
+
+
+def backends(stats_socket: Path) -> dict[str, str]:
+    """Each web process's state as HAProxy sees it (``UP``, ``DOWN``, ...); empty when HAProxy does not answer."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(2.0)
+            s.connect(str(stats_socket))
+            s.sendall(b"show stat\n")
+            data = b""
+            while chunk := s.recv(65536):
+                data += chunk
+    except OSError:
+        return {}
+    rows = csv.DictReader(io.StringIO(data.decode(errors="replace").lstrip("# ")))
+    return {r["svname"]: r["status"].split()[0] for r in rows
+            if r.get("pxname") == "streamlit" and r.get("svname") not in ("BACKEND", None) and r.get("status")}
+
+
+def wait_up(state: local.State, folder: Path, web: int, deadline: float) -> None:
+    """Wait until HAProxy sees every web process UP; WebError when one of them exits or the deadline passes."""
+    names = {web_name(i) for i in range(web)}
+    seen: dict[str, str] = {}
+    while time.monotonic() < deadline:
+        for node in state.processes:
+            if not local.alive(node.pid):
+                raise WebError(f"{node.role} exited while starting; its log:\n"
+                               f"{local.tail(Path(node.log).read_text(errors='replace'))}")
+        seen = backends(folder / STATS_SOCKET)
+        if all(seen.get(n) == "UP" for n in names):
+            return
+        time.sleep(0.5)
+    raise WebError(f"the web processes were not all up within {WEB_START_TIMEOUT_S:.0f} s (HAProxy sees {seen})")
+
+
+def start_web(state: local.State, web: int, executor: str = "ray", folder: Path = local.STATE_DIR,
+              runs_dir: Path | None = None, host_port: int | None = None,
+              timeout_s: float = WEB_START_TIMEOUT_S) -> local.State:
+    """Start ``web`` web processes and HAProxy in front of them beside the cluster of ``state``, and wait until
+    HAProxy sees them all up; ``state`` with them recorded."""
+    if executor not in EXECUTORS:
+        raise WebError(f"unknown executor {executor!r}: one of {', '.join(EXECUTORS)}")
+    if web < 1:
+        raise WebError("at least one web process is needed")
+    haproxy = haproxy_command()
+    runs = runs_dir or folder / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    config = folder / "haproxy.cfg"
+    config.write_text(haproxy_config(web, state.netns, folder / STATS_SOCKET, PROXY_PORT, host_port))
+    checked = subprocess.run([haproxy, "-c", "-q", "-f", str(config)], capture_output=True, text=True, timeout=30)
+    if checked.returncode != 0:
+        raise WebError(f"HAProxy rejects {config}: {(checked.stderr or checked.stdout).strip()}")
+    env = web_env(executor, state.address, runs, secrets.token_urlsafe(32))
+    for i in range(web):
+        node = start_process(web_name(i), local.in_netns(web_command(WEB_PORT + i), state.netns), folder, env)
+        state.processes.append(node)
+        state.save(folder)
+    state.processes.append(start_process("proxy", [haproxy, "-db", "-f", str(config)], folder))
+    state.save(folder)
+    wait_up(state, folder, web, time.monotonic() + timeout_s)
+    return state
+
+
+def up(web: int = 2, workers: int = 2, executor: str = "ray", folder: Path = local.STATE_DIR,
+       netns: str = local.NETNS, runs_dir: Path | None = None, host_port: int | None = PROXY_PORT) -> local.State:
+    """The whole local setup: the namespace, with ``executor="ray"`` the Ray head and ``workers`` worker nodes,
+    ``web`` web processes and HAProxy; its state. What started is stopped again when a part fails."""
+    if executor not in EXECUTORS:
+        raise WebError(f"unknown executor {executor!r}: one of {', '.join(EXECUTORS)}")
+    haproxy_command()
+    state = local.up(workers, folder, netns=netns) if executor == "ray" else local.open_namespace(folder, netns)
+    try:
+        return start_web(state, web, executor, folder, runs_dir, host_port)
+    except BaseException:
+        local.down(folder, netns)
+        raise
+
+
+def proxy_url(port: int = PROXY_PORT) -> str:
+    return f"http://{local.HOST}:{port}"
