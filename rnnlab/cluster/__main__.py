@@ -30,10 +30,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "up" and args.web:
             state = web.up(args.web, args.workers, args.executor, runs_dir=args.runs_dir,
                            host_port=args.host_port or None)
-            ray = (f"Ray head and {len(state.nodes) - 1} worker nodes at {state.address}, " if state.nodes else "")
-            where = f"{web.proxy_url(args.host_port)} (and " if args.host_port else "("
-            print(f"up: {ray}{args.web} web processes ({args.executor} executor) behind HAProxy at {where}"
-                  f"{web.proxy_url()} inside network namespace {state.netns!r}); stop: python -m rnnlab.cluster down")
+            ray = f"Ray head and {len(state.nodes) - 1} worker nodes at {state.address}, " if state.nodes else ""
+            inside = f"{web.proxy_url()} inside network namespace {state.netns!r}"
+            where = f"{web.proxy_url(args.host_port)} (also {inside})" if args.host_port else inside
+            print(f"up: {ray}{args.web} web processes ({args.executor} executor) behind HAProxy at {where}; "
+                  "stop: python -m rnnlab.cluster down")
         elif args.command == "up":
             state = local.up(workers=args.workers)
             print(f"up: head and {len(state.nodes) - 1} worker nodes at {state.address} in network namespace "
