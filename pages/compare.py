@@ -6,12 +6,12 @@ import math
 
 import streamlit as st
 
-from rnnlab.figures import plots
+from rnnlab.figures import plots, true_size
 from rnnlab.grids import FIELDS
 from rnnlab.model.cells import CARRY_INITS, CELLS
 from rnnlab.model.network import CARRY_MODES
-from rnnlab.norms import ZERO_CAUSES
 from rnnlab.probing import sweep
+from rnnlab.probing.probes import format_log10
 from rnnlab.probing.sweep import SweepError
 from rnnlab.server import jobs
 from rnnlab.server.executor import Work, current_executor
@@ -208,27 +208,34 @@ def draw_results() -> None:
     left, right = st.columns(2)
     chart(left, plots.sweep_bar_figure(summary, "eval_loss", "Final evaluation loss per configuration",
                                              "evaluation loss (log scale)", result.baseline), key="cmp_final")
-    chart(right, plots.sweep_bar_figure(summary, "h0_grad_norm",
-                                              "Gradient reaching the initial carry per configuration",
-                                              "||dL/dh_0|| (log scale)"), key="cmp_h0")
-    zero = summary[summary["h0_grad_norm"] == 0]
-    if len(zero):
-        right.caption(f"Exactly 0 in float32, so not drawn on the log scale (on its way back to the initial carry, "
-                      f"{ZERO_CAUSES}): " + ", ".join(f"{row.label} (seed {row.seed})"
-                                                                   for row in zero.itertuples()) + ".")
+    chart(right, true_size.log10_bar_figure(summary, "Gradient reaching the initial carry per configuration",
+                                            "||dL/dh_0|| (true size)"), key="cmp_h0")
+    zero = [(label, config.seed, size) for label, config, size in zip(result.labels, result.configs, result.h0)
+            if size.cause]
+    if zero:
+        right.caption("Exactly 0 by the arithmetic, not too small to store (the probe keeps any size), drawn on the "
+                      "bottom row: " + " ".join(f"{label} (seed {seed}): {size.describe_zero()}"
+                                                for label, seed, size in zero))
     explain("Left: the loss on each run's fixed evaluation batch after the last step (bar: mean over seeds; "
             "whisker: lowest to highest seed; dots: each seed), against the memoryless baseline. Right: "
             "||dL/dh_0||, the size of the gradient of that loss with respect to the initial carry, with the final "
-            "parameters (as on the Gradient flow page). A learnable carry is trained by exactly this gradient: "
-            "where it has vanished, a learned start cannot move.")
+            "parameters (as on the Gradient flow page), at its true size: the probe carries its scale as a "
+            "logarithm, so a gradient far below float32's smallest number (about 1e-38, where float32 arithmetic "
+            "gives 0) is still measured; the dashed line is that floor when the values come near it. A learnable "
+            "carry is trained by exactly this gradient: where it has vanished, a learned start cannot move.")
 
     st.subheader("3. Final figures")
     number = {c: st.column_config.NumberColumn(format="%.4g") for c in ("final_loss", "eval_loss", "eval_metric")}
-    st.dataframe(summary, hide_index=True, key="cmp_table",
-                 column_config={**number, "h0_grad_norm": st.column_config.NumberColumn(format="%.3e"),
+    table = summary.assign(h0_grad_norm=[format_log10(v) if not math.isnan(v) else "not measured"
+                                         for v in summary["h0_log10"]])
+    st.dataframe(table, hide_index=True, key="cmp_table",
+                 column_config={**number, "h0_grad_norm": st.column_config.TextColumn("||dL/dh_0||"),
+                                "h0_log10": st.column_config.NumberColumn(format="%.3f"),
                                 "of_baseline": st.column_config.NumberColumn(format="percent")})
     st.caption("final_loss: the last training batch's loss; eval_loss and eval_metric: the fixed evaluation "
-               "batch after the last step; of_baseline: eval_loss as a share of the memoryless baseline "
+               "batch after the last step; ||dL/dh_0||: its true size (h0_log10: its log10; h0_zero_cause and "
+               "h0_zero_at: why an exact 0 is 0, and the step that cut it); of_baseline: eval_loss as a share of "
+               "the memoryless baseline "
                f"({result.baseline:.4g}); verdict: at most {sweep.SOLVED_FRACTION:.0%} of it is 'learned the task', "
                f"below {sweep.MEMORY_FRACTION:.0%} 'uses some memory, not solved' (below the baseline, but far from "
                "solved).")

@@ -7,14 +7,16 @@ from dataclasses import replace
 from functools import cache
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from rnnlab.config import Config
 from rnnlab.model.cells import CELLS
 from rnnlab.model.tasks import COPY_BLANK, COPY_LEN, ORDER_SYMBOLS, SINE_OMEGA, TASKS, sine_prompt
-from rnnlab.probing import example, probes
-from rnnlab.training.program import EVAL_CARRY, get_program, hyper_args, stream
+from rnnlab.norms import F32_LOG10_FLOOR
+from rnnlab.probing import example, logscale, probes
+from rnnlab.training.program import EVAL_CARRY, Program, get_program, hyper_args, stream
 
 F, B = 5, 3
 BASE = Config(task="adding", cell="gru", features=F, seq_len=12, batch=B, carry_mode="learnable",
@@ -60,19 +62,56 @@ def test_predictions_are_the_whole_models_on_the_examples_row(task, cell, mode):
     np.testing.assert_allclose(look.loss, program.task.loss(preds[None], np.asarray(y)[:1]), rtol=1e-5, atol=1e-7)
 
 
+def float64_example_grads(program, params, root, scale, index: int) -> np.ndarray:
+    """(leaves, steps + 1): ||dL/dh_t|| of example ``index``'s own loss by automatic differentiation of rnnlab's Flax
+    model in float64, the whole batch run (its initial carry drawn for the batch) and the loss read on row 0."""
+    x, y = the_batch(program, root, index)
+    key = stream(root, EVAL_CARRY) if program.static.carry_mode == "noisy" else program.carry_key(root, 0)
+
+    def as64(tree):
+        return jax.tree_util.tree_map(
+            lambda a: np.asarray(a, np.float64) if np.issubdtype(np.asarray(a).dtype, np.floating) else np.asarray(a),
+            tree)
+
+    n = len(program.spec.leaves)
+    with jax.enable_x64(True):
+        wide = Program(program.static, fused=False)
+
+        def loss(eps0, eps):
+            preds = wide.probe_model.apply(as64(params), as64(x), key, np.float64(scale), eps0=eps0, eps=eps)
+            return wide.task.loss(preds[:1], as64(y)[:1])
+
+        eps = jnp.zeros(x.shape[:-1] + (n * program.static.features,), jnp.float64)
+        g0, g = jax.jit(jax.grad(loss, argnums=(0, 1)))(as64(program.zero_carry()), eps)
+        g0 = [np.asarray(a)[0] for a in program.spec.carry_as_tuple(g0)]
+        g = [a[0] for a in np.split(np.asarray(g), n, axis=-1)]  # (steps, ...) of row 0
+    axes = tuple(range(1, g[0].ndim))
+    return np.stack([np.concatenate([[np.sqrt(np.sum(g0[k] ** 2))], np.sqrt(np.sum(g[k] ** 2, axis=axes))])
+                     for k in range(n)])
+
+
 @pytest.mark.parametrize("task,cell", TASK_CELLS)
-def test_gradient_at_every_step_is_the_probes_for_that_one_sequence(task, cell):
+def test_gradient_at_every_step_is_float64s_for_that_one_sequence(task, cell):
     program, params, root, scale = setup(cell, task, "learnable", "zeros")
     look = example.look(program, params, root, scale, 1)
-    x, y = the_batch(program, root, 1)
-    one = get_program(replace(config_for(cell, task, "learnable", "zeros"), batch=1))  # the probe's eps0: batch 1
-    probe = probes.carry_grad_norms(one, params, root, scale, batch=(x[:1], y[:1], program.carry_key(root, 0)))
+    want = float64_example_grads(program, params, root, scale, 1)
     for i, leaf in enumerate(program.spec.leaves):
+        got = look.grad_log10[leaf]
         if i == program.spec.output_leaf:
-            np.testing.assert_allclose(look.grad_norms[leaf], probe[leaf], rtol=2e-5, atol=1e-12)
+            np.testing.assert_allclose(got, np.log10(want[i]), rtol=1e-4, atol=1e-5)
         else:  # the last cell state is read by no later step: no gradient, drawn as no value rather than a zero
-            np.testing.assert_allclose(look.grad_norms[leaf][:-1], probe[leaf][:-1], rtol=2e-5, atol=1e-12)
-            assert np.isnan(look.grad_norms[leaf][-1]) and probe[leaf][-1] == 0
+            np.testing.assert_allclose(got[:-1], np.log10(want[i][:-1]), rtol=1e-4, atol=1e-5)
+            assert np.isnan(got[-1]) and want[i][-1] == 0 and look.grads.zero_cause[i, -1] == "unread"
+        np.testing.assert_allclose(look.grad_norms[leaf], 10.0 ** got, rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode,init", [("fixed", "normal"), ("noisy", "normal"), ("noisy", "uniform")])
+def test_a_drawn_initial_carry_is_the_examples_row_of_the_batchs_draw(mode, init):
+    """The look runs the batch and keeps row 0; the probe starts one sequence from the same key: the same carry."""
+    program, params, root, scale = setup("lstm", "adding", mode, init)
+    look = example.look(program, params, root, scale, 3)
+    want = float64_example_grads(program, params, root, scale, 3)
+    np.testing.assert_allclose(look.grad_log10["h"], np.log10(want[1]), rtol=1e-4, atol=1e-5)
 
 
 def test_a_new_example_is_a_new_sequence_and_the_same_number_the_same_one():
@@ -188,13 +227,15 @@ def test_gates_and_carry_equal_the_cell_computed_by_hand(cell, task):
 def synthetic_look(steps: int, step: int = 0) -> example.Look:
     rng = np.random.default_rng(steps + step)
     view = TASKS["adding"].view(np.stack([rng.random(steps), np.zeros(steps)], axis=-1), np.array([1.0]))
-    grads = np.geomspace(1e-30, 1.0, steps + 1)
-    grads[:3] = 0.0  # underflowed at the start
-    return example.Look(step, view, rng.random(steps), None, {"h": rng.random(steps + 1) + 1},
-                        {"h": grads}, {}, 0.5)
+    log10 = np.linspace(-30.0, 0.0, steps + 1)
+    log10[:3] = -np.inf  # cut at step 3 by saturated units
+    cause = np.where(np.isneginf(log10), "saturated", "")
+    at = np.where(np.isneginf(log10), 3, -1)
+    grads = logscale.LogGrads(("h",), log10[None], cause[None], at[None])
+    return example.Look(step, view, rng.random(steps), None, {"h": rng.random(steps + 1) + 1}, grads, {}, 0.5)
 
 
-def test_a_long_sequence_draws_every_kth_cell_and_labels_the_zeros():
+def test_a_long_sequence_draws_every_kth_cell_and_names_the_zeros():
     from rnnlab.figures import example_plots
 
     looks = [synthetic_look(9000, 0), synthetic_look(9000, 10)]
@@ -203,22 +244,28 @@ def test_a_long_sequence_draws_every_kth_cell_and_labels_the_zeros():
     every = -(-9001 // example_plots.MAX_CELLS)
     assert len(cells.x) <= example_plots.MAX_CELLS and cells.name.endswith(f"every {every}th")
     np.testing.assert_array_equal(cells.x, np.arange(0, 9001, every))
-    assert cells.hovertext[0] == "h_0: ||dL/dh_t|| = 0 in float32"
+    saturated = logscale.describe_zero("saturated", 3, "h", 0)
+    assert cells.hovertext[0] == f"h_0: {saturated}" and "units whose derivative is exactly 0" in saturated
     zeros = next(t for t in figure.data if t.name == example_plots.ZERO_LABEL)
     np.testing.assert_array_equal(zeros.x, [0, 1, 2])
+    assert zeros.hovertext[2] == logscale.describe_zero("saturated", 3, "h", 2)
     assert [f.name for f in figure.frames] == ["0", "10"]
 
 
-def test_summary_states_the_examples_numbers_and_labels_zero_and_nan_for_what_they_are():
+def test_summary_states_the_examples_numbers_at_their_true_size_and_names_zero_and_nan():
     program, params, root, scale = setup("lstm", "adding")
     now = example.look(program, params, root, scale, 2, step=7)
     text = example.summary(now, now, 2)
     assert text.startswith(f"**Example 3:** its loss is {now.loss:.3g} at step 7 ({now.loss:.3g} untrained).")
-    for leaf in ("c", "h"):
-        assert f"||dL/d{leaf}_0|| = {now.grad_norms[leaf][0]:.3g}" in text
-    zero = replace(now, grad_norms={"c": np.array([0.0, 1.0]), "h": np.array([np.nan, 1.0])})
+    for i, leaf in enumerate(("c", "h")):
+        assert f"||dL/d{leaf}_0|| = {probes.format_log10(now.grads.log10[i, 0])}" in text
+        assert float(now.grad_norms[leaf][0]) == pytest.approx(float(logscale.to_float(now.grads.log10[i, 0])))
+    assert "below float32's smallest number" not in text
+    log10 = np.array([[-np.inf, 1.0], [np.nan, 1.0]])
+    cause = np.array([["gate", ""], ["", ""]])
+    zero = replace(now, grads=logscale.LogGrads(("c", "h"), log10, cause, np.array([[1, -1], [-1, -1]])))
     text = example.summary(zero, now, 0)
-    assert "dL/dc_0 = 0 in float32" in text and "dL/dh_0 is not a number" in text
+    assert logscale.describe_zero("gate", 1, "c", 0).rstrip(".") in text and "dL/dh_0 is not a number" in text
 
 
 def test_keeper_summary_is_the_keeper_gates_mean_and_share_above_0_9():
@@ -243,4 +290,70 @@ def test_the_unrolled_view_has_its_panels_top_to_bottom_and_frames_replace_only_
     assert names[5:9] == ["p(right answer), step 5", "input gate i", "forget gate f", "output gate o"]
     assert [f.traces for f in figure.frames] == [tuple(range(4, len(names)))] * 2
     assert axes[2].range == (-0.02, 1.08) and axes[1].ticktext == looks[0].view.symbols
-    assert axes[5].type == "log" and figure.layout.sliders[0].active == 1
+    assert axes[5].type == "linear" and axes[5].ticktext[-1].startswith("10<sup>")  # log10, labelled 10^k
+    assert figure.layout.sliders[0].active == 1
+    grads = [t for t in figure.data if t.name.startswith("||dL/d")]
+    for trace, leaf in zip(grads, ("c", "h")):  # the frame shown is the last look's
+        np.testing.assert_allclose(np.asarray(trace.y, float), looks[-1].grad_log10[leaf], equal_nan=True)
+        t = 4
+        assert trace.hovertext[t] == looks[-1].grad_text(leaf, t) == (
+            f"||dL/d{leaf}_{t}|| = {probes.format_log10(looks[-1].grad_log10[leaf][t])}")
+    assert not any(n.startswith("float32's floor") for n in names)  # far above it: no floor drawn
+
+
+def orthogonal_simple(rho: float, steps: int, features: int = 8, bias: float = 0.0):
+    """A simple cell with W = rho * Q (Q orthogonal), inputs scaled by 1e-7 and a zero initial carry: tanh' is 1 in
+    float32, so ||dL/dh_t|| = rho^(T - t) ||dL/dh_T||; a large ``bias`` saturates every unit instead."""
+    config = Config(cell="simple", task="adding", features=features, seq_len=steps, batch=2, carry_mode="fixed",
+                    carry_init="zeros", seed=1, chunk=2, steps=2)
+    program = get_program(config)
+    lr, clip, scale = hyper_args(config)
+    state = program.init(np.int32(1), scale, lr, clip)
+    params = jax.tree_util.tree_map(np.array, state["params"])
+    p = example.cell_params(program, params)
+    q, _ = np.linalg.qr(np.random.default_rng(0).normal(size=(features, features)))
+    p["h"]["kernel"] = (rho * q).astype(np.float32)
+    p["i"]["kernel"] = (1e-7 * p["i"]["kernel"]).astype(np.float32)
+    p["i"]["bias"] = np.full_like(p["i"]["bias"], bias)
+    return program, params, state["root"], scale
+
+
+def test_a_vanished_gradient_is_shown_at_its_true_size_with_float32s_floor():
+    from rnnlab.figures import example_plots
+
+    rho, steps = 0.1, 60
+    program, params, root, scale = orthogonal_simple(rho, steps)
+    look = example.look(program, params, root, scale, 0)
+    got = look.grad_log10["h"]
+    want = got[-1] + (steps - np.arange(steps + 1)) * np.log10(rho)  # rho^(T - t) ||dL/dh_T||
+    np.testing.assert_allclose(got, want, rtol=1e-4)
+    assert got[0] < -55 and np.isfinite(got).all()
+    assert look.grad_norms["h"][0] == pytest.approx(10.0 ** got[0], rel=1e-12) and look.grad_norms["h"][0] > 0
+    text = example.summary(look, look, 0)
+    assert f"||dL/dh_0|| = {probes.format_log10(got[0])}" in text and "below float32's smallest number" in text
+    figure = example_plots.unrolled_figure([look])
+    line = next(t for t in figure.data if t.name.startswith("||dL/dh_t||"))
+    np.testing.assert_allclose(np.asarray(line.y, float), got)
+    assert line.hovertext[0] == f"||dL/dh_0|| = {probes.format_log10(got[0])}"
+    floor = next(t for t in figure.data if t.name.startswith("float32's floor"))
+    assert list(floor.y) == [F32_LOG10_FLOOR] * 2 and list(floor.x) == [0, steps]
+    axis = figure.layout.yaxis5  # a simple cell has no gates: the gradient is the fifth panel
+    assert axis.range[0] < got.min() and axis.range[1] > got.max()
+
+
+def test_an_exact_zero_of_saturated_units_is_named_in_the_panel_and_the_sentence():
+    from rnnlab.figures import example_plots
+
+    steps = 10
+    program, params, root, scale = orthogonal_simple(0.5, steps, bias=1000.0)  # tanh' exactly 0 at every step
+    look = example.look(program, params, root, scale, 0)
+    log10 = look.grad_log10["h"]
+    assert np.isneginf(log10[:-1]).all() and np.isfinite(log10[-1])
+    assert (look.grads.zero_cause[0, :-1] == "saturated").all() and (look.grads.zero_at[0, :-1] == steps).all()
+    sentence = logscale.describe_zero("saturated", steps, "h", 0)
+    assert sentence.rstrip(".") in example.summary(look, look, 0)
+    figure = example_plots.unrolled_figure([look])
+    zeros = next(t for t in figure.data if t.name == example_plots.ZERO_LABEL)
+    np.testing.assert_array_equal(zeros.x, np.arange(steps))
+    assert zeros.hovertext[0] == sentence
+    assert figure.layout.yaxis5.range[0] < zeros.y[0] < log10[-1]

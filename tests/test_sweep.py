@@ -11,15 +11,18 @@ import subprocess
 import sys
 import textwrap
 from dataclasses import replace
+from io import StringIO
 from pathlib import Path
 
 import jax
 import numpy as np
+import pandas as pd
 import pytest
 
 from rnnlab import grids
 from rnnlab.config import Config
-from rnnlab.probing import probes, sweep
+from rnnlab.norms import F32_LOG10_FLOOR
+from rnnlab.probing import logscale, probes, sweep
 from rnnlab.probing.sweep import MAX_RUNS, SweepError, estimate_sweep, expand, group_configs, run_sweep
 from rnnlab.training import estimate
 from rnnlab.training.compiled import compile_count
@@ -61,8 +64,11 @@ def test_sweep_equals_the_same_configurations_trained_one_by_one(configs, result
         np.testing.assert_allclose(np.stack(mine.per_step_loss), np.stack(history.per_step_loss), rtol=RTOL)
         assert_trees_close(result.params[i], jax.device_get(run.params))
         scale = hyper_args(config)[2]
-        expected_h0 = probes.h0_grad_norm(run.program, run.params, jax.random.PRNGKey(config.seed), scale)
-        assert result.h0_grad_norms[i] == pytest.approx(expected_h0, rel=RTOL)
+        root = jax.random.PRNGKey(config.seed)
+        sizes = logscale.carry_grad_log10(run.program, run.params, probes.probe_batch(run.program, root), scale)
+        assert result.h0[i].log10 == pytest.approx(sizes.h0_log10(), abs=1e-4) and not result.h0[i].cause
+        float32 = probes.h0_grad_norm(run.program, run.params, root, scale)  # float32 holds these: the same
+        assert result.h0_grad_norms[i] == pytest.approx(float32, rel=RTOL)
         assert result.stop_reasons[i] is None
 
 
@@ -71,11 +77,14 @@ def test_tables_hold_the_histories(configs, result):
     assert result.labels[:2] == ["fixed carry, lr 0.01"] * 2 and result.labels[-1] == "learnable carry, lr 0.05"
     summary = result.summary_df()
     assert list(summary.columns) == ["label", "carry_mode", "lr", "seed", "steps", "final_loss", "eval_loss",
-                                     "eval_metric", "h0_grad_norm", "of_baseline", "verdict", "diverged"]
+                                     "eval_metric", "h0_grad_norm", "h0_log10", "h0_zero_cause", "h0_zero_at",
+                                     "of_baseline", "verdict", "diverged"]
     assert len(summary) == 8 and (summary["steps"] == 15).all() and not summary["diverged"].any()
     for i, history in enumerate(result.histories):
         assert summary["final_loss"][i] == history.steps[-1]["loss"]
         assert summary["eval_loss"][i] == history.chunks[-1]["eval_loss"]
+        assert summary["h0_log10"][i] == result.h0[i].log10 and summary["h0_zero_cause"][i] == ""
+        assert summary["h0_grad_norm"][i] == pytest.approx(10 ** result.h0[i].log10, rel=1e-12)
         ratio = history.chunks[-1]["eval_loss"] / result.baseline
         assert summary["of_baseline"][i] == pytest.approx(ratio)
         assert summary["verdict"][i] == ("learned the task" if ratio <= 0.1 else "uses some memory, not solved"
@@ -94,6 +103,8 @@ def test_tables_hold_the_histories(configs, result):
     assert first["std"] == pytest.approx(np.std(losses))
     csv = result.to_csv().splitlines()
     assert csv[0].startswith("label,carry_mode,lr,seed,steps,final_loss") and len(csv) == 9
+    table = pd.read_csv(StringIO(result.to_csv()))
+    np.testing.assert_allclose(table["h0_log10"], [size.log10 for size in result.h0], rtol=1e-12)
 
 
 def test_grouping_into_compiled_programs():
@@ -277,7 +288,8 @@ def test_a_run_whose_loss_blows_up_is_marked_diverged_with_the_run_message():
 def test_a_sweep_in_time_bounded_parts_equals_one_in_whole_chunks(configs, result):
     calls = []
     out = run_sweep(configs, callback=lambda fraction, text: calls.append(text), max_seconds=1e-9)
-    assert len(calls) == 2 * BASE.steps  # from the first call on, each program trains a step per call
+    assert len(calls) == 2 * BASE.steps + 1  # from the first call on, each program trains a step per call
+    assert calls[-1] == sweep.MEASURING  # then the final probe
     for mine, whole in zip(out.histories, result.histories):
         assert mine.steps_df().equals(whole.steps_df())
         assert mine.chunks_df().equals(whole.chunks_df())  # evaluations only where a chunk ends
@@ -285,11 +297,15 @@ def test_a_sweep_in_time_bounded_parts_equals_one_in_whole_chunks(configs, resul
 
 def test_the_sweep_estimate_counts_every_run_and_each_compile_once(configs, result):
     guess = estimate_sweep(configs)
-    assert guess.compile_s == 0  # both programs of the fixture's sweep are compiled
+    assert guess.compile_s == 0  # both programs of the fixture's sweep are compiled, and their final probe
     one = estimate.estimate(configs[0], steps=configs[0].steps)
     assert guess.steps == configs[0].steps and guess.step_s > one.step_s
     fresh = estimate_sweep([replace(c, features=12) for c in configs])
-    assert fresh.compile_s == 2 * estimate.DEFAULT_COMPILE_S
+    assert fresh.compile_s == 2 * (estimate.DEFAULT_COMPILE_S + probes.PROBE_COMPILE_S)
+    probe_s = sum(estimate.estimate(replace(c, features=12), 1).step_s for c in configs)  # one probe per run
+    training = estimate.together([(replace(configs[i], features=12), len(g), False) for g in group_configs(configs)
+                                  for i in g[:1]], configs[0].steps)
+    assert fresh.total_s == pytest.approx(training.total_s + 2 * probes.PROBE_COMPILE_S + probe_s)
 
 
 def test_the_vmapped_program_cache_is_bounded(monkeypatch):
@@ -307,7 +323,38 @@ def test_a_callback_that_says_stop_before_the_first_compile_trains_nothing():
     out = run_sweep(fresh, callback=lambda fraction, text: seen.append((fraction, text)) or False)
     assert out.stopped and seen == [(0.0, "Compiling program 1 of 1 (MGU, learnable carry, init zeros)…")]
     assert [h.chunks for h in out.histories] == [[], []] and out.params == [None, None] and out.devices == 0
-    assert all(np.isnan(out.h0_grad_norms))
+    assert all(np.isnan(out.h0_grad_norms)) and all(np.isnan(size.log10) for size in out.h0)
     summary = out.summary_df()  # what Compare draws of a sweep stopped while compiling
     assert list(summary["verdict"]) == [sweep.NOT_EVALUATED] * 2 and list(summary["steps"]) == [0, 0]
     assert summary["eval_loss"].isna().all()
+
+
+def test_a_gradient_below_float32s_range_is_given_at_its_true_size():
+    """An LSTM at T = 500 after two steps: ||dL/dh_0|| far below 1e-38, where float32's probe says 0; the sweep
+    gives the log-scaled probe's size, which float64 confirms."""
+    from tests.test_log_probe import float64_carry_grads
+
+    configs = expand(Config(cell="lstm", seq_len=500, features=8, batch=4, steps=2, chunk=2), {"seed": [0, 1]})
+    out = run_sweep(configs)
+    for i, config in enumerate(configs):
+        program, params, scale = get_program(config), out.params[i], hyper_args(config)[2]
+        batch = probes.probe_batch(program, jax.random.PRNGKey(config.seed))
+        want = logscale.carry_grad_log10(program, params, batch, scale).h0_log10()
+        assert out.h0[i].log10 == pytest.approx(want, abs=1e-9) and out.h0[i].log10 < F32_LOG10_FLOOR
+        float64 = float64_carry_grads(program, params, batch, scale)[:, 0]
+        assert out.h0[i].log10 == pytest.approx(np.log10(np.sqrt(np.sum(float64 ** 2))), rel=1e-4)
+        assert probes.h0_grad_norm(program, params, jax.random.PRNGKey(config.seed), scale) == 0  # float32's
+        assert out.h0_grad_norms[i] == pytest.approx(10 ** out.h0[i].log10, rel=1e-12) and out.h0_grad_norms[i] > 0
+    summary = out.summary_df()
+    assert (summary["h0_log10"] < F32_LOG10_FLOOR).all() and (summary["h0_zero_cause"] == "").all()
+
+
+def test_an_exact_zero_is_named_by_its_cause():
+    log10 = np.array([[-np.inf, -2.0], [-np.inf, -1.0]])
+    grads = logscale.LogGrads(("c", "h"), log10, np.array([["gate", ""], ["gate", ""]]),
+                              np.array([[1, -1], [1, -1]]))
+    size = sweep.h0_size(grads)
+    assert (size.log10, size.cause, size.at, size.value) == (-np.inf, "gate", 1, 0.0)
+    assert size.describe_zero() == logscale.describe_zero("gate", 1, "h", 0)
+    assert sweep.h0_size(logscale.LogGrads(("h",), np.array([[-3.0, 0.0]]), np.array([["", ""]]),
+                                           np.array([[-1, -1]]))).describe_zero() == ""

@@ -3,6 +3,8 @@
 The unrolled view stacks the example, the prediction, the gates, the carry's norm and ||dL/dh_t|| on ONE
 time axis, so hovering any of them marks the same step t in all of them; its frames replay the kept snapshots
 of training (play, pause, or drag the slider), computed from the parameters the run kept, not by training again.
+||dL/dh_t|| is drawn at its true size (its log10, :mod:`rnnlab.figures.true_size`), with float32's floor once the
+values come near it and exact zeros on a row of their own, their hover saying why they are 0.
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from rnnlab.figures.plots import COLORS, LEAF_NAMES, NUMBER_AXIS, ZERO_HOVER, ZERO_LABEL, log_floor, mark_step
+from rnnlab.figures import true_size
+from rnnlab.figures.plots import COLORS, LEAF_NAMES, NUMBER_AXIS, mark_step
 from rnnlab.model.gates import GateSpec
 from rnnlab.probing.example import Look
 
@@ -39,7 +42,7 @@ def rows_of(look: Look) -> list[str]:
 
 
 ROW_TITLES = {"cells": "Cells", "example": "The example", "prediction": "Prediction",
-              "gates": "Gates (mean over units)", "carry": "Carry norm", "gradient": "||dL/dh_t|| (log)"}
+              "gates": "Gates (mean over units)", "carry": "Carry norm", "gradient": "||dL/dh_t||, true size"}
 ROW_WEIGHT = {"cells": 0.35, "example": 1.0, "prediction": 1.2, "gates": 1.0, "carry": 1.0, "gradient": 1.3}
 
 
@@ -54,9 +57,27 @@ def _domains(rows: list[str]) -> dict[str, tuple[float, float]]:
     return out
 
 
-def grad_floor(looks: list[Look]) -> float:
-    """Where exact zeros sit on the gradient's log axis: a decade below the smallest positive norm shown."""
-    return log_floor(*(v for look in looks for v in look.grad_norms.values()))
+ZERO_LABEL = true_size.ZERO_NAME
+
+
+@dataclass(frozen=True)
+class GradAxis:
+    """The gradient panel's scale, shared by every frame: log10 from ``low`` (where exact zeros sit) to ``high``,
+    and the floors drawn (float32's, float64's) when the values come near them."""
+
+    low: float
+    high: float
+    floors: tuple[str, ...]
+
+
+def grad_axis(looks: list[Look]) -> GradAxis:
+    """One log10 scale for ||dL/dh_t|| in every frame of ``looks``."""
+    values = np.concatenate([v for look in looks for v in look.grad_log10.values()])
+    shown = true_size.finite(values)
+    floors = true_size.floors_near(float(shown.min()) if len(shown) else math.inf)
+    low = true_size.zero_row(values, floors)
+    high = max([*shown, *(true_size.FLOORS[f] for f in floors), low + 1.0])
+    return GradAxis(low, float(high), tuple(floors))
 
 
 @dataclass(frozen=True)
@@ -68,30 +89,29 @@ class CellsRow:
     domain: tuple[float, float]
 
 
-def _cells_trace(look: Look, x: np.ndarray, axis: dict[str, str], floor: float, row: CellsRow) -> go.Scatter:
-    """One square per cell, h_0 at the left, coloured by how much gradient reaches its carry."""
+def _cells_trace(look: Look, x: np.ndarray, axis: dict[str, str], scale: GradAxis, row: CellsRow) -> go.Scatter:
+    """One square per cell, h_0 at the left, coloured by the log10 of the gradient that reaches its carry."""
     every = max(1, math.ceil(len(x) / MAX_CELLS))  # a long sequence: every k-th cell, to stay light
     picked = np.arange(0, len(x), every)
-    grads = look.grad_norms["h"][picked]
-    shown = np.where(grads > 0, grads, floor)
-    text = [f"h_{t}: ||dL/dh_t|| = {g:.3g}" if g > 0 else f"h_{t}: ||dL/dh_t|| = 0 in float32"
-            for t, g in zip(picked, grads)]
+    grads = look.grad_log10["h"][picked]
+    shown = np.where(np.isfinite(grads), grads, scale.low)
+    text = [f"h_{t}: {look.grad_text('h', int(t))}" for t in picked]
     size = float(np.clip(700 / len(picked), 3, 16))
     bar = dict(title=dict(text="log10<br>||dL/dh_t||", side="right", font=dict(size=10)), thickness=10,
                len=max(0.12, row.domain[1] - row.domain[0]) * 2.2, y=sum(row.domain) / 2, yanchor="middle")
     name = "cells (colour: ||dL/dh_t||)" + (f", every {every}th" if every > 1 else "")
     return go.Scatter(x=x[picked], y=np.zeros(len(picked)), mode="markers", name=name,
                       hovertext=text, hoverinfo="text", showlegend=False, yaxis=axis["cells"],
-                      marker=dict(symbol="square", size=size, color=np.log10(shown), cmin=row.low, cmax=row.high,
+                      marker=dict(symbol="square", size=size, color=shown, cmin=row.low, cmax=row.high,
                                   colorscale="Viridis", showscale=True, colorbar=bar,
                                   line=dict(width=0.5, color="white")))
 
 
-def _changing_traces(look: Look, untrained: Look, x: np.ndarray, axis: dict[str, str], floor: float,
+def _changing_traces(look: Look, untrained: Look, x: np.ndarray, axis: dict[str, str], scale: GradAxis,
                      gate_names: dict[str, str], row: CellsRow) -> list[go.Scatter]:
     """The traces that change with training, in a fixed order (frames replace them one for one)."""
     steps_x = x[1:]
-    out = [_cells_trace(look, x, axis, floor, row)]
+    out = [_cells_trace(look, x, axis, scale, row)]
     if look.confidence is not None:
         out.append(go.Scatter(x=steps_x, y=look.confidence, name=f"p(right answer), step {look.step}",
                               mode="lines+markers", marker=dict(size=4), line=dict(color=COLORS[0]),
@@ -106,14 +126,16 @@ def _changing_traces(look: Look, untrained: Look, x: np.ndarray, axis: dict[str,
         out.append(go.Scatter(x=x, y=norms, name=f"||{leaf}_t||", mode="lines",
                               line=dict(color=COLORS[1], dash="dot" if leaf == "c" else "solid"),
                               yaxis=axis["carry"], legendgroup=f"carry_{leaf}"))
-    for leaf, norms in look.grad_norms.items():
-        shown = np.where(norms > 0, norms, np.nan)
-        out.append(go.Scatter(x=x, y=shown, name=f"||dL/d{leaf}_t|| ({LEAF_NAMES[leaf]})", mode="lines",
-                              line=dict(color=COLORS[4], dash="dot" if leaf == "c" else "solid"),
-                              yaxis=axis["gradient"], legendgroup=f"grad_{leaf}"))
-        zero = norms == 0
-        out.append(go.Scatter(x=x[zero], y=np.full(int(zero.sum()), floor), name=ZERO_LABEL, mode="markers",
-                              hovertext=ZERO_HOVER, hoverinfo="text+x", showlegend=bool(zero.any()),
+    for leaf, log10 in look.grad_log10.items():
+        live = np.isfinite(log10)
+        out.append(go.Scatter(x=x, y=np.where(live, log10, np.nan), name=f"||dL/d{leaf}_t|| ({LEAF_NAMES[leaf]})",
+                              mode="lines", line=dict(color=COLORS[4], dash="dot" if leaf == "c" else "solid"),
+                              hovertext=[look.grad_text(leaf, t) if ok else "" for t, ok in enumerate(live)],
+                              hoverinfo="text", yaxis=axis["gradient"], legendgroup=f"grad_{leaf}"))
+        zero = np.flatnonzero(np.isneginf(log10))  # exact zeros (the unread c_T is NaN: no value, not drawn)
+        out.append(go.Scatter(x=x[zero], y=np.full(len(zero), scale.low), name=ZERO_LABEL, mode="markers",
+                              hovertext=[look.grad_text(leaf, int(t)) for t in zero], hoverinfo="text",
+                              showlegend=bool(len(zero)),
                               marker=dict(symbol="triangle-down-open", size=8, color="black"),
                               yaxis=axis["gradient"], legendgroup="zero"))
     return out
@@ -134,18 +156,22 @@ def unrolled_figure(looks: list[Look], mark: int | None = None, log_time: bool =
     domains = _domains(rows)
     axis = {r: "y" if i == 0 else f"y{i + 1}" for i, r in enumerate(rows)}
     gate_names = gates.names if gates is not None and now.gates else {}
-    floor = grad_floor(looks)
+    scale = grad_axis(looks)
 
     fig = go.Figure()
     fig.add_traces([*_example_traces(now, x[1:], axis["example"]),
-                    *_reference_traces(now, untrained, x[1:], axis["prediction"])])
+                    *_reference_traces(now, untrained, x[1:], axis["prediction"]),
+                    *true_size.floor_traces(list(scale.floors), [x[0], x[-1]], axis["gradient"])])
     fixed = len(fig.data)
-    row = _cells_row(looks, floor, domains["cells"])
-    fig.add_traces(_changing_traces(now, untrained, x, axis, floor, gate_names, row))
-    fig.frames = [go.Frame(name=str(look.step), data=_changing_traces(look, untrained, x, axis, floor, gate_names,
+    row = _cells_row(looks, scale, domains["cells"])
+    fig.add_traces(_changing_traces(now, untrained, x, axis, scale, gate_names, row))
+    fig.frames = [go.Frame(name=str(look.step), data=_changing_traces(look, untrained, x, axis, scale, gate_names,
                                                                       row),
                            traces=list(range(fixed, len(fig.data)))) for look in looks]
     fig.update_layout(**_layout(now, rows, axis, domains, x_title, log_time))
+    fig.layout[layout_key(axis["gradient"])].update(
+        **true_size.log_axis(scale.low, scale.high, ROW_TITLES["gradient"]))
+    fig.layout[layout_key(axis["gradient"])].title.font.size = 12
     if mark is not None and 0 <= mark <= steps:
         mark_step(fig, x[mark], f"t = {mark}")
     if len(looks) > 1:
@@ -190,11 +216,11 @@ def _reference_traces(now: Look, untrained: Look, steps_x: np.ndarray, yaxis: st
                        marker=dict(symbol="x", size=7 if scored.sum() > 1 else 11, color="black"), yaxis=yaxis)]
 
 
-def _cells_row(looks: list[Look], floor: float, domain: tuple[float, float]) -> CellsRow:
-    """One colour scale for the row of cells in every frame: from the zeros' floor to the largest gradient."""
-    values = np.concatenate([look.grad_norms["h"] for look in looks])
-    high = float(np.log10(np.nanmax(np.where(values > 0, values, floor))))
-    return CellsRow(float(np.log10(floor)), max(high, float(np.log10(floor)) + 1), domain)
+def _cells_row(looks: list[Look], scale: GradAxis, domain: tuple[float, float]) -> CellsRow:
+    """One colour scale for the row of cells in every frame: from the zeros' row to the largest gradient."""
+    shown = true_size.finite(np.concatenate([look.grad_log10["h"] for look in looks]))
+    high = float(shown.max()) if len(shown) else scale.low
+    return CellsRow(scale.low, max(high, scale.low + 1), domain)
 
 
 def _layout(now: Look, rows: list[str], axis: dict[str, str], domains: dict[str, tuple[float, float]],
@@ -217,7 +243,6 @@ def _layout(now: Look, rows: list[str], axis: dict[str, str], domains: dict[str,
         layout[layout_key(axis["gates"])]["range"] = [-0.02, 1.02]
     if look_is_classification(now):
         layout[layout_key(axis["prediction"])]["range"] = [-0.02, 1.08]
-    layout[layout_key(axis["gradient"])].update(type="log", minorloglabels="none")
     if view.symbols is not None and len(view.symbols) <= 10:
         layout[layout_key(axis["example"])].update(tickvals=list(range(len(view.symbols))),
                                                    ticktext=list(view.symbols))

@@ -2,9 +2,11 @@
 
 :func:`look` runs the run's own Flax cell over one sequence (a fresh draw per example number, from the run's
 key) and returns, per time step, the prediction, the norm of every carry leaf, the gate activations (gated
-cells) and ||dL/dh_t|| for that example's loss, with t = 0 the initial carry. It reads parameters the run
-already keeps (its snapshots), so nothing is trained again; it is compiled once per configuration, apart from
-the training step.
+cells) and ||dL/dh_t|| for that example's loss, with t = 0 the initial carry. The gradient comes from the
+log-scaled probe (:mod:`rnnlab.probing.logscale`) on that one sequence: its true size as log10 however small,
+and for an exact 0 its cause. It reads parameters the run already keeps (its snapshots), so nothing is trained
+again; it is compiled once per configuration (and the probe once for a batch of one), apart from the training
+step.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from rnnlab.config import Config
 from rnnlab.model.gates import GateSpec
 from rnnlab.model.tasks import SequenceView
 from rnnlab.norms import scaled_norm
+from rnnlab.probing import logscale
+from rnnlab.probing.probes import format_log10
 from rnnlab.training import estimate
 from rnnlab.training.program import EVAL_CARRY, Program, stream
 
@@ -35,15 +39,37 @@ class Look:
     prediction: np.ndarray  # (steps,) the value predicted, or the class predicted (its index)
     confidence: np.ndarray | None  # (steps,) the probability given to the right answer (classification tasks)
     carry_norms: dict[str, np.ndarray]  # leaf -> (steps + 1,) ||carry_t||, t = 0 the initial carry
-    grad_norms: dict[str, np.ndarray]  # leaf -> (steps + 1,) ||dL/dcarry_t|| for this example's loss (NaN where
-    # the loss cannot depend on the leaf: an LSTM's last cell state c_T, read by no later step)
+    grads: logscale.LogGrads  # ||dL/dcarry_t|| for this example's loss at its true size, t = 0..steps
     gates: dict[str, np.ndarray]  # gate -> (steps, features) activations (spatial cells: none)
     loss: float  # this example's loss
 
+    @property
+    def grad_log10(self) -> dict[str, np.ndarray]:
+        """leaf -> (steps + 1,) log10 ||dL/dcarry_t|| (-inf for an exact 0; NaN where the loss cannot depend on
+        the leaf: an LSTM's last cell state c_T, read by no later step)."""
+        out = {}
+        for i, leaf in enumerate(self.grads.leaves):
+            out[leaf] = np.where(self.grads.zero_cause[i] == "unread", np.nan, self.grads.log10[i])
+        return out
+
+    @property
+    def grad_norms(self) -> dict[str, np.ndarray]:
+        """leaf -> (steps + 1,) ||dL/dcarry_t|| as float64 numbers (0 below float64's range; NaN as in
+        :attr:`grad_log10`)."""
+        return {leaf: np.where(np.isnan(v), np.nan, logscale.to_float(v)) for leaf, v in self.grad_log10.items()}
+
+    def grad_text(self, leaf: str, t: int) -> str:
+        """'||dL/dh_3|| = 4.700e-54', or for an exact 0 why it is 0 (:func:`rnnlab.probing.logscale.describe_zero`)."""
+        i = self.grads.leaves.index(leaf)
+        cause = str(self.grads.zero_cause[i, t])
+        if cause:
+            return logscale.describe_zero(cause, int(self.grads.zero_at[i, t]), leaf, t)
+        return f"||dL/d{leaf}_{t}|| = {format_log10(float(self.grads.log10[i, t]))}"
+
 
 def looks_seconds(config: Config, count: int) -> float:
-    """About how long ``count`` looks of ``config`` take once compiled: each is a forward and backward pass
-    over one sequence, about a training step of batch 1."""
+    """About how long ``count`` looks of ``config`` take once compiled: each is a forward pass and the
+    log-scaled probe's forward and backward pass over one sequence, about a training step of batch 1."""
     return count * estimate.estimate(replace(config, batch=1), 1).step_s
 
 
@@ -64,34 +90,22 @@ def _make_look(program: Program):
         x1, y1 = x[:1], y[:1]
         p_cell = cell_params(program, params)
 
-        def step(carry, inputs):
-            x_t, eps_t = inputs
+        def step(carry, x_t):
             new, _ = cell.apply({"params": p_cell}, carry, x_t)
-            leaves = tuple(c + e for c, e in zip(spec.carry_as_tuple(new), eps_t))
             gates = spec.gates.compute(p_cell, carry, x_t) if spec.gates is not None else {}
-            return spec.carry_from_tuple(leaves), (leaves, gates)
+            return new, (spec.carry_as_tuple(new), gates)
 
-        def loss(eps0, eps):
-            carry0 = jax.tree_util.tree_map(jnp.add, start, eps0)
-            _, (leaves, gates) = jax.lax.scan(step, carry0, (jnp.swapaxes(x1, 0, 1), eps))
-            outputs = jnp.swapaxes(leaves[spec.output_leaf], 0, 1)  # (1, steps, ...)
-            readout = params["params"]["readout"]
-            preds = jnp.dot(outputs, readout["kernel"]) + readout["bias"]
-            preds = preds[..., 0].reshape(preds.shape[:2] + (-1,)) if spec.spatial else preds
-            all_leaves = tuple(jnp.concatenate([c0[None], c], axis=0)
-                               for c0, c in zip(spec.carry_as_tuple(carry0), leaves))
-            return task.loss(preds, y1), (preds[0], all_leaves, gates)
-
-        eps0 = jax.tree_util.tree_map(jnp.zeros_like, start)
-        eps = tuple(jnp.zeros((x1.shape[1],) + leaf.shape, x.dtype) for leaf in spec.carry_as_tuple(start))
-        (value, (preds, leaves, gates)), (g0, g) = jax.value_and_grad(loss, argnums=(0, 1), has_aux=True)(eps0, eps)
+        _, (leaves, gates) = jax.lax.scan(step, start, jnp.swapaxes(x1, 0, 1))
+        outputs = jnp.swapaxes(leaves[spec.output_leaf], 0, 1)  # (1, steps, ...)
+        readout = params["params"]["readout"]
+        preds = jnp.dot(outputs, readout["kernel"]) + readout["bias"]
+        preds = preds[..., 0].reshape(preds.shape[:2] + (-1,)) if spec.spatial else preds
+        leaves = tuple(jnp.concatenate([c0[None], c], axis=0) for c0, c in zip(spec.carry_as_tuple(start), leaves))
         norm_axes = lambda a: tuple(range(1, a.ndim))  # noqa: E731  (all but time)
         carry_norms = tuple(scaled_norm(leaf, axis=norm_axes(leaf)) for leaf in leaves)
-        grad_norms = tuple(jnp.concatenate([scaled_norm(a)[None], scaled_norm(b, axis=norm_axes(b))])
-                           for a, b in zip(spec.carry_as_tuple(g0), g))
         gates = {name: a[:, 0] for name, a in gates.items()}  # (steps, features)
-        return {"x": x1[0], "y": y1[0], "preds": preds, "loss": value, "carry_norms": carry_norms,
-                "grad_norms": grad_norms, "gates": gates}
+        return {"x": x1[0], "y": y1[0], "preds": preds[0], "loss": task.loss(preds, y1), "carry_norms": carry_norms,
+                "gates": gates, "carry_key": carry_key}
 
     return fn
 
@@ -112,31 +126,29 @@ def look(program: Program, params: dict, root: jax.Array, scale, index: int, ste
         prediction = probs.argmax(axis=-1).astype(float)
         right = np.nan_to_num(view.target, nan=0).astype(int)
         confidence = np.where(np.isfinite(view.target), probs[np.arange(len(probs)), right], np.nan)
-    leaves = program.spec.leaves
-    grads = {leaf: np.asarray(g, float) for leaf, g in zip(leaves, out["grad_norms"])}
-    for i, leaf in enumerate(leaves):
-        if i != program.spec.output_leaf:
-            grads[leaf][-1] = np.nan
+    grads = logscale.carry_grad_log10(program, params, (x[None], y[None], out["carry_key"]), scale)
     return Look(step, view, prediction, confidence,
-                dict(zip(leaves, map(np.asarray, out["carry_norms"]))),
+                dict(zip(program.spec.leaves, map(np.asarray, out["carry_norms"]))),
                 grads,
                 {name: np.asarray(a) for name, a in out["gates"].items()}, float(out["loss"]))
 
 
-def _reached(leaf: str, value: float) -> str:
-    if not np.isfinite(value):
+def _reached(look: Look, leaf: str) -> str:
+    value = float(look.grad_log10[leaf][0])
+    if np.isnan(value):
         return f"dL/d{leaf}_0 is not a number"
-    if value == 0:
-        return f"dL/d{leaf}_0 = 0 in float32"
-    return f"||dL/d{leaf}_0|| = {value:.3g}"
+    return look.grad_text(leaf, 0).rstrip(".")
 
 
 def summary(now: Look, untrained: Look, index: int) -> str:
     """What example ``index`` shows, in numbers (Markdown): its loss now and untrained, and how much gradient
-    reaches each leaf of the initial carry."""
-    reached = ", ".join(_reached(leaf, float(values[0])) for leaf, values in now.grad_norms.items())
+    reaches each leaf of the initial carry, at its true size (an exact 0 with its cause)."""
+    reached = "; ".join(_reached(now, leaf) for leaf in now.grads.leaves)
+    below = [leaf for leaf in now.grads.leaves if now.grad_log10[leaf][0] < logscale.F32_LOG10_FLOOR]
+    note = (" That is below float32's smallest number (about 1.2e-38): float32 arithmetic would give 0 there; the "
+            "probe carries the gradient's scale as a logarithm.") if below else ""
     return (f"**Example {index + 1}:** its loss is {now.loss:.3g} at step {now.step} "
-            f"({untrained.loss:.3g} untrained). What reaches the initial carry: {reached}.")
+            f"({untrained.loss:.3g} untrained). What reaches the initial carry: {reached}.{note}")
 
 
 def keeper_summary(now: Look, gates: GateSpec) -> str:

@@ -8,6 +8,9 @@ arguments), jitted once, and sharded along the runs axis across every device JAX
 carry modes or initialisers are different programs; learning rates and seeds of one program train together.
 
 Every run of a group takes the same chunks, so all configurations of a sweep share ``steps`` and ``chunk``.
+||dL/dh_0|| of each run's final parameters is measured once at the end, run by run, by the log-scaled probe
+(:mod:`rnnlab.probing.logscale`: its true size as log10, however small, and why where it is exactly 0); its
+host-side assembly does not compose with ``jax.vmap``, and one probe costs about one training step.
 A run whose loss, gradient or parameters become non-finite stops updating (the per-run ``diverged`` flag of
 the training state); the other runs of its group carry on. Each run's :class:`~rnnlab.training.train.History` is
 filled exactly as :class:`~rnnlab.training.train.Run` fills it, and equals a one-by-one run to float tolerance (the
@@ -35,7 +38,8 @@ from rnnlab.device import memory_budget_bytes
 from rnnlab.grids import FIELDS, SWEEP_FIELDS
 from rnnlab.model.cells import CELLS
 from rnnlab.model.tasks import TASKS
-from rnnlab.probing.probes import make_h0_grad
+from rnnlab.probing import logscale, probe_segments
+from rnnlab.probing.probes import PROBE_COMPILE_S, probe_batch
 from rnnlab.text import format_bytes
 from rnnlab.training import estimate
 from rnnlab.training.compiled import compile_count
@@ -122,9 +126,9 @@ class Vmapped:
     """The jitted, vmapped functions of one program for a number of runs sharded over ``mesh``.
 
     ``init(seeds, scale, lr, clip) -> (state, evaluation)``: the runs' initial states and their evaluation
-    at step 0. ``train_chunk(state, lr, clip, scale, n_active) -> (state, records, evaluation, h0_grad)``:
-    one chunk of every run, its evaluation and ||dL/dh_0|| on the evaluation batch with the new parameters.
-    Folding evaluation and probe into these two functions keeps it at two compilations per program.
+    at step 0. ``train_chunk(state, lr, clip, scale, n_active) -> (state, records, evaluation)``: one chunk of
+    every run and its evaluation with the new parameters. Folding the evaluation into these two functions keeps
+    it at two compilations per program.
     """
 
     mesh: Mesh
@@ -142,15 +146,13 @@ _COMPILED_LOCK = threading.Lock()
 def _build(program: Program, mesh: Mesh) -> Vmapped:
     runs = NamedSharding(mesh, PartitionSpec(AXIS))
     replicated = NamedSharding(mesh, PartitionSpec())
-    h0_grad = make_h0_grad(program)  # what rnnlab.probing.probes.h0_grad_norm computes
 
     def init(seed, scale, lr, clip):
         state = program.plain_init(seed, scale, lr, clip)
         return state, program.plain_evaluate(state["params"], state["root"], scale)
 
     def train_chunk(state, lr, clip, scale, n_active):
-        state, records, evaluation = program.plain_train_chunk(state, lr, clip, scale, n_active)
-        return state, records, evaluation, h0_grad(state["params"], state["root"], scale)
+        return program.plain_train_chunk(state, lr, clip, scale, n_active)
 
     return Vmapped(
         mesh,
@@ -176,16 +178,24 @@ def vmapped(program: Program, size: int, devices: list) -> Vmapped:
 
 
 def estimate_sweep(configs: list[Config], devices: list | None = None) -> estimate.Estimate:
-    """How long :func:`run_sweep` of ``configs`` will take here (compiles included)."""
+    """How long :func:`run_sweep` of ``configs`` will take here (compiles included): the training, and the
+    final probe of ||dL/dh_0|| (about one training step per run, and its compile with the program's)."""
     devices = list(devices or jax.devices())
     parts = []
+    probe_compile_s = probe_s = 0.0
     for indices in group_configs(configs):
+        config = configs[indices[0]]
         size = len(indices) + (-len(indices) % len(devices))
-        key = (static_part(configs[indices[0]]), size, tuple(d.id for d in devices))
+        key = (static_part(config), size, tuple(d.id for d in devices))
         with _COMPILED_LOCK:
             fns = _COMPILED.get(key)
-        parts.append((configs[indices[0]], len(indices), fns is not None and compile_count(fns.train_chunk) > 0))
-    return estimate.together(parts, configs[0].steps)
+        compiled = fns is not None and compile_count(fns.train_chunk) > 0
+        parts.append((config, len(indices), compiled))
+        probe_compile_s += 0.0 if compiled else PROBE_COMPILE_S
+        probe_s += len(indices) * estimate.estimate(config, 1).step_s
+    training = estimate.together(parts, configs[0].steps)
+    steps = max(training.steps, 1)
+    return replace(training, compile_s=training.compile_s + probe_compile_s, step_s=training.step_s + probe_s / steps)
 
 
 def cached_program_sets() -> int:
@@ -214,21 +224,49 @@ def memory_verdict(eval_loss: float, baseline: float) -> str:
 
 
 # ---- results ---------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class H0Size:
+    """||dL/dh_0|| of one run at its true size: ``log10`` (-inf for an exact 0, nan when not measured) and, for
+    an exact 0, why (``cause``, a key of :data:`rnnlab.probing.logscale.ZERO_CAUSES`) and the step that cut it."""
+
+    log10: float = math.nan
+    cause: str = ""
+    at: int = -1
+
+    @property
+    def value(self) -> float:
+        """The norm as a float64 number (0 below float64's range)."""
+        return float(logscale.to_float(self.log10)) if not math.isnan(self.log10) else math.nan
+
+    def describe_zero(self) -> str:
+        """Why it is exactly 0, in a sentence ("" when it is not)."""
+        return logscale.describe_zero(self.cause, self.at, "h", 0) if self.cause else ""
+
+
+def h0_size(sizes: logscale.LogGrads) -> H0Size:
+    """||dL/dh_0|| over every carry leaf from the log-scaled probe's result, with the cause of an exact 0."""
+    log10 = sizes.h0_log10()
+    zero = [i for i in range(len(sizes.leaves)) if sizes.zero_cause[i, 0]]
+    if math.isinf(log10) and log10 < 0 and zero:
+        return H0Size(log10, str(sizes.zero_cause[zero[0], 0]), int(sizes.zero_at[zero[0], 0]))
+    return H0Size(log10)
+
+
 @dataclass
 class SweepResult:
     """What a sweep produced, one entry per configuration (in the order given).
 
     ``histories``: each run's :class:`~rnnlab.training.train.History` (per-step loss, metric, grad_norm and
-    ||dL/dh_0|| of the training batch; an evaluation after every chunk). ``h0_grad_norms``: ||dL/dh_0||
-    (all carry leaves) on the run's fixed evaluation batch with its final parameters, computed as
-    :func:`rnnlab.probing.probes.h0_grad_norm` does, vmapped. ``params``: final (last finite) parameters, on the host.
+    ||dL/dh_0|| of the training batch; an evaluation after every chunk). ``h0``: ||dL/dh_0|| (all carry leaves)
+    on the run's fixed evaluation batch with its final parameters, at its true size (:class:`H0Size`, from the
+    log-scaled probe). ``params``: final (last finite) parameters, on the host.
     ``stop_reasons``: why a run stopped early (divergence), else None.
     """
 
     configs: list[Config]
     histories: list[History]
     params: list
-    h0_grad_norms: list[float]
+    h0: list[H0Size]
     stop_reasons: list[str | None]
     baseline: float
     programs: int
@@ -241,6 +279,11 @@ class SweepResult:
     def __post_init__(self) -> None:
         self.varying = varying_fields(self.configs)
         self.labels = [label_of(c, self.varying) for c in self.configs]
+
+    @property
+    def h0_grad_norms(self) -> list[float]:
+        """||dL/dh_0|| per run as float64 numbers (0 below float64's range; nan where not measured)."""
+        return [size.value for size in self.h0]
 
     @property
     def diverged(self) -> list[bool]:
@@ -268,8 +311,10 @@ class SweepResult:
 
     def summary_df(self) -> pd.DataFrame:
         """One row per configuration: the varying fields, seed, steps trained, the last training-batch loss,
-        the final evaluation loss and metric, ||dL/dh_0||, the evaluation loss as a fraction of the memoryless
-        baseline with its verdict (:func:`memory_verdict`), diverged."""
+        the final evaluation loss and metric, ||dL/dh_0|| (``h0_grad_norm`` in float64, 0 below its range;
+        ``h0_log10`` its true size, -inf for an exact 0; ``h0_zero_cause`` and ``h0_zero_at`` why an exact 0 is 0),
+        the evaluation loss as a fraction of the memoryless baseline with its verdict (:func:`memory_verdict`),
+        diverged."""
         rows = []
         for i, history in enumerate(self.histories):
             last = history.steps[-1] if history.steps else {}
@@ -277,7 +322,9 @@ class SweepResult:
             verdict = memory_verdict(final["eval_loss"], self.baseline) if history.chunks else NOT_EVALUATED
             rows.append({**self._columns(i), "steps": history.last_step,
                          "final_loss": last.get("loss", math.nan), "eval_loss": final["eval_loss"],
-                         "eval_metric": final["eval_metric"], "h0_grad_norm": self.h0_grad_norms[i],
+                         "eval_metric": final["eval_metric"], "h0_grad_norm": self.h0[i].value,
+                         "h0_log10": self.h0[i].log10, "h0_zero_cause": self.h0[i].cause,
+                         "h0_zero_at": self.h0[i].at,
                          "of_baseline": final["eval_loss"] / self.baseline, "verdict": verdict,
                          "diverged": self.diverged[i]})
         return pd.DataFrame(rows)
@@ -315,7 +362,6 @@ class _Group:
     seeds: np.ndarray  # padded
     state: dict | None = None
     step: int = 0
-    h0: np.ndarray | None = None  # ||dL/dh_0|| per run after the latest chunk
     step_s: float = 0.0  # seconds per step of the whole group: from its size, then as measured
 
 
@@ -434,8 +480,8 @@ def _train_part(progress: _Progress, group: _Group, max_seconds: float | None) -
     lr, clip, scale = group.hyper
     compiled = compile_count(group.fns.train_chunk) > 0
     began = time.perf_counter()
-    group.state, records, evaluation, h0 = group.fns.train_chunk(group.state, lr, clip, scale, np.int32(n_active))
-    records, evaluation, group.h0 = jax.device_get((records, evaluation, h0))
+    group.state, records, evaluation = group.fns.train_chunk(group.state, lr, clip, scale, np.int32(n_active))
+    records, evaluation = jax.device_get((records, evaluation))
     if compiled:
         group.step_s = (time.perf_counter() - began) / n_active
     complete = at_boundary(group.step + n_active, chunk, steps)
@@ -451,23 +497,44 @@ def _train_part(progress: _Progress, group: _Group, max_seconds: float | None) -
     group.step += n_active
 
 
+MEASURING = "Measuring the gradient that reaches the initial carry…"
+
+
 def _collect(progress: _Progress, seconds: float, stopped: bool) -> SweepResult:
-    """The sweep's result: each run's final parameters and ||dL/dh_0|| taken off the devices, in given order."""
+    """The sweep's result: each run's final parameters taken off the devices and its ||dL/dh_0|| probed, in the
+    given order."""
     configs = progress.configs
-    h0_norms = [math.nan] * len(configs)
+    sizes = [H0Size()] * len(configs)
     params: list = [None] * len(configs)
     used = 0
+    if not stopped:
+        progress.report(MEASURING)
     for group in progress.groups:
         if group.state is None:
             continue
         used = max(used, len(group.state["step"].sharding.device_set))
-        host_params = jax.device_get(group.state["params"])
+        host_params, roots = jax.device_get((group.state["params"], group.state["root"]))
         for j, i in enumerate(group.indices):
-            h0_norms[i] = float(group.h0[j]) if group.h0 is not None else math.nan
             params[i] = _pick(host_params, j)
+        sizes_of = _probe_h0(group, configs[group.indices[0]], host_params, roots)
+        for j, i in enumerate(group.indices):
+            sizes[i] = sizes_of[j]
     baseline = TASKS[configs[0].task].baseline(configs[0].seq_len)
-    return SweepResult(configs, progress.histories, params, h0_norms, progress.stop_reasons, baseline,
+    return SweepResult(configs, progress.histories, params, sizes, progress.stop_reasons, baseline,
                        len(progress.groups), used, seconds, stopped)
+
+
+def _probe_h0(group: _Group, config: Config, host_params, roots) -> list[H0Size]:
+    """||dL/dh_0|| of each run of ``group`` (its final parameters, its evaluation batch) by the log-scaled probe;
+    ``config`` is one of the group's (a long sequence is probed in segments, as the Gradient flow page does)."""
+    program = group.program
+    segment = probe_segments.segment_length(config, program.steps)
+    out = []
+    for j in range(len(group.indices)):
+        batch = probe_batch(program, roots[j])
+        grads = logscale.carry_grad_log10(program, _pick(host_params, j), batch, group.hyper[2][j], segment)
+        out.append(h0_size(grads))
+    return out
 
 
 def _describe_static(static: Static) -> str:

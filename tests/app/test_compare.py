@@ -1,15 +1,24 @@
 """The Compare page driven with AppTest: the default sweep, its charts' and table's numbers, bad selections."""
 
+import math
+from dataclasses import replace
 from io import StringIO
 
+import jax
 import numpy as np
 import pandas as pd
 import pytest
 
 from rnnlab.config import Config
+from rnnlab.figures import true_size
 from rnnlab.grids import FIELDS
 from rnnlab.model.tasks import TASKS
-from rnnlab.probing.sweep import expand, run_sweep
+from rnnlab.norms import F32_LOG10_FLOOR
+from rnnlab.probing import logscale, probes
+from rnnlab.probing.logscale import describe_zero
+from rnnlab.probing.probes import format_log10
+from rnnlab.probing.sweep import H0Size, expand, run_sweep
+from rnnlab.training.program import get_program, hyper_args
 from tests.app.conftest import button, figures, open_page, trace, unescaped, values
 
 TITLES = ("Training loss: mean and spread over seeds", "Final evaluation loss per configuration",
@@ -35,8 +44,14 @@ def test_default_sweep_trains_and_its_numbers_equal_run_sweep(small):
     want = expected.summary_df()
     assert list(table["label"]) == [GRU] * 3 + [SIMPLE] * 3
     assert list(table["seed"]) == [0, 1, 2] * 2 and (table["steps"] == 50).all()
-    for column in ("final_loss", "eval_loss", "eval_metric", "h0_grad_norm"):
+    for column in ("final_loss", "eval_loss", "eval_metric", "h0_log10"):
         np.testing.assert_allclose(table[column], want[column], rtol=1e-6)
+    assert list(table["h0_grad_norm"]) == [format_log10(v) for v in want["h0_log10"]]  # e.g. '4.700e-54'
+    for i, config in enumerate(configs):  # the probe's size for each run's final parameters
+        program, scale = get_program(config), hyper_args(config)[2]
+        batch = probes.probe_batch(program, jax.random.PRNGKey(config.seed))
+        sizes = logscale.carry_grad_log10(program, result.params[i], batch, scale)
+        assert table["h0_log10"][i] == pytest.approx(sizes.h0_log10(), abs=1e-9)
     assert list(table["verdict"]) == list(want["verdict"])
     np.testing.assert_allclose(table["of_baseline"], want["eval_loss"] / result.baseline, rtol=1e-6)
 
@@ -57,14 +72,21 @@ def test_default_sweep_trains_and_its_numbers_equal_run_sweep(small):
     np.testing.assert_allclose(values(trace(bars, "each seed"), "y"), want["eval_loss"], rtol=1e-6)
     assert values(trace(bars, f"memoryless baseline {baseline:.4g}"), "y")[0] == pytest.approx(baseline)
     h0 = figs[TITLES[2]]
-    np.testing.assert_allclose(values(trace(h0, "each seed"), "y"), want["h0_grad_norm"], rtol=1e-6)
-    underflow = any("Exactly 0 in float32" in c.value for c in at.caption)
-    assert underflow == bool((want["h0_grad_norm"] == 0).any())  # a zero bar cannot be drawn on a log scale
+    np.testing.assert_allclose(values(trace(h0, "each seed"), "y"), want["h0_log10"], rtol=1e-6)
+    bars = trace(h0, "mean over seeds")
+    np.testing.assert_allclose(values(bars, "y") + bars["base"],
+                               want.groupby("label", sort=False)["h0_log10"].agg(lambda v: np.log10(np.mean(10 ** v))),
+                               rtol=1e-6)
+    seeds = trace(h0, "each seed")["hovertext"]
+    assert seeds[0] == f"{GRU}, seed 0: {format_log10(want['h0_log10'][0])}"
+    assert not any("Exactly 0" in c.value for c in at.caption)  # no exact zero here: none named
 
     download = at.get("download_button")[0]
     assert download.proto.label == "Final figures (CSV)"
     csv = pd.read_csv(StringIO(result.to_csv()))
     np.testing.assert_allclose(csv["eval_loss"], want["eval_loss"], rtol=1e-6)
+    np.testing.assert_allclose(csv["h0_log10"], table["h0_log10"], rtol=1e-12)
+    np.testing.assert_allclose(csv["h0_grad_norm"], 10 ** table["h0_log10"], rtol=1e-12)
 
     at.run()  # a rerun keeps the results
     assert at.session_state.cmp_result is result and set(TITLES) <= set(figures(at))
@@ -107,3 +129,25 @@ def test_what_compare_varies_goes_into_the_url_and_a_reload_keeps_it():
     bad = open_page("compare", cmp_lr="fast", cmp_seed="1,2")
     assert bad.text_input(key="w_cmp_lr").value == "" and bad.text_input(key="w_cmp_seed").value == "1, 2"
     assert any("Learning rate: 'fast' is not a valid value" in unescaped(w.value) for w in bad.warning)
+
+
+def test_true_sizes_below_float32_and_exact_zeros_are_shown_and_named():
+    query = dict(seq_len="12", batch="8", features="8", steps="10", chunk="5")
+    configs = expand(Config.from_dict(query)[0], {"seed": [0, 1, 2]})
+    result = replace(run_sweep(configs), h0=[H0Size(-60.0), H0Size(-math.inf, "saturated", 4), H0Size(-3.0)])
+    at = open_page("compare", **query)
+    at.session_state["cmp_result"] = result
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    table = at.dataframe[0].value
+    assert list(table["h0_grad_norm"]) == ["1.000e-60", "0 in float32", "1.000e-03"]
+    caption = next(c.value for c in at.caption if "Exactly 0 by the arithmetic" in c.value)
+    assert unescaped(describe_zero("saturated", 4, "h", 0)) in unescaped(caption) and "(seed 1)" in caption
+    h0 = figures(at)[TITLES[2]]
+    assert values(trace(h0, "each seed"), "y").tolist() == [-60.0, -3.0]
+    zero = trace(h0, true_size.ZERO_NAME)
+    assert zero["hovertext"][0].endswith(describe_zero("saturated", 4, "h", 0))
+    assert values(trace(h0, true_size.FLOOR_TEXT["float32"]), "y")[0] == pytest.approx(F32_LOG10_FLOOR)
+    csv = pd.read_csv(StringIO(result.to_csv()))
+    assert csv["h0_log10"].tolist()[::2] == [-60.0, -3.0] and np.isneginf(csv["h0_log10"][1])
+    assert csv["h0_zero_cause"].fillna("").tolist() == ["", "saturated", ""]

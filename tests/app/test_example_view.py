@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from rnnlab.figures import example_plots
 from rnnlab.figures.example_plots import TITLE
 from rnnlab.model.tasks import COPY_LEN
 from rnnlab.probing import example
-from tests.app.conftest import SMALL, button, figures, open_page, trace, values
+from rnnlab.probing.probes import format_log10
+from tests.app.conftest import SMALL, button, figures, open_page, trace, unescaped, values
 
 COPY = {**SMALL, "cell": "lstm", "task": "copy"}
 
@@ -128,3 +130,22 @@ def test_the_row_of_cells_is_coloured_by_the_gradient_on_one_scale_for_every_fra
     everything = np.concatenate([values(t["marker"], "color") for frame in figure["frames"] for t in frame["data"]
                                  if t["name"].startswith("cells")])
     assert low <= everything.min() and everything.max() <= high + 1e-9
+
+
+def test_the_gradient_panel_and_sentence_give_the_probes_true_sizes():
+    at = open_page("explore", run="1", **COPY)
+    run = at.session_state.run
+    figure = unrolled(at)
+    look = example.look(run.program, run.params, run.root, run.scale, 0, run.step)
+    for leaf in ("c", "h"):
+        line = trace(figure, f"||dL/d{leaf}_t||")
+        np.testing.assert_allclose(values(line, "y"), look.grad_log10[leaf], rtol=1e-6, equal_nan=True)
+        live = np.flatnonzero(np.isfinite(look.grad_log10[leaf]))
+        assert [line["hovertext"][t] for t in live[:3]] == [
+            f"||dL/d{leaf}_{t}|| = {format_log10(look.grad_log10[leaf][t])}" for t in live[:3]]
+    axis = next(a for k, a in figure["layout"].items() if k.startswith("yaxis")
+                and a.get("title", {}).get("text") == example_plots.ROW_TITLES["gradient"])
+    assert axis["type"] == "linear" and all(t == "1" or t.startswith("10<sup>") for t in axis["ticktext"])
+    text = " ".join(m.value for m in at.markdown)
+    for i, leaf in enumerate(("c", "h")):
+        assert f"||dL/d{leaf}_0|| = {format_log10(look.grads.log10[i, 0])}" in unescaped(text)

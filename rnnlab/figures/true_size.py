@@ -1,0 +1,129 @@
+"""Gradients drawn at their true size: values given as log10 (:mod:`rnnlab.probing.logscale`), however small.
+
+A log axis in Plotly takes the values themselves, so a gradient of 1e-400 (0 in float64) cannot be drawn on one.
+These figures draw log10 on a linear axis labelled in powers of ten instead; an exact 0 (log10 = -inf) sits on a
+row of its own below everything, its hover saying why it is 0; float32's and float64's floors (their smallest
+normal numbers) are drawn as reference lines when the values come near them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from rnnlab.figures.plots import COLORS, style_figure
+from rnnlab.norms import F32_LOG10_FLOOR, F64_LOG10_FLOOR
+from rnnlab.probing.logscale import describe_zero, log10_mean
+from rnnlab.probing.probes import format_log10
+
+FLOORS = {"float32": F32_LOG10_FLOOR, "float64": F64_LOG10_FLOOR}
+FLOOR_TEXT = {"float32": "float32's floor (1.2e-38): below it a float32 gradient is 0",
+              "float64": "float64's floor (2.2e-308): below it a float64 gradient is 0"}
+FLOOR_DASH = {"float32": "dash", "float64": "dot"}
+NEAR_DECADES = 12.0  # a floor is drawn once the smallest value shown is within this many decades above it
+ZERO_GAP = 2.0  # exact zeros sit this many decades below the lowest value or floor drawn
+BOTTOM_GAP = 0.5  # without zeros, the axis starts this many decades below them
+ZERO_NAME = "exactly 0 (hover: why)"
+TICK_STEPS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
+
+
+def floors_near(lowest: float) -> list[str]:
+    """The floors to draw for values down to ``lowest`` (log10): those within :data:`NEAR_DECADES` of it or above."""
+    if not math.isfinite(lowest):
+        return []
+    return [name for name, floor in FLOORS.items() if lowest <= floor + NEAR_DECADES]
+
+
+def finite(log10) -> np.ndarray:
+    """The finite entries of ``log10`` (no -inf, no nan)."""
+    values = np.asarray(log10, float).ravel()
+    return values[np.isfinite(values)]
+
+
+def zero_row(log10, floors: list[str]) -> float:
+    """The axis' bottom, where exact zeros are drawn: :data:`ZERO_GAP` decades below the lowest value and every
+    floor drawn (:data:`BOTTOM_GAP` when there is no exact 0)."""
+    lows = [*finite(log10), *(FLOORS[name] for name in floors)]
+    gap = ZERO_GAP if np.isneginf(np.asarray(log10, float)).any() else BOTTOM_GAP
+    return (min(lows) if lows else 0.0) - gap
+
+
+def power_ticks(low: float, high: float, count: int = 6) -> tuple[list[float], list[str]]:
+    """Tick positions (integer log10) between ``low`` and ``high``, at most about ``count``, labelled 10^k."""
+    span = max(high - low, 1.0)
+    step = next((s for s in TICK_STEPS if span / s <= count), TICK_STEPS[-1])
+    first = math.ceil(low / step) * step
+    ticks = [float(k) for k in range(int(first), int(math.floor(high)) + 1, step)]
+    return ticks, [power_text(k) for k in ticks]
+
+
+def power_text(k: float) -> str:
+    """'10<sup>-40</sup>', '1' for 10^0."""
+    return "1" if k == 0 else f"10<sup>{int(k)}</sup>"
+
+
+def log_axis(low: float, high: float, title: str) -> dict:
+    """A y axis of log10 values from ``low`` to ``high`` (with a margin), labelled in powers of ten."""
+    margin = max(0.05 * (high - low), 0.3)
+    ticks, text = power_ticks(low - margin, high + margin)
+    return dict(title=title, type="linear", range=[low - margin, high + margin], tickvals=ticks, ticktext=text,
+                zeroline=False)
+
+
+def floor_traces(floors: list[str], x: list, yaxis: str = "y", showlegend: bool = True) -> list[go.Scatter]:
+    """A horizontal line per floor across ``x`` (its first and last value)."""
+    ends = [x[0], x[-1]] if len(x) else []
+    return [go.Scatter(x=ends, y=[FLOORS[name]] * len(ends), mode="lines", name=FLOOR_TEXT[name],
+                       line=dict(color="gray", dash=FLOOR_DASH[name], width=1), hoverinfo="name",
+                       yaxis=yaxis, legendgroup=f"floor_{name}", showlegend=showlegend)
+            for name in floors]
+
+
+def log10_bar_figure(summary: pd.DataFrame, title: str, y_title: str, log10: str = "h0_log10",
+                     cause: str = "h0_zero_cause", at: str = "h0_zero_at") -> go.Figure:
+    """Sizes per label from their log10 (column ``log10``): a bar at the mean over seeds with a lowest-to-highest
+    whisker, each seed as a dot, exact zeros on a row of their own named by ``cause``/``at``; float32's and
+    float64's floors drawn when the values come near them."""
+    values = summary[log10].astype(float)
+    shown = summary[~values.isna()]
+    floors = floors_near(float(finite(values).min()) if len(finite(values)) else math.inf)
+    bottom = zero_row(values, floors)
+    top = max([*finite(values), *(FLOORS[name] for name in floors), bottom + 1.0])
+    fig = go.Figure()
+    labels = list(dict.fromkeys(shown["label"]))
+    means, lows, highs = [], [], []
+    for label in labels:
+        seeds = shown.loc[shown["label"] == label, log10].to_numpy(float)
+        means.append(float(log10_mean(seeds, axis=0)))
+        lows.append(max(float(seeds.min()), bottom))
+        highs.append(max(float(seeds.max()), bottom))
+    heights = [m - bottom if math.isfinite(m) else 0.0 for m in means]
+    fig.add_trace(go.Bar(
+        x=labels, y=heights, base=bottom, name="mean over seeds",
+        marker_color=[COLORS[n % len(COLORS)] for n in range(len(labels))],
+        hovertext=[f"{label}: mean over seeds {format_log10(m)}" for label, m in zip(labels, means)],
+        hoverinfo="text",
+        error_y=dict(type="data", symmetric=False, array=[h - max(m, bottom) for h, m in zip(highs, means)],
+                     arrayminus=[max(m, bottom) - low for low, m in zip(lows, means)])))
+    live = shown[np.isfinite(shown[log10].astype(float))]
+    fig.add_trace(go.Scatter(
+        x=live["label"], y=live[log10], mode="markers", name="each seed", marker=dict(color="black", size=6),
+        hovertext=[f"{row.label}, seed {row.seed}: {format_log10(v)}"
+                   for row, v in zip(live.itertuples(), live[log10])],
+        hoverinfo="text"))
+    zeros = shown[np.isneginf(shown[log10].astype(float))]
+    if len(zeros):
+        fig.add_trace(go.Scatter(
+            x=zeros["label"], y=[bottom] * len(zeros), mode="markers", name=ZERO_NAME,
+            marker=dict(symbol="triangle-down-open", size=9, color="black"), hoverinfo="text",
+            hovertext=[f"{row.label}, seed {row.seed}: " + describe_zero(getattr(row, cause), getattr(row, at), "h", 0)
+                       for row in zeros.itertuples()]))
+    if labels:
+        fig.add_traces(floor_traces(floors, [labels[0], labels[-1]]))
+    fig = style_figure(fig, title, "configuration", y_title)
+    fig.update_yaxes(**log_axis(bottom, top, y_title))
+    return fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0.0),
+                             margin=dict(l=10, r=10, t=50, b=90), height=420, hovermode="closest")
