@@ -10,7 +10,6 @@ from rnnlab import grids
 from rnnlab.config import ConfigError
 from rnnlab.figures import plots
 from rnnlab.model.cells import CELLS
-from rnnlab.norms import ZERO_CAUSES
 from rnnlab.probing import probes
 from rnnlab.server import jobs
 from rnnlab.server.executor import Work
@@ -64,22 +63,32 @@ if ss.get("grad_time_key") != key:
     ss.grad_time = probe(jobs.grad_through_time, run, "gradient probe", "Probing the gradient at every time step",
                          queue_slot)
     ss.grad_time_key = key
+if ss.get("conn_key") != key:  # part 3's probe, computed here: both charts share one axis to be compared
+    ss.conn = probe(jobs.connectivity, run, "connectivity probe", "Computing connectivity", queue_slot)
+    ss.conn_key = key
 grads = ss.grad_time
-marked_chart(st, plots.grad_through_time_figure(grads), "grad_time_chart", 0, int(grads["t"].max()))
+axis = plots.log10_axis(plots.log10_column(grads, "grad_norm"), plots.log10_column(ss.conn, "connectivity"))
+marked_chart(st, plots.grad_through_time_figure(grads, axis), "grad_time_chart", 0, int(grads["t"].max()))
 last_t = grads["t"].max()
 final_c = (grads["leaf"] == "c") & (grads["t"] == last_t)
-zeros = int(((grads["grad_norm"] == 0) & ~final_c).sum())
 if final_c.any():
     st.caption(f"The gradient with respect to the final cell state c at t = {last_t} is exactly 0: nothing reads "
-               "it after the last step, so that point is missing from the log scale.")
-if zeros:
-    st.caption(f"{zeros} values are exactly 0 in float32 and cannot appear on a log scale: on its way back, "
-               f"{ZERO_CAUSES}.")
+               "it after the last step, so it is marked at the bottom of the chart, not drawn on the line.")
+for sentence in plots.describe_exact_zeros(grads):
+    st.caption(sentence)
+below = plots.describe_below_float32(plots.log10_column(grads, "grad_norm"), "||dL/dh_t||")
+note = plots.floors_note(axis)
+if below or note:
+    st.caption(" ".join(part for part in (below, note) if part))
+st.markdown("\n".join(f"- {sentence}" for sentence in plots.describe_decay_back(grads)))
 with st.expander("What am I looking at?"):
     st.markdown(
         "For every time step t, the norm (over the batch and units) of the gradient of the loss with respect to "
-        "the carry h_t, from one backward pass: a zero perturbation is added to the carry after each step and "
-        "the loss is differentiated with respect to it. t = 0 is the gradient that reaches the initial carry. "
+        "the carry h_t. t = 0 is the gradient that reaches the initial carry. The backward pass keeps the "
+        "gradient's size as a logarithm, so each value is shown at its true size, also far below float32's "
+        "smallest normal number, where a float32 backward pass gives 0; an exact 0 (by the cell's arithmetic) "
+        "is marked at the bottom and named by its cause. The axis is log10: a constant factor per step is a "
+        "straight line, and the sentences above give each line's fitted factor per step back. "
         "Lines are drawn at the start, middle and end of training, so you can see the decay change as the cell "
         "learns (as in RNNbow). LSTMs show c (dotted) and h (solid).")
 
@@ -145,11 +154,21 @@ if sweep_error:
 if ss.sweep_result is not None:
     sweep, fits, task_name, swept_weights = ss.sweep_result
     labels = {name: spec.label for name, spec in CELLS.items()}
-    chart(st, plots.decay_figure(sweep, fits, labels), key="decay")
+    sweep_axis = plots.log10_axis(plots.log10_column(sweep, "h0_grad_norm"))
+    chart(st, plots.decay_figure(sweep, fits, labels, sweep_axis), key="decay")
     for row in fits.itertuples():
         st.markdown(f"- **{CELLS[row.cell].label}**: {probes.describe_fit(row.rate_per_step, row.halving_steps)}.")
-    table = sweep.pivot(index="T", columns="cell", values="h0_grad_norm")[list(fits["cell"])].rename(columns=labels)
-    st.dataframe(table.map(probes.format_gradient))
+    sizes = sweep.assign(log10=plots.log10_column(sweep, "h0_grad_norm"))
+    table = sizes.pivot(index="T", columns="cell", values="log10")[list(fits["cell"])].rename(columns=labels)
+    st.dataframe(table.map(probes.format_log10))
+    zeros = sweep[sweep["zero_cause"] != ""] if "zero_cause" in sweep else sweep.iloc[:0]
+    for row in zeros.itertuples():
+        st.caption(f"{CELLS[row.cell].label} at T = {row.T}: "
+                   f"{probes.describe_zero(row.zero_cause, row.zero_at, 'h', 0)}")
+    below = plots.describe_below_float32(sizes["log10"], "||dL/dh_0||")
+    note = plots.floors_note(sweep_axis)
+    if below or note:
+        st.caption(" ".join(part for part in (below, note) if part))
     if swept_weights == "trained":
         st.caption(f"Each cell trained for {training['steps']} steps on the {task_name} task at T = "
                    f"{training['seq_len']} (seed {config.seed}), then probed at every T. Compare with the "
@@ -178,11 +197,10 @@ The gradient reaching a learned initial carry is the last term of this product, 
 almost no signal unless the loss also covers early steps.""")
 
 st.subheader("3. Connectivity: which inputs the last output depends on")
-ckey = (id(run), run.step)
-if ss.get("conn_key") != ckey:
-    ss.conn = probe(jobs.connectivity, run, "connectivity probe", "Computing connectivity", queue_slot)
-    ss.conn_key = ckey
-marked_chart(st, plots.connectivity_figure(ss.conn), "connectivity_chart", 1, len(ss.conn))
+marked_chart(st, plots.connectivity_figure(ss.conn, axis), "connectivity_chart", 1, len(ss.conn))
+conn_below = plots.describe_below_float32(plots.log10_column(ss.conn, "connectivity"), "||dy_T/dx_t||")
+if conn_below:
+    st.caption(conn_below)
 with st.expander("What am I looking at?"):
     st.markdown(
         "The norm of the Jacobian of the model's output at the last step with respect to the input at each "

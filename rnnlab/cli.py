@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from dataclasses import fields
 from pathlib import Path
@@ -15,13 +16,13 @@ from pathlib import Path
 from rnnlab.config import CHOICES, HELP, Config, ConfigError
 from rnnlab.grids import DEFAULT_SWEEP_CELLS, DEFAULT_SWEEP_LENGTHS
 from rnnlab.model.cells import CELLS
-from rnnlab.norms import ZERO_CAUSES
 from rnnlab.probing.probes import (
-    ZERO_GRADIENT,
+    F32_LOG10_FLOOR,
     decay_sweep,
     describe_fit,
+    describe_zero,
     fit_decay,
-    format_gradient,
+    format_log10,
 )
 from rnnlab.training.compiled import enable_persistent_cache
 from rnnlab.training.train import ChunkProgress, Run
@@ -114,11 +115,16 @@ def run_grad(args: argparse.Namespace) -> int:
             if errors:
                 raise ConfigError(errors)
     sweep = decay_sweep(config, cells, lengths)
-    table = sweep.pivot(index="T", columns="cell", values="h0_grad_norm")[cells]
-    print(f"||dL/dh_0|| on the {config.task} task (untrained weights, seed {config.seed}):")
-    print(table.map(format_gradient).to_string())
-    if (table == 0).any().any():
-        print(f"({ZERO_GRADIENT}: on its way back, {ZERO_CAUSES})")
+    table = sweep.pivot(index="T", columns="cell", values="log10")[cells]
+    print(f"||dL/dh_0|| on the {config.task} task (untrained weights, seed {config.seed}), at its true size:")
+    print(table.map(format_log10).to_string())
+    for row in sweep[sweep["zero_cause"] != ""].itertuples():
+        print(f"{row.cell} at T = {row.T}: {describe_zero(row.zero_cause, row.zero_at, 'h', 0)}")
+    below = sweep[sweep["log10"].map(math.isfinite) & (sweep["log10"] < F32_LOG10_FLOOR)]
+    if len(below):
+        verb = "is" if len(below) == 1 else "are"
+        print(f"({len(below)} of these {verb} below float32's smallest normal number, "
+              f"{format_log10(F32_LOG10_FLOOR, 1)}: a float32 backward pass gives 0 there)")
     print()
     for row in fit_decay(sweep).itertuples():
         print(f"{row.cell:>16}: {describe_fit(row.rate_per_step, row.halving_steps)}")

@@ -55,11 +55,19 @@ def test_grad_prints_table_and_fit(capsys):
     assert out.count("per step: the gradient") == 2
 
 
-def test_grad_prints_underflowed_gradients_as_such_and_still_fits(capsys):
-    """The LSTM's gradient at T = 200 is about 4e-23, tiny but a float32 number; at T = 600 it underflows."""
+def test_grad_prints_true_sizes_below_float32_and_fits_them(capsys):
+    """The LSTM's gradient at T = 200 is about 4e-23, a float32 number; at T = 600 it is below float32's range
+    and printed at its true size (the log-scaled probe's format_log10 of its log10), and the fit uses it."""
+    from rnnlab.config import Config
+    from rnnlab.probing import probes
+
     assert main(["grad", "--cells", "lstm", "--lengths", "50,200,600"]) == 0
     out = capsys.readouterr().out
     rows = {line.split()[0]: line.split(None, 1)[1].strip() for line in out.splitlines()
             if line.split() and line.split()[0] in ("50", "200", "600")}
-    assert 1e-24 < float(rows["200"]) < 1e-21 and rows["600"] == "0 in float32"
-    assert "lstm: ×0.7" in out and "per step: the gradient halves every" in out
+    sweep = probes.decay_sweep(Config(), ["lstm"], [50, 200, 600])
+    assert [rows[str(T)] for T in (50, 200, 600)] == [probes.format_log10(v) for v in sweep["log10"]]
+    assert 1e-24 < float(rows["200"]) < 1e-21 and -70 < sweep["log10"].iloc[2] < probes.F32_LOG10_FLOOR
+    assert "(1 of these is below float32's smallest normal number, 1.2e-38" in out
+    rate = probes.fit_decay(sweep)["rate_per_step"].iloc[0]
+    assert f"lstm: ×{rate:.3g} per step: the gradient halves every" in out and 0.7 < rate < 0.85

@@ -62,12 +62,26 @@ PRESETS: list[Preset] = [
            question="Going back through time, which cell loses the largest share of its gradient at every step?",
            choices=("GRU", "LSTM", "Simple RNN"), answer=2),
     Preset("lstm_h0_50_vs_500", "An untrained LSTM's gradient to the initial carry: T = 50 vs T = 500",
-           "The gradient that reaches the initial carry is the last term of a product of Jacobians; before "
-           "training, at T = 500 it is below float32's range (exactly 0), at T = 50 it is about 1e-7.",
+           "The gradient that reaches the initial carry is the last term of a product of Jacobians, one per step: "
+           "before training it is about 1.6e-07 at T = 50 and about 5.5e-54 at T = 500, 46 orders of magnitude "
+           "smaller and far below float32's smallest normal number (1.2e-38), where a float32 backward pass gives "
+           "exactly 0. The probe keeps its size as a logarithm, so the chart and the table show it.",
            "gradients", Config(cell="lstm", seq_len=50), sweep_cells=("lstm",), sweep_lengths=(50, 500),
            sweep_weights="untrained",
            question="Before training, how large is the gradient that reaches an LSTM's initial carry at T = 500?",
-           choices=("About the same as at T = 50", "Exactly 0 in float32", "Larger than at T = 50"), answer=1),
+           choices=("About the same as at T = 50", "Dozens of orders of magnitude smaller: below float32's range",
+                    "Larger than at T = 50"), answer=1),
+    Preset("simple_3000_steps", "A simple RNN's gradient across 3000 steps: one straight line",
+           "Each step back multiplies the gradient by the same factor on average, so on a log axis it is one "
+           "straight line: ×0.87 per step back for this untrained simple cell, from about 0.44 at the last step "
+           "down to about 7e-180 at the initial carry. It falls below float32's smallest normal number "
+           "(1.2e-38) at t = 2359, 641 steps before the last: a float32 backward pass gives exactly 0 for every "
+           "earlier step. The sweep against T finds the same factor per step.",
+           "gradients", Config(cell="simple", features=8, batch=8, seq_len=3000), sweep_cells=("simple",),
+           sweep_lengths=(1000, 2000, 3000), sweep_weights="untrained",
+           question="How does the gradient shrink over 3000 steps back through a simple RNN, on a log axis?",
+           choices=("One straight line: the same factor every step", "Fast at first, then it levels off",
+                    "It stops at float32's smallest number"), answer=0),
     Preset("copy_gru", "The copy task against its baseline",
            "Predicting blanks and guessing the 8 symbols already reaches 10 ln 8 / (T + 20); only a cell that "
            "remembers the symbols goes below that line, as this GRU does within a few hundred steps.", "explore",

@@ -1,12 +1,14 @@
 """The Gradient flow page: probes of the current model, the decay sweep and connectivity, checked by number."""
 
 import numpy as np
+import pytest
 
 from rnnlab import grids
 from rnnlab.config import Config
+from rnnlab.figures import plots
 from rnnlab.probing import probes
 from rnnlab.sharing.presets import PRESETS_BY_KEY
-from tests.app.conftest import SMALL, figures, open_page, values
+from tests.app.conftest import SMALL, figures, open_page, trace, values
 
 SWEEP_TITLE = "Gradient reaching the initial carry against sequence length"
 
@@ -17,15 +19,23 @@ def test_untrained_model_probes_match_the_library():
     run = at.session_state.untrained
     figs = figures(at)
     grad = figs["Gradient of the loss with respect to the carry at each time step"]
-    assert [t["name"] for t in grad["data"]] == ["after 0 training steps, c", "after 0 training steps, h"]
-    expected = probes.carry_grad_norms(run.program, run.params, run.state["root"], run.scale)
-    for t, leaf in zip(grad["data"], ("c", "h")):
+    assert [t["name"] for t in grad["data"]] == ["after 0 training steps, c", "exactly 0: read by nothing",
+                                                 "after 0 training steps, h"]
+    expected = probes.carry_grad_sizes(run.program, run.params, run.state["root"], run.scale)
+    for t, leaf in zip(grad["data"][::2], ("c", "h")):
         np.testing.assert_array_equal(values(t, "x"), np.arange(21))
-        np.testing.assert_allclose(values(t, "y"), np.where(expected[leaf] > 0, expected[leaf], np.nan), rtol=1e-6)
-    assert expected["c"][-1] == 0 and any("final cell state c at t = 20 is exactly 0" in c.value for c in at.caption)
+        sizes = expected.log10[expected.leaves.index(leaf)]
+        np.testing.assert_allclose(values(t, "y"), np.where(np.isfinite(sizes), sizes, np.nan), rtol=1e-9)
+        assert t["customdata"] == [probes.format_log10(v) for v in sizes]  # the hover's true sizes
+    assert np.isneginf(expected.log10[0, -1]) and expected.zero_cause[0, -1] == "unread"
+    assert any("final cell state c at t = 20 is exactly 0" in c.value for c in at.caption)
+    unread = trace(grad, "exactly 0: read by nothing")
+    assert list(unread["x"]) == [20] and unread["hovertext"] == [probes.describe_zero("unread", -1, "c", 20)]
     conn = figs["Connectivity: how much the last output depends on each input step"]
     np.testing.assert_allclose(values(conn["data"][0], "y"),
-                               probes.connectivity(run.program, run.params, run.state["root"], run.scale), rtol=1e-6)
+                               probes.connectivity_log10(run.program, run.params, run.state["root"], run.scale),
+                               rtol=1e-9)
+    assert grad["layout"]["yaxis"]["range"] == conn["layout"]["yaxis"]["range"]  # one axis, to be compared
     assert SWEEP_TITLE not in figs
 
 
@@ -50,12 +60,17 @@ def test_sweep_form_gives_the_library_numbers_and_fit():
     params = {c: probes.trained_params(probes.sweep_training_config(base, c)) for c in ("simple", "gru")}
     expected = probes.decay_sweep(base, ["simple", "gru"], [5, 10, 20], params=params)  # trained, the default
     fits = probes.fit_decay(expected)
-    for t, cell in zip([d for d in fig["data"] if d["name"] != "0 in float32"], ["simple", "gru"]):
+    lines = [d for d in fig["data"] if d.get("showlegend") is not False and d["name"][0] in "SG"]  # the cells' lines
+    for t, cell in zip(lines, ["simple", "gru"]):
         np.testing.assert_array_equal(values(t, "x"), [5, 10, 20])
-        np.testing.assert_allclose(values(t, "y"), expected[expected.cell == cell]["h0_grad_norm"], rtol=1e-6)
+        np.testing.assert_allclose(values(t, "y"), expected[expected.cell == cell]["log10"], rtol=1e-9)
         halving = fits.set_index("cell").loc[cell, "halving_steps"]
         label = {"simple": "Simple RNN", "gru": "GRU"}[cell]
         assert t["name"] == f"{label} (halves every {halving:.3g} steps)"
+        fitted = trace(fig, f"{label}: fitted line")
+        rate = fits.set_index("cell").loc[cell, "rate_per_step"]
+        slope = np.polyfit(values(fitted, "x"), values(fitted, "y"), 1)[0]
+        assert slope == pytest.approx(np.log10(rate))
     text = " ".join(m.value for m in at.markdown)
     assert "Simple RNN" in text and "the gradient halves every" in text
     assert at.query_params["sweep_cells"] == "simple,gru" and at.query_params["sweep_lengths"] == "5,10,20"
@@ -74,9 +89,42 @@ def test_lstm_50_vs_500_preset_runs_its_sweep():
     at = open_page("gradients", **preset.query())
     sweep, _, _, _ = at.session_state.sweep_result
     assert list(sweep["T"]) == [50, 500] and list(sweep["cell"]) == ["lstm", "lstm"]
-    g50, g500 = sweep["h0_grad_norm"]
-    assert 1e-8 < g50 < 1e-6 and g500 == 0  # the lesson's numbers: about 1e-7, and exactly 0 (underflow)
-    assert "0 in float32" in at.dataframe[0].value.to_string()
+    g50, g500 = sweep["log10"]
+    assert -8 < g50 < -6 and g500 < probes.F32_LOG10_FLOOR  # about 1e-7, and far below float32's range
+    table = at.dataframe[0].value
+    assert list(table["LSTM"]) == [probes.format_log10(g50), probes.format_log10(g500)]
+    assert f"about {probes.format_log10(g500, 1)} at T = 500" in preset.lesson
+    captions = " ".join(c.value for c in at.caption)
+    assert ("1 value of ||dL/dh_0|| is below float32's smallest normal number (1.2e-38), where a float32 gradient "
+            f"is 0: the chart shows their true size, down to {probes.format_log10(g500)}.") in captions
+    fig = figures(at)[SWEEP_TITLE]
+    assert [s["y0"] for s in fig["layout"]["shapes"]] == [probes.F32_LOG10_FLOOR]  # float64's is far off
+    assert "float64's smallest normal number (2.2e-308) is not drawn: the smallest value is " \
+           f"{g500 - probes.F64_LOG10_FLOOR:.0f} decades above it." in captions
+
+
+def test_simple_3000_steps_preset_states_its_straight_lines_rate_and_float32_crossing():
+    preset = PRESETS_BY_KEY["simple_3000_steps"]
+    at = open_page("gradients", **preset.query())
+    run = at.session_state.untrained
+    grads = probes.carry_grad_df(run.program, run.params, run.state["root"], run.scale)
+    row = plots.decay_back(grads).iloc[0]
+    T, crossing = preset.config.seq_len, int(row["below_float32"])
+    text = " ".join(m.value for m in at.markdown)
+    assert (f"After 0 training steps, h: ×{row['rate']:.3g} per step back (the gradient halves every "
+            f"{row['halving']:.3g} steps); below float32's smallest normal number from t = {crossing}, "
+            f"{T - crossing} steps before the last.") in text
+    assert f"×{row['rate']:.2f} per step back" in preset.lesson and f"at t = {crossing}, " in preset.lesson
+    fig = figures(at)["Gradient of the loss with respect to the carry at each time step"]
+    np.testing.assert_allclose(values(fig["data"][0], "y"), grads["log10"], rtol=1e-9)
+    assert [s["y0"] for s in fig["layout"]["shapes"] if s["xref"] == "paper"] == [probes.F32_LOG10_FLOOR]
+    assert len(fig["layout"]["yaxis"]["ticktext"]) <= plots.MAX_TICKS
+    below = int((grads["log10"] < probes.F32_LOG10_FLOOR).sum())
+    assert f"{below} values of ||dL/dh_t|| are below float32's smallest normal number" in \
+           " ".join(c.value for c in at.caption)
+    sweep, fits, _, _ = at.session_state.sweep_result
+    assert f"×{fits['rate_per_step'].iloc[0]:.3g} per step" in text
+    assert f"{fits['rate_per_step'].iloc[0]:.2f}" == f"{row['rate']:.2f}"  # the same factor against T
 
 
 def test_gates_preset_shows_trained_gated_cells_keeping_the_gradient():
