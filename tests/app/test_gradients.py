@@ -120,8 +120,11 @@ def test_simple_3000_steps_preset_states_its_straight_lines_rate_and_float32_cro
     assert [s["y0"] for s in fig["layout"]["shapes"] if s["xref"] == "paper"] == [probes.F32_LOG10_FLOOR]
     assert len(fig["layout"]["yaxis"]["ticktext"]) <= plots.MAX_TICKS
     below = int((grads["log10"] < probes.F32_LOG10_FLOOR).sum())
-    assert f"{below} values of ||dL/dh_t|| are below float32's smallest normal number" in \
-           " ".join(c.value for c in at.caption)
+    captions = " ".join(c.value for c in at.caption)
+    assert f"{below} values of ||dL/dh_t|| are below float32's smallest normal number" in captions
+    lowest = min(grads["log10"].min(), at.session_state.conn["log10"].min())  # the two charts share one axis
+    assert "float64's smallest normal number (2.2e-308) is not drawn: the smallest value is " \
+           f"{lowest - probes.F64_LOG10_FLOOR:.0f} decades above it." in captions
     sweep, fits, _, _ = at.session_state.sweep_result
     assert f"×{fits['rate_per_step'].iloc[0]:.3g} per step" in text
     assert f"{fits['rate_per_step'].iloc[0]:.2f}" == f"{row['rate']:.2f}"  # the same factor against T
