@@ -75,8 +75,9 @@ def mark_step(fig: go.Figure, x: float, label: str) -> go.Figure:
     the time step marked in every per-step chart."""
     fig.add_shape(type="line", x0=x, x1=x, xref="x", y0=0, y1=1, yref="paper", layer="above",
                   line=dict(color=MARK_COLOR, width=1.5))
-    fig.add_annotation(x=x, xref="x", y=1, yref="paper", text=label, showarrow=False, yanchor="bottom",
-                       font=dict(color=MARK_COLOR, size=11))
+    fig.add_annotation(x=x, xref="x", y=1, yref="paper", text=label, showarrow=False, yanchor="top",
+                       xanchor="left", xshift=3, bgcolor="rgba(255,255,255,0.8)",
+                       font=dict(color=MARK_COLOR, size=11))  # inside the plot: above it, it met the title
     return fig
 
 
