@@ -18,11 +18,13 @@ and caches the answers; script threads read that cache and wait on it with a tim
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import os
 import threading
 import time
 import uuid
+import weakref
 from typing import Any
 
 import ray
@@ -41,6 +43,7 @@ FIRST_STATE_S = 1.0  # a new ticket waits this long at most for its first place 
 HEAD = {"node:__internal_head__": 0.001}  # a resource only the head node has: the actor lives there
 
 TicketInfo = tuple[int, str, str, bool, "int | None"]  # (memory bytes, label, client, admitted, gate's number)
+_polling: weakref.WeakSet = weakref.WeakSet()  # gates whose poller runs: stopped at exit, before Ray shuts down
 
 
 def reconstructed() -> bool:
@@ -182,7 +185,7 @@ class RemoteGate:
         self._live: dict[int, RemoteTicket] = {}
         self._released: list[int] = []
         self._keys = itertools.count(1)
-        self._wake = threading.Event()
+        self._wake, self._closed = threading.Event(), threading.Event()
         self._poller: threading.Thread | None = None
         self._summary: dict[str, Any] = self.call("summary")
 
@@ -250,14 +253,25 @@ class RemoteGate:
             self._cond.notify_all()
         self._wake.set()
 
+    def close(self) -> None:
+        """Stop the poller (at exit: before Ray shuts down under it)."""
+        self._closed.set()
+        self._wake.set()
+        poller = self._poller
+        if poller is not None and poller is not threading.current_thread():
+            poller.join(self.timeout_s)
+
     # ---- the poller ---------------------------------------------------------------------------------------
     def _start(self) -> None:
-        if self._poller is None or not self._poller.is_alive():
+        if not self._closed.is_set() and (self._poller is None or not self._poller.is_alive()):
+            if not _polling:
+                atexit.register(close_all)
+            _polling.add(self)
             self._poller = threading.Thread(target=self._poll, name="rnnlab-gate-poller", daemon=True)
             self._poller.start()
 
     def _poll(self) -> None:
-        while True:
+        while not self._closed.is_set():
             self._wake.clear()
             answered = self.sync_once()
             with self._cond:
@@ -288,3 +302,9 @@ class RemoteGate:
                         ticket.admitted = True
             self._cond.notify_all()
         return True
+
+
+def close_all() -> None:
+    """Stop every gate's poller of this process."""
+    for gate in list(_polling):
+        gate.close()

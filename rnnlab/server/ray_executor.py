@@ -1,7 +1,8 @@
 """Heavy work on a Ray cluster: ``RNNLAB_EXECUTOR=ray`` with ``RNNLAB_RAY_ADDRESS=HOST:PORT`` (the head's).
 
-:class:`RayExecutor` keeps the embedded executor's admission in this process (its gate's fair shares, memory
-budget and queue, the shared runs, the results computed once) and sends the computing to the cluster as Ray
+:class:`RayExecutor` admits work as the embedded executor does, through state every web process shares (the
+cluster's gate: fair shares, memory budget and queue, :mod:`rnnlab.server.ray_actors`; results computed once,
+:mod:`rnnlab.server.ray_registry`) and this process's shared runs, and sends the computing to the cluster as Ray
 tasks:
 
 - a run's training part (``jobs.train_part``): the run stays here; its state travels as msgpack bytes to
@@ -12,10 +13,13 @@ tasks:
   (:data:`IN_PROCESS`) runs here, as in embedded mode.
 
 Each job's thread here waits for its task with ``ray.wait`` in short steps, so a cancel is seen within
-:data:`WAIT_S`: a gentle one cancels the task (Ray raises KeyboardInterrupt in it when its compiled call
-returns), a forced one kills the worker process. A worker that dies mid-task is retried by Ray
-(:data:`MAX_RETRIES`); training is deterministic, so the history is the same. Ray is imported only here, and
-this module only when ``RNNLAB_EXECUTOR=ray``.
+:data:`WAIT_S`: a gentle one cancels the task (Ray raises KeyboardInterrupt in it when its compiled call returns;
+a training part is short, so it ends by itself, and no part is submitted after it), and other work still running
+:data:`FORCE_AFTER_S` later (a probe's long segment) is killed with its worker process; a forced cancel kills it
+at once. A worker or node that dies mid-task is retried by Ray (:data:`MAX_RETRIES`) on
+another; training is deterministic, so the history is the same. With no worker node left for
+:data:`NO_WORKER_S`, the job fails with :data:`NO_WORKER` (a training run keeps its last step). Ray is imported
+only here, and this module only when ``RNNLAB_EXECUTOR=ray``.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import logging
 import os
 import socket
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -33,7 +38,7 @@ import ray
 import ray.exceptions
 
 from rnnlab.config import Config, ConfigError
-from rnnlab.server import executor, jobs, shared_runs
+from rnnlab.server import executor, jobs, ray_actors, ray_registry, shared_runs
 from rnnlab.server import results as kept_results
 from rnnlab.server.executor import Cancelled, EmbeddedExecutor, Lease, QueueInfo, RunLease, Work
 from rnnlab.server.gate import JobGate
@@ -46,6 +51,12 @@ CONNECT_TIMEOUT_S = 5.0
 WAIT_S = 0.2  # a job's thread checks this often whether it should stop while its task runs
 GET_TIMEOUT_S = 60.0
 MAX_RETRIES = 3  # a task whose worker died is run again (not a cancelled one, nor one that raised)
+FORCE_AFTER_S = 0.5  # work other than a training part still running this long after a cancel is killed
+NO_WORKER_S = 2.0  # no worker node alive for this long: the job fails with NO_WORKER
+WORKERS_CHECK_S = 1.0  # how often the cluster's nodes are looked up while a task waits
+NO_WORKER = ("No Ray worker is available: every worker node of the cluster has stopped, so nothing can be computed "
+             "now. What was computed is kept (a run stays at its last step); start again once a worker node has "
+             "joined the cluster.")
 IN_PROCESS = frozenset({jobs.start_run, jobs.untrained_run, jobs.load_run, jobs.compile_program})
 
 _connect_lock, _shared_lock = threading.Lock(), threading.Lock()
@@ -98,31 +109,80 @@ def task(fn: Callable[..., Any]):
     return ray.remote(max_retries=MAX_RETRIES, retry_exceptions=False)(fn)
 
 
-def wait_for(ref: ray.ObjectRef) -> Any:
-    """The task's value, waited for in steps of :data:`WAIT_S`; a stop request cancels it (:class:`Cancelled`),
-    a forced cancel of the job kills its worker."""
+class NoWorker(RuntimeError):
+    """No worker node of the cluster is alive: the work cannot be computed now (:data:`NO_WORKER`)."""
+
+
+_workers_lock = threading.Lock()
+_workers_seen: list[float] = [-1.0, 0.0]  # (when looked up, how many CPU worker nodes were alive)
+
+
+def workers_alive(max_age_s: float = WORKERS_CHECK_S) -> int:
+    """How many nodes with CPUs are alive, as looked up at most ``max_age_s`` ago (one lookup for all jobs)."""
+    with _workers_lock:
+        now = time.monotonic()
+        if _workers_seen[0] < 0 or now - _workers_seen[0] >= max_age_s:
+            alive = sum(1 for node in ray.nodes() if node.get("Alive") and node.get("Resources", {}).get("CPU", 0) > 0)
+            _workers_seen[:] = [now, float(alive)]
+        return int(_workers_seen[1])
+
+
+def stop_task(ref: ray.ObjectRef, force_after_s: float | None) -> None:
+    """Cancel the task of ``ref``; when it is still running ``force_after_s`` later, kill its worker."""
+    try:
+        ray.cancel(ref)
+    except Exception:  # noqa: BLE001 - the cluster may have gone; the job ends all the same
+        return
+    if force_after_s is None:
+        return
+
+    def force() -> None:
+        try:
+            if not ray.wait([ref], timeout=0)[0]:
+                ray.cancel(ref, force=True)
+        except Exception:  # noqa: BLE001 - it ended meanwhile, or the cluster went
+            pass
+
+    timer = threading.Timer(force_after_s, force)
+    timer.daemon = True
+    timer.start()
+
+
+def wait_for(ref: ray.ObjectRef, force_after_s: float | None = None) -> Any:
+    """The task's value, waited for in steps of :data:`WAIT_S`; a stop request cancels it (:class:`Cancelled`;
+    killed when still running ``force_after_s`` later), a forced cancel of the job kills its worker, and
+    :class:`NoWorker` when no worker node has been alive for :data:`NO_WORKER_S`."""
     executor.on_force(lambda: ray.cancel(ref, force=True))
-    finished = False
+    finished, alone_since = False, None
     try:
         while not finished:
             finished = bool(ray.wait([ref], timeout=WAIT_S)[0])
-            if not finished and executor.should_stop():
+            if finished:
+                break
+            if executor.should_stop():
                 raise Cancelled("cancelled")
+            if workers_alive():
+                alone_since = None
+            elif alone_since is None:
+                alone_since = time.monotonic()
+            elif time.monotonic() - alone_since >= NO_WORKER_S:
+                raise NoWorker(NO_WORKER)
         try:
             return ray.get(ref, timeout=GET_TIMEOUT_S)  # ready and local: only its bytes are read
         except ray.exceptions.TaskCancelledError:
             raise Cancelled("cancelled") from None
+        except ray.exceptions.RayError as e:  # the task's own exception is raised as it is
+            if not isinstance(e, ray.exceptions.RayTaskError) and not workers_alive(0.0):
+                raise NoWorker(NO_WORKER) from None
+            raise
     finally:
         if not finished:
-            try:
-                ray.cancel(ref)
-            except Exception:  # noqa: BLE001 - the cluster may have gone; the job ends all the same
-                pass
+            stop_task(ref, force_after_s)
 
 
 def remote(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """``fn(*args, **kwargs)`` as a task on the cluster; its value here."""
-    return wait_for(task(call).remote(fn, args, kwargs))
+    return wait_for(task(call).remote(fn, args, kwargs), force_after_s=FORCE_AFTER_S)
 
 
 def part_on_ray(config: Config, state: dict, n_active: int) -> parts.Part:
@@ -186,13 +246,17 @@ class RayJob:
 
 
 class RayExecutor:
-    """Work admitted by this process's gate (shared runs and kept results as in embedded mode), computed on the
-    Ray cluster at ``address`` (default ``$RNNLAB_RAY_ADDRESS``)."""
+    """Work admitted by the cluster's gate actor, with results computed once for the whole cluster (its results
+    actor) and this process's shared runs, computed on the Ray cluster at ``address`` (default
+    ``$RNNLAB_RAY_ADDRESS``). ``gate`` and ``results``: others instead (e.g. this process's)."""
 
-    def __init__(self, address: str | None = None, gate: JobGate | None = None,
-                 runs: shared_runs.SharedRuns | None = None, results: kept_results.Results | None = None):
+    def __init__(self, address: str | None = None, gate: JobGate | ray_actors.RemoteGate | None = None,
+                 runs: shared_runs.SharedRuns | None = None,
+                 results: kept_results.Results | ray_registry.RemoteResults | None = None):
         connect(address)
-        self.local = EmbeddedExecutor(gate, runs, results)
+        self.gate = gate if gate is not None else ray_actors.RemoteGate.named()
+        self.results = results if results is not None else ray_registry.RemoteResults.named()
+        self.local = EmbeddedExecutor(self.gate, runs, self.results)  # type: ignore[arg-type]
 
     def submit(self, work: Work, lease: Lease | None = None) -> RayJob:
         return RayJob(work, self.local.submit(on_ray(work), lease))

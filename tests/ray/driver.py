@@ -9,6 +9,16 @@
 - ``probe PRESET``: a probe of the preset's untrained run (plain arguments, run on a worker whole): its table.
 - ``gate -``: two web processes share the gate actor (one slot): this one queues behind another that holds the
   slot and is then SIGKILLed; what this one's ticket said and how soon it was admitted. ``holder -`` is the other.
+- ``restart -``: the gate actor's process SIGKILLed while one owner's ticket is admitted and another's queued:
+  what both tickets and the restarted gate said, and when the queued one was admitted.
+- ``node PRESET``: ``train``, stopping the worker node of the first part's task (SIGTERM to its process group) mid-part.
+- ``noworker PRESET``: a run trained under a lease of the gate actor, both worker nodes stopped during its third
+  part: the job's error, how soon it came, the run's step and history, and the gate once the lease was released.
+- ``stop PRESET``: a page's loop of parts (``poll`` every 0.25 s) stopped mid-part: when parts were submitted and
+  seen starting on a worker, relative to Stop. ``probestop PRESET``: a probe cancelled gently while its task runs:
+  how soon its task stopped.
+- ``once PRESET``: this process and another (``oncehelper PRESET``) ask at once for the same keyed probe under the
+  cluster's results actor: both tables, and how many times it was computed.
 """
 
 from __future__ import annotations
@@ -24,9 +34,10 @@ from pathlib import Path
 
 import ray
 
+from rnnlab.cluster import local
 from rnnlab.config import Config
-from rnnlab.server import jobs, ray_actors
-from rnnlab.server.executor import CANCELLED, Work
+from rnnlab.server import jobs, ray_actors, ray_executor, ray_registry
+from rnnlab.server.executor import CANCELLED, FAILED, Work
 from rnnlab.server.gate import JobGate, queue_message
 from rnnlab.server.ray_executor import RayExecutor
 from rnnlab.server.results import Results
@@ -71,7 +82,30 @@ def finish(job, deadline: float) -> None:
             raise TimeoutError(f"job still {job.status}")
 
 
-def train(config: Config, kill: bool) -> dict:
+def worker_nodes() -> list[local.Node]:
+    state = local.State.load(local.STATE_DIR)
+    return [n for n in state.nodes if n.role != "head"] if state else []
+
+
+def node_of(pid: int) -> local.Node | None:
+    """The worker node whose ``ray start`` process ``pid`` descends from."""
+    nodes = {n.pid: n for n in worker_nodes()}
+    while pid > 1:
+        if pid in nodes:
+            return nodes[pid]
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            return None
+    return None
+
+
+def stop_node(node: local.Node) -> None:
+    """The node removed: SIGTERM to its process group, as a machine shutting down does."""
+    local.signal_group(node.pid, signal.SIGTERM)
+
+
+def train(config: Config, fault: str = "") -> dict:
     ex, deadline = executor(), time.monotonic() + DEADLINE_S
     run, killed, parts = Run(config), [], 0
 
@@ -80,11 +114,17 @@ def train(config: Config, kill: bool) -> dict:
             pids = tasks_running()
             if pids:
                 time.sleep(0.5)
-                os.kill(pids[0], signal.SIGKILL)
-                killed.append(pids[0])
+                if fault == "node":
+                    node = node_of(pids[0])
+                    if node is not None:
+                        stop_node(node)
+                        killed.append(node.role)
+                else:
+                    os.kill(pids[0], signal.SIGKILL)
+                    killed.append(pids[0])
             time.sleep(0.05)
 
-    if kill:
+    if fault:
         threading.Thread(target=killer, daemon=True).start()
     while not run.done:
         job = ex.submit(Work(jobs.train_part, (run, None), kind="train part", client="test"))
@@ -92,6 +132,128 @@ def train(config: Config, kill: bool) -> dict:
         job.result()
         parts += 1
     return {"history": history_of(run), "killed": killed, "parts": parts}
+
+
+def no_worker(config: Config) -> dict:
+    ex, deadline = ray_executor.RayExecutor(os.environ["RNNLAB_RAY_ADDRESS"], runs=SharedRuns(),
+                                            results=Results()), time.monotonic() + DEADLINE_S
+    gate = ex.gate
+    lease = ex.run_lease(Run(config), "training", "test")
+    while not lease.poll(POLL_S):
+        assert time.monotonic() < deadline
+    stopped: list[float] = []
+
+    def stop_all() -> None:
+        while not tasks_running() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.3)
+        for node in worker_nodes():
+            stop_node(node)
+        stopped.append(time.monotonic())
+
+    error, parts, step_before, job = None, 0, 0, None
+    try:
+        while not lease.run.done:
+            if parts == 2:
+                threading.Thread(target=stop_all, daemon=True).start()
+            step_before = lease.run.step
+            job = ex.submit(Work(jobs.train_part, (lease.run, None), kind="train part", client="test"), lease=lease)
+            finish(job, deadline)
+            try:
+                job.result()
+            except Exception as e:  # noqa: BLE001 - what the page would show
+                error = e
+                break
+            parts += 1
+    finally:
+        failed = time.monotonic()
+        run = lease.release()
+    gate.sync_once()
+    result = {"error": f"{type(error).__name__}: {error}", "status": job.status if job else "", "parts": parts,
+              "step": run.step, "step_before": step_before, "history": history_of(run),
+              "failed_after_s": failed - stopped[0] if stopped else None, "gate": gate.summary(),
+              "failed": job is not None and job.status == FAILED}
+    ray.kill(ray.get_actor(ray_actors.GATE_NAME, namespace=ray_actors.NAMESPACE))
+    return result
+
+
+class PartStarts:
+    """Samples which workers run a training part every few milliseconds: when each was first seen running one."""
+
+    def __init__(self) -> None:
+        self.starts: list[float] = []
+        self.last_seen = 0.0
+        self.done = threading.Event()
+        threading.Thread(target=self.sample, daemon=True).start()
+
+    def sample(self) -> None:
+        before: set[int] = set()
+        while not self.done.is_set():
+            now_running = set(tasks_running())
+            now = time.monotonic()
+            self.starts.extend(now for _ in now_running - before)
+            if now_running:
+                self.last_seen = now
+            before = now_running
+            time.sleep(0.005)
+
+
+def stop_latency(config: Config) -> dict:
+    ex, deadline = executor(), time.monotonic() + DEADLINE_S
+    run, submitted, stop, asked_at = Run(config), [], threading.Event(), []
+    original = ray_executor.part_on_ray
+
+    def press_stop() -> None:
+        asked_at.append(time.monotonic())
+        stop.set()
+
+    def recorded(*args):
+        submitted.append(time.monotonic())
+        if len(submitted) == 3:
+            threading.Timer(0.15, press_stop).start()
+        return original(*args)
+
+    ray_executor.part_on_ray = recorded
+    seen = PartStarts()
+    while not run.done:  # a page's loop: poll, draw, and Stop raises in the script thread between polls
+        job = ex.submit(Work(jobs.train_part, (run, 0.25), kind="train part", client="test"))
+        try:
+            while not job.poll(0.25):
+                assert time.monotonic() < deadline
+                if stop.is_set():
+                    break
+        finally:
+            job.cancel()
+        if stop.is_set():
+            break
+        job.result()
+    ended = time.monotonic()
+    asked = asked_at[0] if asked_at else ended
+    gone = time.monotonic() + 30
+    while tasks_running() and time.monotonic() < gone:
+        time.sleep(0.05)
+    time.sleep(1.0)
+    seen.done.set()
+    return {"stopped": stop.is_set(), "done": run.done, "submitted_after_s": [t - asked for t in submitted],
+            "starts_after_s": [t - asked for t in seen.starts], "loop_ended_s": ended - asked,
+            "last_part_seen_s": seen.last_seen - asked, "step": run.step}
+
+
+def probe_stop(config: Config) -> dict:
+    ex, deadline = executor(), time.monotonic() + DEADLINE_S
+    job = ex.submit(Work(jobs.robustness, (jobs.Model.of(Run(config)),), kind="probe", client="test"))
+    while not tasks_running("ray::call"):
+        assert not job.poll(POLL_S) and time.monotonic() < deadline, job.status
+    time.sleep(0.3)
+    asked = time.monotonic()
+    job.cancel()
+    finish(job, deadline)
+    ended = time.monotonic() - asked
+    gone = time.monotonic() + 30
+    while tasks_running("ray::call") and time.monotonic() < gone:
+        time.sleep(0.02)
+    return {"status": job.status, "ended_s": ended, "task_left_s": time.monotonic() - asked,
+            "task_running": bool(tasks_running("ray::call"))}
 
 
 def cancel(config: Config, force: bool) -> dict:
@@ -144,24 +306,105 @@ def gate() -> dict:
     admitted = ticket.wait(4 * LEASE_S)
     result = {"holder": said, **queued, "admitted": admitted, "admitted_after_s": time.monotonic() - killed}
     ticket.release()
+    remote.sync_once()  # a release reaches the gate with the next sync: this one
     result["after_release"] = ray.get(actor.summary.remote(), timeout=10)
     ray.kill(actor)
     return result
 
 
+def keyed_probe(config: Config, nonce: str):
+    ex, deadline = ray_executor.RayExecutor(os.environ["RNNLAB_RAY_ADDRESS"], runs=SharedRuns()), \
+        time.monotonic() + DEADLINE_S
+    work = Work(jobs.robustness, (jobs.Model.of(Run(config)),), kind="probe", client=f"p{os.getpid()}",
+                key=("robustness", config, 0, nonce))
+    return ex, work, deadline
+
+
+def once_helper(config: Config, out: str) -> None:
+    ex, work, deadline = keyed_probe(config, Path(out).name)
+    print("ready", flush=True)
+    sys.stdin.readline()
+    job = ex.submit(work)
+    finish(job, deadline)
+    Path(out).write_bytes(pickle.dumps(job.result()))
+
+
+def once(config: Config, preset: str, out: str) -> dict:
+    theirs_at = Path(f"{out}.other")
+    ex, work, deadline = keyed_probe(config, theirs_at.name)
+    actor = ray_registry.results_actor()
+    before = ray.get(actor.summary.remote(), timeout=10)
+    other = subprocess.Popen([sys.executable, __file__, "oncehelper", preset, str(theirs_at)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE)
+    assert other.stdout is not None and other.stdin is not None
+    while other.stdout.readline().strip() != b"ready":
+        assert other.poll() is None and time.monotonic() < deadline, "the other web process did not start"
+    other.stdin.write(b"go\n")
+    other.stdin.flush()
+    job = ex.submit(work)
+    finish(job, deadline)
+    assert other.wait(DEADLINE_S) == 0
+    theirs = pickle.loads(theirs_at.read_bytes())
+    after = ray.get(actor.summary.remote(), timeout=10)
+    ray.kill(actor)
+    ray.kill(ray.get_actor(ray_actors.GATE_NAME, namespace=ray_actors.NAMESPACE))
+    return {"mine": job.result(), "theirs": theirs, "computed": after["granted"] - before["granted"]}
+
+
+def restart() -> dict:
+    ray.init(address=os.environ["RNNLAB_RAY_ADDRESS"], namespace=ray_actors.NAMESPACE, log_to_driver=False)
+    actor = ray_actors.gate_actor(limit=1, budget_bytes=8 * 2**30, per_client=1, lease_s=3 * LEASE_S)
+    first, second = ray_actors.RemoteGate(actor), ray_actors.RemoteGate(actor)
+    running = first.ticket(2**20, "training", client="a")
+    queued = second.ticket(2**20, "training", client="b")
+    before = {"running_admitted": running.wait(10), "queued_admitted": queued.wait(1.0), "gate": first.summary()}
+    os.kill(before["gate"]["pid"], signal.SIGKILL)
+    killed = time.monotonic()
+    while first.summary()["pid"] == before["gate"]["pid"] or second.summary()["pid"] == before["gate"]["pid"]:
+        assert time.monotonic() - killed < 60, "the gate actor did not come back"
+        time.sleep(0.05)
+    back = time.monotonic() - killed
+    watched_until = time.monotonic() + 2 * ray_actors.RECOVER_S + 1.0
+    admitted_early = False
+    while time.monotonic() < watched_until:
+        admitted_early |= queued.admitted
+        time.sleep(0.02)
+    after = {"back_s": back, "running_admitted": running.admitted and not running.released,
+             "queued_admitted_before_release": admitted_early or queued.admitted, "gate": first.summary()}
+    running.release()
+    released = time.monotonic()
+    after["queued_admitted_after_release"] = queued.wait(5.0)
+    after["admitted_after_release_s"] = time.monotonic() - released
+    first.sync_once()
+    after["gate_after_release"] = first.summary()
+    queued.release()
+    ray.kill(actor)
+    return {"before": before, "after": after}
+
+
 def main(mode: str, preset: str, out: str) -> None:
     if mode == "holder":
         return holder()
-    if mode == "gate":
-        Path(out).write_bytes(pickle.dumps(gate()))
+    if mode in ("gate", "restart"):
+        Path(out).write_bytes(pickle.dumps(gate() if mode == "gate" else restart()))
         return
     config = PRESETS_BY_KEY[preset].config
     if mode in ("cancel", "force"):
         result = cancel(config, force=mode == "force")
     elif mode == "probe":
         result = probe(config)
+    elif mode == "noworker":
+        result = no_worker(config)
+    elif mode == "stop":
+        result = stop_latency(config)
+    elif mode == "probestop":
+        result = probe_stop(config)
+    elif mode == "oncehelper":
+        return once_helper(config, out)
+    elif mode == "once":
+        result = once(config, preset, out)
     else:
-        result = train(config, kill=mode == "kill")
+        result = train(config, fault={"kill": "kill", "node": "node"}.get(mode, ""))
     Path(out).write_bytes(pickle.dumps(result))
 
 
