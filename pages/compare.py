@@ -228,13 +228,16 @@ def draw_results() -> None:
     number = {c: st.column_config.NumberColumn(format="%.4g") for c in ("final_loss", "eval_loss", "eval_metric")}
     table = summary.assign(h0_grad_norm=[format_log10(v) if not math.isnan(v) else "not measured"
                                          for v in summary["h0_log10"]])
+    if not (table["h0_zero_cause"] != "").any():  # the columns that say why an exact 0 is 0: only when one is
+        table = table.drop(columns=["h0_zero_cause", "h0_zero_at"])
     st.dataframe(table, hide_index=True, key="cmp_table",
                  column_config={**number, "h0_grad_norm": st.column_config.TextColumn("||dL/dh_0||"),
                                 "h0_log10": st.column_config.NumberColumn(format="%.3f"),
                                 "of_baseline": st.column_config.NumberColumn(format="percent")})
     st.caption("final_loss: the last training batch's loss; eval_loss and eval_metric: the fixed evaluation "
                "batch after the last step; ||dL/dh_0||: its true size (h0_log10: its log10; h0_zero_cause and "
-               "h0_zero_at: why an exact 0 is 0, and the step that cut it); of_baseline: eval_loss as a share of "
+               "h0_zero_at, shown when one is exactly 0 and always in the CSV: why, and the step that cut it); "
+               "of_baseline: eval_loss as a share of "
                "the memoryless baseline "
                f"({result.baseline:.4g}); verdict: at most {sweep.SOLVED_FRACTION:.0%} of it is 'learned the task', "
                f"below {sweep.MEMORY_FRACTION:.0%} 'uses some memory, not solved' (below the baseline, but far from "

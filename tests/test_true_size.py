@@ -28,6 +28,12 @@ def trace(fig, name: str):
     return found
 
 
+def floor_lines(fig) -> dict[str, float]:
+    """Label -> y of the horizontal lines across the plot."""
+    lines = [s.y0 for s in fig.layout.shapes if s.type == "line" and s.y0 == s.y1]
+    return dict(zip([a.text for a in fig.layout.annotations], lines))
+
+
 def test_floors_are_drawn_only_near_the_values():
     assert true_size.floors_near(-5.0) == []
     assert true_size.floors_near(F32_LOG10_FLOOR + 5) == ["float32"]
@@ -57,9 +63,7 @@ def test_bars_dots_and_whiskers_are_the_true_sizes():
     dots = trace(fig, "each seed")
     np.testing.assert_array_equal(dots.y, [-5.0, -6.0, -60.0, -62.0])
     assert dots.hovertext[2] == "simple, seed 2: 1.000e-60"
-    floor = trace(fig, true_size.FLOOR_TEXT["float32"])  # -62 is near float32's floor, far above float64's
-    assert list(floor.y) == [F32_LOG10_FLOOR] * 2
-    assert not [t for t in fig.data if t.name == true_size.FLOOR_TEXT["float64"]]
+    assert floor_lines(fig) == {true_size.FLOOR_LABEL["float32"]: F32_LOG10_FLOOR}  # near -62; float64's far below
     axis = fig.layout.yaxis
     assert axis.type == "linear" and axis.range[0] < bottom < -62 and axis.range[1] > -5
     assert all(t.startswith("10<sup>") or t == "1" for t in axis.ticktext)
@@ -76,5 +80,6 @@ def test_exact_zeros_sit_below_everything_named_by_their_cause_and_float64s_floo
     bars = trace(fig, "mean over seeds")
     assert list(bars.x) == ["LSTM", "GRU"]  # the run not measured (nan) is left out
     assert np.asarray(bars.y)[0] + bars.base == pytest.approx(-400 + math.log10(0.5))  # (1e-400 + 0) / 2
-    assert trace(fig, true_size.FLOOR_TEXT["float64"]).y[0] == F64_LOG10_FLOOR
+    assert floor_lines(fig) == {true_size.FLOOR_LABEL["float32"]: F32_LOG10_FLOOR,
+                                true_size.FLOOR_LABEL["float64"]: F64_LOG10_FLOOR}
     np.testing.assert_array_equal(trace(fig, "each seed").y, [-400.0, -3.0])

@@ -22,6 +22,7 @@ from rnnlab.probing.probes import format_log10
 FLOORS = {"float32": F32_LOG10_FLOOR, "float64": F64_LOG10_FLOOR}
 FLOOR_TEXT = {"float32": "float32's floor (1.2e-38): below it a float32 gradient is 0",
               "float64": "float64's floor (2.2e-308): below it a float64 gradient is 0"}
+FLOOR_LABEL = {"float32": "float32's floor (1.2e-38)", "float64": "float64's floor (2.2e-308)"}
 FLOOR_DASH = {"float32": "dash", "float64": "dot"}
 NEAR_DECADES = 12.0  # a floor is drawn once the smallest value shown is within this many decades above it
 ZERO_GAP = 2.0  # exact zeros sit this many decades below the lowest value or floor drawn
@@ -67,7 +68,7 @@ def power_text(k: float) -> str:
 
 def log_axis(low: float, high: float, title: str) -> dict:
     """A y axis of log10 values from ``low`` to ``high`` (with a margin), labelled in powers of ten."""
-    margin = max(0.05 * (high - low), 0.3)
+    margin = max(0.08 * (high - low), 0.4)
     ticks, text = power_ticks(low - margin, high + margin)
     return dict(title=title, type="linear", range=[low - margin, high + margin], tickvals=ticks, ticktext=text,
                 zeroline=False)
@@ -76,17 +77,28 @@ def log_axis(low: float, high: float, title: str) -> dict:
 def floor_traces(floors: list[str], x: list, yaxis: str = "y", showlegend: bool = True) -> list[go.Scatter]:
     """A horizontal line per floor across ``x`` (its first and last value)."""
     ends = [x[0], x[-1]] if len(x) else []
-    return [go.Scatter(x=ends, y=[FLOORS[name]] * len(ends), mode="lines", name=FLOOR_TEXT[name],
-                       line=dict(color="gray", dash=FLOOR_DASH[name], width=1), hoverinfo="name",
+    return [go.Scatter(x=ends, y=[FLOORS[name]] * len(ends), mode="lines", name=FLOOR_LABEL[name],
+                       line=dict(color="gray", dash=FLOOR_DASH[name], width=1), hovertext=FLOOR_TEXT[name],
+                       hoverinfo="text",
                        yaxis=yaxis, legendgroup=f"floor_{name}", showlegend=showlegend)
             for name in floors]
+
+
+def add_floor_lines(fig: go.Figure, floors: list[str]) -> go.Figure:
+    """Each floor as a dashed line across the whole plot, labelled at its right end (a categorical axis has no
+    x to draw a trace from edge to edge)."""
+    for name in floors:
+        fig.add_hline(y=FLOORS[name], line=dict(color="gray", dash=FLOOR_DASH[name], width=1),
+                      annotation=dict(text=FLOOR_LABEL[name], font=dict(size=10, color="gray")),
+                      annotation_position="bottom right")
+    return fig
 
 
 def log10_bar_figure(summary: pd.DataFrame, title: str, y_title: str, log10: str = "h0_log10",
                      cause: str = "h0_zero_cause", at: str = "h0_zero_at") -> go.Figure:
     """Sizes per label from their log10 (column ``log10``): a bar at the mean over seeds with a lowest-to-highest
     whisker, each seed as a dot, exact zeros on a row of their own named by ``cause``/``at``; float32's and
-    float64's floors drawn when the values come near them."""
+    float64's floors drawn across the plot (:func:`add_floor_lines`) when the values come near them."""
     values = summary[log10].astype(float)
     shown = summary[~values.isna()]
     floors = floors_near(float(finite(values).min()) if len(finite(values)) else math.inf)
@@ -121,8 +133,7 @@ def log10_bar_figure(summary: pd.DataFrame, title: str, y_title: str, log10: str
             marker=dict(symbol="triangle-down-open", size=9, color="black"), hoverinfo="text",
             hovertext=[f"{row.label}, seed {row.seed}: " + describe_zero(getattr(row, cause), getattr(row, at), "h", 0)
                        for row in zeros.itertuples()]))
-    if labels:
-        fig.add_traces(floor_traces(floors, [labels[0], labels[-1]]))
+    add_floor_lines(fig, floors)
     fig = style_figure(fig, title, "configuration", y_title)
     fig.update_yaxes(**log_axis(bottom, top, y_title))
     return fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0.0),

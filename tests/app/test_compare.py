@@ -80,6 +80,7 @@ def test_default_sweep_trains_and_its_numbers_equal_run_sweep(small):
     seeds = trace(h0, "each seed")["hovertext"]
     assert seeds[0] == f"{GRU}, seed 0: {format_log10(want['h0_log10'][0])}"
     assert not any("Exactly 0" in c.value for c in at.caption)  # no exact zero here: none named
+    assert "h0_zero_cause" not in table and "h0_zero_at" not in table  # in the CSV only, where nothing is 0
 
     download = at.get("download_button")[0]
     assert download.proto.label == "Final figures (CSV)"
@@ -147,7 +148,10 @@ def test_true_sizes_below_float32_and_exact_zeros_are_shown_and_named():
     assert values(trace(h0, "each seed"), "y").tolist() == [-60.0, -3.0]
     zero = trace(h0, true_size.ZERO_NAME)
     assert zero["hovertext"][0].endswith(describe_zero("saturated", 4, "h", 0))
-    assert values(trace(h0, true_size.FLOOR_TEXT["float32"]), "y")[0] == pytest.approx(F32_LOG10_FLOOR)
+    floor = [shape for shape in h0["layout"]["shapes"] if shape["type"] == "line"]
+    assert [s["y0"] for s in floor] == [pytest.approx(F32_LOG10_FLOOR)]
+    assert [a["text"] for a in h0["layout"]["annotations"]] == [true_size.FLOOR_LABEL["float32"]]
+    assert "h0_zero_cause" in table and "h0_zero_at" in table
     csv = pd.read_csv(StringIO(result.to_csv()))
     assert csv["h0_log10"].tolist()[::2] == [-60.0, -3.0] and np.isneginf(csv["h0_log10"][1])
     assert csv["h0_zero_cause"].fillna("").tolist() == ["", "saturated", ""]
