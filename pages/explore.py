@@ -22,6 +22,7 @@ from ui.explore_controls import (
 )
 from ui.explore_state import carry_out, costs, explore_state, facts
 from ui.explore_training import (
+    TrainingFailed,
     compile_pending,
     follow_settings,
     new_run,
@@ -124,11 +125,18 @@ if run is not None:
     progress(run)
     charts(run, 0)
     if state.training and not stale:
-        train(run, keep, lambda: state.training, where.status, where.queue, progress, charts)
-        carry_out(state, state.apply(TrainingEnded()), config)  # redraw the buttons (Stop off) and the downloads
+        try:
+            train(run, keep, lambda: state.training, where.status, where.queue, progress, charts)
+            ended = TrainingEnded()
+        except TrainingFailed as failure:
+            ended = TrainingEnded(str(failure))
+        carry_out(state, state.apply(ended), config)  # redraw the buttons (Stop off) and the downloads
     elif state.actions.step_once:
         state.apply(StepBegun())
-        rate = step_once(run, keep, where.status, where.queue, progress, costs(run, config)[1].describe())
+        try:
+            rate = step_once(run, keep, where.status, where.queue, progress, costs(run, config)[1].describe())
+        except TrainingFailed as failure:
+            carry_out(state, state.apply(TrainingEnded(str(failure))), config)
         if rate is None:
             st.stop()
         run = state.run or run

@@ -244,3 +244,10 @@ def test_the_end_of_training_reruns_the_page_and_a_step_is_taken_once():
 def test_anything_else_is_not_an_event():
     with pytest.raises(TypeError):
         decide(IDLE, "train")
+
+
+def test_a_failed_training_part_ends_training_and_says_why():
+    assert decide(TRAINING, TrainingEnded("Training stopped at step 10: no worker.")) == (
+        ActionState(error="Training stopped at step 10: no worker."), (Effect.RERUN,))
+    refused = ActionState(training=True, error="earlier")
+    assert decide(refused, TrainingEnded()) == (ActionState(error="earlier"), (Effect.RERUN,))

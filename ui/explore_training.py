@@ -15,6 +15,7 @@ import streamlit as st
 
 from rnnlab.config import Config, ConfigError
 from rnnlab.files import export
+from rnnlab.server.executor import Cancelled
 from rnnlab.text import error_text
 from rnnlab.training import estimate
 from rnnlab.training.train import Run, RunView
@@ -100,7 +101,7 @@ def train(run: Run, keep: Callable[[Run], None], keep_going: Callable[[], bool],
             return
         n, drawn, began, first_step = 0, time.monotonic(), time.monotonic(), lead.step
         while not lead.done and keep_going() and watched():
-            training.part(queue)
+            trained_part(training, queue)
             keep_run(lead, throttle=True)
             n += 1
             if n == 1:  # the first call may include compiling: the rate counts from its end
@@ -111,6 +112,22 @@ def train(run: Run, keep: Callable[[Run], None], keep_going: Callable[[], bool],
             if n == 1 or time.monotonic() - drawn >= CHART_INTERVAL_S:
                 draw_charts(view, n)
                 drawn = time.monotonic()
+
+
+class TrainingFailed(Exception):
+    """A part of the training failed (e.g. a cluster left without workers); the message says so for the page."""
+
+
+def trained_part(training: work.Training, queue) -> None:
+    """One part of ``training``; a failure raises :class:`TrainingFailed` with what to tell: the run stays at its
+    last step, and leaving the ``with`` block of :func:`ui.work.training` releases its slot."""
+    try:
+        training.part(queue)
+    except Cancelled:
+        raise
+    except Exception as e:  # a failed part must not end the page with a traceback
+        raise TrainingFailed(f"Training stopped at step {training.run.step}: {error_text(e)} The run is kept; "
+                             "press Train to go on.") from e
 
 
 def chunk_end(run: Run) -> int:
@@ -130,7 +147,7 @@ def step_once(run: Run, keep: Callable[[Run], None], status, queue, draw_progres
         watched = tab_open(session_id())
         with st.spinner(f"Training one chunk of {lead.config.chunk} steps: {described}…"):
             while not lead.done and lead.step < target and watched():
-                training.part(queue)
+                trained_part(training, queue)
                 draw_progress(lead.view())  # also where a Stop click takes effect
         status.empty()
         trained = lead.step - first_step

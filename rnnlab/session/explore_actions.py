@@ -149,7 +149,9 @@ class Loaded:
 
 @dataclass(frozen=True)
 class TrainingEnded:
-    """The Train loop ended (done, stopped, or its compile stopped)."""
+    """The Train loop ended (done, stopped, or its compile stopped); ``error``: a part failed, and why."""
+
+    error: str | None = None
 
 
 @dataclass(frozen=True)
@@ -183,8 +185,8 @@ def decide(state: ActionState, event: Event) -> tuple[ActionState, tuple[Effect,
             return replace(state, training=False, error=None, load_message=("success", message)), ()
         case Loaded(message=message):
             return replace(state, load_message=("error", message)), ()
-        case TrainingEnded():
-            return replace(state, training=False), (Effect.RERUN,)
+        case TrainingEnded(error=error):
+            return replace(state, training=False, error=error or state.error), (Effect.RERUN,)
         case StepBegun():
             return replace(state, step_once=False), ()
     raise TypeError(f"not an event: {event!r}")

@@ -18,8 +18,10 @@ from rnnlab.files import export
 from rnnlab.model.tasks import TASKS
 from rnnlab.probing import probes
 from rnnlab.server import gate as scheduling
+from rnnlab.server import jobs
 from rnnlab.server.session_store import valid_token
 from rnnlab.server.shared_runs import RUNS
+from rnnlab.text import error_text
 from rnnlab.training.compiled import compile_count
 from rnnlab.training.program import get_program
 from rnnlab.training.train import Run
@@ -264,6 +266,33 @@ def test_a_class_on_one_link_is_served_the_charts_built_for_the_first_student(sm
     assert any(a.get("text") == "t = 5" for a in marked["layout"]["annotations"])
     assert all(a.get("text") != "t = 5" for a in figures(first)["Loss at each time step of the sequence"]["layout"]
                .get("annotations", []))
+
+
+NO_WORKER = "No Ray worker is available: every worker node of the cluster has stopped."
+PARTS: list[int] = []
+REAL_PART = jobs.train_part
+
+
+def part_then_no_worker(run, max_seconds):
+    """A training part that works once, then fails as a cluster left without workers does."""
+    PARTS.append(run.step)
+    if len(PARTS) > 1:
+        raise RuntimeError(NO_WORKER)
+    return REAL_PART(run, max_seconds)
+
+
+def test_a_failed_training_part_is_a_message_and_the_run_and_its_slot_are_kept(small, monkeypatch):
+    slots = scheduling.JobGate(limit=2, budget=lambda: 2**40)
+    monkeypatch.setattr(scheduling, "GATE", slots)
+    monkeypatch.setattr(jobs, "train_part", part_then_no_worker)
+    PARTS.clear()
+    at = open_page("explore", **{**small, "steps": "5000"}, run="1")
+    no_exception(at)
+    run = at.session_state.run
+    assert len(PARTS) == 2 and 0 < run.step < 5000 and len(run.history.steps) == run.step
+    said = f"Training stopped at step {run.step}: {error_text(RuntimeError(NO_WORKER))} The run is kept; press Train"
+    assert [unescaped(e.value) for e in at.error] == [f"{said} to go on."]
+    assert slots.counts() == (0, 0) and at.session_state.explore.training is False
 
 
 def test_over_the_server_limit_the_queue_position_shows_and_training_starts_by_itself(small, monkeypatch):
