@@ -2,6 +2,8 @@
 
 - :mod:`.local`: a Ray cluster on this machine for tests and load runs (a head with no CPUs and 1-CPU worker
   nodes), on loopback only, inside a network namespace of its own.
+- :mod:`.web`: web processes (``streamlit run app.py``) behind HAProxy with sticky sessions, beside that cluster.
+- :mod:`.browser`: the per-browser id the proxy writes, so that fair shares count browsers, not addresses.
 - :mod:`.__main__`: ``python -m rnnlab.cluster up|down|status``.
 
 The web process reaches a cluster through :class:`rnnlab.server.ray_executor.RayExecutor`

@@ -5,8 +5,9 @@
 - :mod:`.ab`: a pinned run (A) against the current one (B), on shared axes and in numbers.
 - :mod:`.run_views`: Explore's sections of a run at one step as values (figures and sentences).
 - :mod:`.shared`: views of a pristine run built once for every session that shows it.
+- :mod:`.true_size`: sizes drawn from their log10 (bars, floors, ticks), where float64 cannot hold them.
 """
 
-from rnnlab.figures import ab, example_plots, plots, run_views, shared
+from rnnlab.figures import ab, example_plots, plots, run_views, shared, true_size
 
-__all__ = ["ab", "example_plots", "plots", "run_views", "shared"]
+__all__ = ["ab", "example_plots", "plots", "run_views", "shared", "true_size"]

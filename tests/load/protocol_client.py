@@ -521,7 +521,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--preset", default=None, help="a preset's key (default: the first)")
     parser.add_argument("--server-pid", type=int, default=0, help="also report this server process's CPU seconds")
     parser.add_argument("--first-seed", type=int, default=100,
-                        help="seeds of the distinct runs (mix half) start here: another value gives runs not yet trained")
+                        help="seeds of the distinct runs (mix half) start here: another value gives new runs")
     parser.add_argument("--idle-window", type=float, default=0.0,
                         help="with --server-pid: also report the server's CPU seconds in this many seconds, from 2 s "
                              "after the last session left")
