@@ -80,6 +80,8 @@ def draw_example(run: Run) -> None:
             "marked in all. **Prediction**: the model's answer at every step, untrained (dotted) and now "
             "(classification tasks: the probability it gives the right answer). **Carry norm**: the size of the "
             "state passed along. **||dL/dh_t||**: how much this example's loss still depends on the carry at "
-            "step t, i.e. the gradient flowing back towards h_0. Play replays the snapshots kept during training "
+            "step t, i.e. the gradient flowing back towards h_0, drawn at its true size (log10, labelled in powers "
+            "of ten; the dashed line is float32's smallest normal number, drawn when the values come near it, and "
+            "an exact 0 sits on the bottom row, its hover saying why). Play replays the snapshots kept during training "
             "(they are not trained again); the slider picks one.")
 

@@ -14,21 +14,20 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from rnnlab.figures import plots
 from rnnlab.figures.plots import COLORS, style_figure
-from rnnlab.norms import F32_LOG10_FLOOR, F64_LOG10_FLOOR
 from rnnlab.probing.logscale import describe_zero, log10_mean
 from rnnlab.probing.probes import format_log10
 
-FLOORS = {"float32": F32_LOG10_FLOOR, "float64": F64_LOG10_FLOOR}
-FLOOR_TEXT = {"float32": "float32's floor (1.2e-38): below it a float32 gradient is 0",
-              "float64": "float64's floor (2.2e-308): below it a float64 gradient is 0"}
-FLOOR_LABEL = {"float32": "float32's floor (1.2e-38)", "float64": "float64's floor (2.2e-308)"}
-FLOOR_DASH = {"float32": "dash", "float64": "dot"}
-NEAR_DECADES = 12.0  # a floor is drawn once the smallest value shown is within this many decades above it
+FLOORS = {name: floor for name, (floor, _, _) in plots.FLOORS_SHOWN.items()}
+FLOOR_TEXT = {name: f"{what} ({10 ** floor:.2g}): {meaning}" for name, (floor, what, meaning)
+              in plots.FLOORS_SHOWN.items()}  # the same words as Gradient flow's
+FLOOR_LABEL = {name: f"{name}'s floor ({10 ** floor:.2g})" for name, floor in FLOORS.items()}
+FLOOR_DASH = plots.FLOOR_DASH
+NEAR_DECADES = plots.FLOOR_NEAR  # a floor is drawn once the smallest value shown is within this many decades above it
 ZERO_GAP = 2.0  # exact zeros sit this many decades below the lowest value or floor drawn
 BOTTOM_GAP = 0.5  # without zeros, the axis starts this many decades below them
 ZERO_NAME = "exactly 0 (hover: why)"
-TICK_STEPS = (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
 
 
 def floors_near(lowest: float) -> list[str]:
@@ -53,17 +52,11 @@ def zero_row(log10, floors: list[str]) -> float:
 
 
 def power_ticks(low: float, high: float, count: int = 6) -> tuple[list[float], list[str]]:
-    """Tick positions (integer log10) between ``low`` and ``high``, at most about ``count``, labelled 10^k."""
-    span = max(high - low, 1.0)
-    step = next((s for s in TICK_STEPS if span / s <= count), TICK_STEPS[-1])
-    first = math.ceil(low / step) * step
-    ticks = [float(k) for k in range(int(first), int(math.floor(high)) + 1, step)]
-    return ticks, [power_text(k) for k in ticks]
+    """Tick positions between ``low`` and ``high`` (log10), at most ``count``, labelled as Gradient flow's are."""
+    return plots.log10_ticks(low, high, max_ticks=count)
 
 
-def power_text(k: float) -> str:
-    """'10<sup>-40</sup>', '1' for 10^0."""
-    return "1" if k == 0 else f"10<sup>{int(k)}</sup>"
+power_text = plots.power_text
 
 
 def log_axis(low: float, high: float, title: str) -> dict:
