@@ -61,7 +61,8 @@ def test_hover_marks_one_step_in_every_panel_and_replay_and_new_example_work(pag
                            timeout=10_000, polling=100)
     hover = page.evaluate("() => [...document.querySelectorAll('.hoverlayer text')].map(t => t.textContent)")
     joined = " ".join(hover)
-    for panel_trace in ("symbol", "p(right answer), step 60", "forget gate f", "||h_t||", "||dL/dh_t|| (hidden"):
+    for panel_trace in ("symbol", "p(right answer), step 60", "forget gate f", "||h_t||",
+                        f"||dL/dh_{target_t}|| = "):  # the gradient's hover gives its true size at that step
         assert panel_trace in joined, (panel_trace, hover)  # one hover, every panel's value at that t
     spike = page.evaluate("() => document.querySelectorAll('.spikeline').length")
     assert spike > 0
