@@ -8,6 +8,7 @@ run's configuration, parameters and key: data only), never a live :class:`~rnnla
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import jax
@@ -19,6 +20,7 @@ from rnnlab.model.cells import CELLS
 from rnnlab.probing import example, probes, sweep
 from rnnlab.server import executor, precompile
 from rnnlab.server.shared_runs import RUNS
+from rnnlab.training import parts
 from rnnlab.training.program import Program, get_program, hyper_args
 from rnnlab.training.train import ChunkProgress, Run, spread
 
@@ -66,10 +68,10 @@ def load_run(data: bytes, name: str, config: Config) -> Run:
     return Run(config, params=export.load_params(data, config), origin=name)
 
 
-def train_part(run: Run, max_seconds: float | None) -> ChunkProgress | None:
+def train_part(run: Run, max_seconds: float | None, part: Callable = parts.train_part) -> ChunkProgress | None:
     """One compiled call of ``run`` bounded by ``max_seconds``, or (while another call on it is in progress) a wait
-    for that call, up to a few parts long; None then."""
-    progress = run.run_chunk(max_seconds, wait=False)
+    for that call, up to a few parts long; None then. ``part`` computes the steps (elsewhere, e.g. on a cluster)."""
+    progress = run.run_chunk(max_seconds, wait=False, part=part)
     if progress is None:
         for _ in range(20):
             if run.settle(0.25 * (max_seconds or 1.0)) or executor.should_stop():

@@ -7,7 +7,7 @@ tasks:
 
 - a run's training part (``jobs.train_part``): the run stays here; its state travels as msgpack bytes to
   :func:`rnnlab.training.parts.train_part_bytes` on a worker, and the part that comes back is applied here with
-  :meth:`~rnnlab.training.train.Run.apply_part` (:func:`train_part`);
+  :meth:`~rnnlab.training.train.Run.apply_part` (:func:`part_on_ray`);
 - work of plain arguments and values (probes, sweeps, example looks): the work function itself, on a worker;
 - work that builds a live :class:`~rnnlab.training.train.Run` or fills this process's compile cache
   (:data:`IN_PROCESS`) runs here, as in embedded mode.
@@ -43,7 +43,7 @@ from rnnlab.server import results as kept_results
 from rnnlab.server.executor import Cancelled, EmbeddedExecutor, Lease, QueueInfo, RunLease, Work
 from rnnlab.server.gate import JobGate
 from rnnlab.training import parts
-from rnnlab.training.train import ChunkProgress, Run
+from rnnlab.training.train import Run
 
 ENV_ADDRESS = "RNNLAB_RAY_ADDRESS"
 NAMESPACE = "rnnlab"
@@ -192,21 +192,10 @@ def part_on_ray(config: Config, state: dict, n_active: int) -> parts.Part:
     return parts.part_from_bytes(config, data)
 
 
-def train_part(run: Run, max_seconds: float | None) -> ChunkProgress | None:
-    """:func:`rnnlab.server.jobs.train_part` with the part computed on the cluster."""
-    progress = run.run_chunk(max_seconds, wait=False, part=part_on_ray)
-    if progress is None:
-        for _ in range(20):
-            if run.settle(0.25 * (max_seconds or 1.0)) or executor.should_stop():
-                break
-    executor.report(run.step / max(1, run.config.steps))
-    return progress
-
-
 def on_ray(work: Work) -> Work:
     """``work`` as this process's job thread runs it in Ray mode (see the module's docstring)."""
     if work.fn is jobs.train_part:
-        return dataclasses.replace(work, fn=train_part)
+        return dataclasses.replace(work, kwargs={**work.kwargs, "part": part_on_ray})
     if work.fn in IN_PROCESS:
         return work
     return dataclasses.replace(work, fn=remote, args=(work.fn, tuple(work.args), dict(work.kwargs)), kwargs={})
