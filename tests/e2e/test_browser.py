@@ -198,7 +198,9 @@ def test_preset_trains_and_every_page_renders(page, artifacts: Path) -> None:
             wait_idle(page, SWEEP_TIMEOUT_MS)
             print(f"[e2e] gradient sweep: chart after {time.monotonic() - start:.1f} s")
             cells = page.evaluate("(t) => window.__rnnlab.figures(t)[0].data.map(d => d.name)", SWEEP_TITLE)
-            assert len(cells) == 3, cells  # the default sweep: GRU, LSTM, simple
+            lines = [name for name in cells if not name.endswith(": fitted line")]
+            assert len(lines) == 3, cells  # the default sweep: GRU, LSTM, simple, each beside its fitted line
+            assert len(cells) - len(lines) == 3, cells
             check_page(page, console, f"{where} after Run sweep")
         if label == "Compare":  # the default grid, trained at once
             start = time.monotonic()

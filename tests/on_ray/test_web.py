@@ -1,5 +1,5 @@
 """Two web processes behind HAProxy (rnnlab.cluster.web), in a network namespace of their own, reached by browsers
-without a browser (tests/ray/web_driver.py) inside it.
+without a browser (tests/on_ray/web_driver.py) inside it.
 
 Embedded executor: a browser's page, probes and websocket reach one web process, fresh browsers are spread over
 both, each gets a browser id of its own (and a share of its own: one job per person); one web process SIGKILLed
@@ -77,7 +77,7 @@ def ray_tier():
 
 
 def drive(state: local.State, mode: str, tmp_path: Path, folder: Path = FOLDER) -> dict:
-    """``tests/ray/web_driver.py MODE`` run inside the namespace against the proxy; what it saw."""
+    """``tests/on_ray/web_driver.py MODE`` run inside the namespace against the proxy; what it saw."""
     out = tmp_path / f"{mode}.pickle"
     given = {"pids": {n.role: n.pid for n in state.processes}, "stats": str(folder / web.STATS_SOCKET),
              "address": state.address}

@@ -19,7 +19,7 @@ pytest.importorskip("ray", reason="Ray is not installed: pip install -r requirem
 from rnnlab.cluster import local
 from rnnlab.sharing.presets import PRESETS_BY_KEY
 from rnnlab.training.train import Run
-from tests.ray.test_ray_executor import PRESET, assert_same_history
+from tests.on_ray.test_ray_executor import PRESET, assert_same_history
 
 STOP_LIMIT_S = 1.5
 

@@ -41,7 +41,7 @@ def cluster():
 
 @pytest.fixture
 def driver(cluster, tmp_path) -> Callable[[str, str], dict]:
-    """``driver(MODE, PRESET)``: ``tests/ray/driver.py MODE PRESET`` run inside the cluster's namespace, as a web
+    """``driver(MODE, PRESET)``: ``tests/on_ray/driver.py MODE PRESET`` run inside the cluster's namespace, as a web
     process would run there; what it wrote."""
     def run(mode: str, preset: str = "-") -> dict:
         out = tmp_path / f"{mode}.pickle"

@@ -1,6 +1,6 @@
-"""Browsers without a browser, for tests/ray/test_web.py, run inside the cluster's network namespace (as a lecture
+"""Browsers without a browser, for tests/on_ray/test_web.py, run inside the cluster's network namespace (as a lecture
 hall's browsers would reach the proxy), with the repository on ``PYTHONPATH``:
-``python tests/ray/web_driver.py MODE BASE JSON OUT`` (JSON: ``{"pids": {name: pid}, "stats": HAProxy's socket}``).
+``python tests/on_ray/web_driver.py MODE BASE JSON OUT`` (JSON: ``{"pids": {name: pid}, "stats": HAProxy's socket}``).
 
 Each :class:`Browser` keeps a cookie jar and opens tabs as :mod:`tests.load.protocol_client` does (the page, the
 two probes, the websocket, one ``rerun_script``), noting which web process answered each request (the proxy's

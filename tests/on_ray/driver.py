@@ -1,5 +1,5 @@
 """A Ray driver for the tests of this folder, run inside the local cluster's network namespace
-(``ip netns exec rnnlab python tests/ray/driver.py MODE OUT``); it writes what it saw to OUT (a pickle).
+(``ip netns exec rnnlab python tests/on_ray/driver.py MODE OUT``); it writes what it saw to OUT (a pickle).
 
 - ``train PRESET``: the preset's run trained part by part through :class:`RayExecutor` (Work of ``jobs.train_part``,
   as the Explore page submits it): the history's tables and arrays.
