@@ -115,12 +115,12 @@ def zero_causes(log10: np.ndarray, flags: np.ndarray | None) -> tuple[np.ndarray
     nothing after it reaches the loss), or because step t + 1's Jacobian maps a non-zero gradient to 0.
     """
     n_leaves, n = log10.shape
-    cause = np.full((n_leaves, n), "", dtype=object)
     at = np.full((n_leaves, n), -1, dtype=int)
     zero = np.isneginf(log10)
-    for t in range(n - 1, -1, -1):
-        if not zero[:, t].any():
-            continue
+    if not zero.any():
+        return np.full((n_leaves, n), ""), at
+    cause = np.full((n_leaves, n), "", dtype=object)
+    for t in np.flatnonzero(zero.any(axis=0))[::-1]:
         if t == n - 1 or zero[:, t + 1].all():
             inherited = [(c, a) for c, a in zip(cause[:, t + 1], at[:, t + 1]) if c and c != "unread"] \
                 if t < n - 1 else []
@@ -204,11 +204,13 @@ class _Model:
         carry = self.program.model.apply(self.params, x, carry_key, scale, start_only=True)
         return tuple(self.program.spec.carry_as_tuple(carry))
 
-    def scan(self, carry, xp_tm):
-        """(every carry after each step, what each step's backward needs, each step's flags), time-major."""
+    def scan(self, carry, xp_tm, keep: tuple[str, ...] = ("saved",)):
+        """Time-major: (every carry after each step, *what ``keep`` names): "saved" (what each step's backward needs)
+        or "flags" (each step's). Only what is kept is computed in the loop."""
         def body(c, xp_t):
             new, flags, saved = self.cell.forward(c, xp_t, self.cell.hidden(self.w, c[-1]))
-            return new, (new, saved, flags)
+            kept = {"saved": saved, "flags": flags}
+            return new, (new, *(kept[k] for k in keep))
 
         return jax.lax.scan(body, tuple(carry), xp_tm)[1]
 
@@ -233,8 +235,20 @@ class _Model:
         return g_c[:-1] + (g_c[-1] + g_h,), g_xp
 
 
+def _packed(hi, lo, logs) -> jax.Array:
+    """(*lead, 2 + leaves, B): hi, lo and each leaf's log10 norm per example, in one array (one copy to the host)."""
+    return jnp.concatenate([hi[..., None, :], lo[..., None, :], logs], axis=-2)
+
+
+def _packed_state(state) -> jax.Array:
+    return _packed(state[1], state[2], _leaf_logs(state[0]))
+
+
+_PACK_STATE = jax.jit(_packed_state)
+
+
 def _carry_reverse(model: _Model, carry, carries, saved, g_preds, state):
-    """The reverse scan of ||dL/dh_t||: new state and per-step records (hi, lo, leaf logs)."""
+    """The reverse scan of ||dL/dh_t||: new state and per-step records, packed (steps, 2 + leaves, B)."""
     hs = jnp.swapaxes(carries[model.out_leaf], 0, 1)
     _, readout_vjp = jax.vjp(model.readout, hs)
     g_hs = jnp.swapaxes(readout_vjp(g_preds)[0], 0, 1)  # (T, B, ...)
@@ -248,25 +262,27 @@ def _carry_reverse(model: _Model, carry, carries, saved, g_preds, state):
         g_c, _ = model.step_vjp(c_before, saved_t, w)
         return _rescale(g_c, hi, lo), (hi, lo, _leaf_logs(w))
 
-    return jax.lax.scan(body, state, (model.before(carry, carries), saved, units, logs_out), reverse=True)
+    state, (hi, lo, logs) = jax.lax.scan(body, state, (model.before(carry, carries), saved, units, logs_out),
+                                         reverse=True)
+    return state, _packed(hi, lo, logs)
 
 
 def _make_whole(program: Program):
     def fn(params, x, y, carry_key, scale):
         model = _Model(program, params)
         carry = model.start(x, carry_key, scale)
-        carries, saved, _ = model.scan(carry, model.project(x))
+        carries, saved = model.scan(carry, model.project(x))
         g_preds = jax.grad(program.task.loss)(model.readout(jnp.swapaxes(carries[model.out_leaf], 0, 1)), y)
         state, records = _carry_reverse(model, carry, carries, saved, g_preds, zero_state(carry))
-        return (state[1], state[2], _leaf_logs(state[0])), records
+        return jnp.concatenate([_packed_state(state)[None], records])
 
     return fn
 
 
-def _piece(model: _Model, carry, x, real):
-    """(carry after ``real`` steps, carries after every step, what the backward needs, flags)."""
-    carries, saved, flags = model.scan(carry, model.project(x))
-    return tuple(leaf[real - 1] for leaf in carries), carries, saved, flags
+def _piece(model: _Model, carry, x, real, keep: tuple[str, ...] = ()):
+    """(carry after ``real`` steps, carries after every step, *what ``keep`` names (:meth:`_Model.scan`))."""
+    carries, *kept = model.scan(carry, model.project(x), keep)
+    return (tuple(leaf[real - 1] for leaf in carries), carries, *kept)
 
 
 def _make_start(program: Program):
@@ -276,7 +292,7 @@ def _make_start(program: Program):
 def _make_forward(program: Program):
     def fn(params, carry, x, real):
         model = _Model(program, params)
-        final, carries, _, _ = _piece(model, carry, x, real)
+        final, carries = _piece(model, carry, x, real)
         return final, model.readout(jnp.swapaxes(carries[model.out_leaf], 0, 1))
 
     return fn
@@ -284,7 +300,7 @@ def _make_forward(program: Program):
 
 def _make_flags(program: Program):
     def fn(params, carry, x, real):
-        return _piece(_Model(program, params), carry, x, real)[3]
+        return _piece(_Model(program, params), carry, x, real, ("flags",))[2]
 
     return fn
 
@@ -296,7 +312,7 @@ def _make_loss_grad(program: Program):
 def _make_carry_backward(program: Program):
     def fn(params, carry, x, real, g_preds, state):
         model = _Model(program, params)
-        _, carries, saved, _ = _piece(model, carry, x, real)
+        _, carries, saved = _piece(model, carry, x, real, ("saved",))
         return _carry_reverse(model, carry, carries, saved, g_preds, state)
 
     return fn
@@ -323,14 +339,14 @@ def _step_flags(program: Program, params, starts, pieces, length: int) -> np.nda
     return np.concatenate([np.zeros((1, 2), bool)] + parts)
 
 
-def _assemble(first, records, leaves: tuple[str, ...], flags) -> LogGrads:
-    """Host side: float64 log10 per leaf and step, combined over the batch, and the zeros' causes (``flags()``
-    gives the steps' flags, computed only when a step cut the gradient)."""
-    hi = np.concatenate([np.asarray(first[0], np.float64)[None], np.asarray(records[0], np.float64)])
-    lo = np.concatenate([np.asarray(first[1], np.float64)[None], np.asarray(records[1], np.float64)])
-    logs = np.concatenate([np.asarray(first[2], np.float64)[None], np.asarray(records[2], np.float64)])
-    scale = np.where(np.isfinite(hi), hi + lo, -np.inf)  # (steps + 1, B)
-    per_example = np.where(np.isfinite(logs), scale[:, None, :] + logs, -np.inf)  # (steps + 1, leaves, B)
+def _assemble(packed: np.ndarray, leaves: tuple[str, ...], flags) -> LogGrads:
+    """Host side, from ``packed`` (steps + 1, 2 + leaves, B) (:func:`_packed`): float64 log10 per leaf and step,
+    combined over the batch, and the zeros' causes (``flags()`` gives the steps' flags, computed only when a step cut
+    the gradient)."""
+    packed = np.asarray(packed, np.float64)
+    hi, lo, logs = packed[:, 0], packed[:, 1], packed[:, 2:]
+    with np.errstate(invalid="ignore"):
+        per_example = np.where(np.isfinite(hi)[:, None], (hi + lo)[:, None] + logs, -np.inf)  # (steps + 1, leaves, B)
     log10 = log10_hypot(per_example, axis=2).T  # (leaves, steps + 1)
     cause, at = zero_causes(log10, flags() if needs_flags(log10) else None)
     return LogGrads(leaves, log10, cause, at)
@@ -346,13 +362,13 @@ def carry_grad_log10(program: Program, params, batch, scale, segment: int | None
     x, y, carry_key = batch
     leaves = program.spec.leaves
     if segment is None:
-        first, records = program.jitted("log_carry_grads", _make_whole)(params, x, y, carry_key, scale)
+        packed = program.jitted("log_carry_grads", _make_whole)(params, x, y, carry_key, scale)
 
         def whole_flags():
             start = program.jitted("log_start", _make_start)(params, x, carry_key, scale)
             return _step_flags(program, params, [start], [(x, x.shape[1])], x.shape[1])
 
-        return _assemble(first, jax.device_get(records), leaves, whole_flags)
+        return _assemble(np.asarray(packed), leaves, whole_flags)
     carries, pieces, preds = _forward_pieces(program, params, x, carry_key, scale, segment, progress)
     g_preds = program.jitted("log_loss_grad", _make_loss_grad)(preds, y)
     backward = program.jitted(f"log_carry_backward_{segment}", _make_carry_backward)
@@ -363,12 +379,12 @@ def carry_grad_log10(program: Program, params, batch, scale, segment: int | None
         g = g_preds[:, i * segment:i * segment + real]
         g = jnp.pad(g, [(0, 0), (0, segment - real)] + [(0, 0)] * (g.ndim - 2))
         state, records = backward(params, carries[i], piece, np.int32(real), g, state)
-        parts[i] = jax.tree_util.tree_map(lambda a, real=real: np.asarray(a)[:real], jax.device_get(records))
+        parts[i] = np.asarray(records)[:real]
         if progress is not None:
             share = probe_segments.FORWARD_SHARE
             progress(share + (1 - share) * (len(pieces) - i) / len(pieces))
-    records = jax.tree_util.tree_map(lambda *a: np.concatenate(a), *parts)
-    return _assemble((state[1], state[2], _leaf_logs(state[0])), records, leaves,
+    first = np.asarray(_PACK_STATE(state))[None]
+    return _assemble(np.concatenate([first, *parts]), leaves,
                      lambda: _step_flags(program, params, carries, pieces, segment))
 
 
@@ -409,7 +425,7 @@ def _connectivity_reverse(model: _Model, carry, x, carries, saved, start, state,
 def _make_connectivity_backward(program: Program):
     def fn(params, carry, x, real, inject, state):
         model = _Model(program, params)
-        final, carries, saved, _ = _piece(model, carry, x, real)
+        final, carries, saved = _piece(model, carry, x, real, ("saved",))
         start = _last_output_state(model, final)
         return _connectivity_reverse(model, carry, x, carries, saved, start, state, jnp.where(inject, real, -1))
 
