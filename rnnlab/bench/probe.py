@@ -18,6 +18,7 @@ from rnnlab.training.program import Program, get_program, hyper_args
 
 TARGET_RATIO = 1.3
 LOG_TARGET_RATIO = 1.3  # the log-scaled probe against the float32 probe
+RATIO_PAIRS = 8  # turns of the two probes alone per repeat, for their ratio
 
 
 def make_naive(program: Program):
@@ -53,7 +54,8 @@ CELLS = ("gru", "lstm", "simple")
 
 def step_and_probe(cell: str, quick: bool, repeats: int):
     """(config, program, params, root, scale, step timing, probe timing, log-scaled probe / probe) for ``cell`` at
-    T = 100; the log-scaled probe's ratio is the median of ratios of runs taken in the same turn."""
+    T = 100; the log-scaled probe's ratio is the median of ratios of runs taken in the same turn, the two probes
+    alone (``RATIO_PAIRS`` turns per repeat)."""
     config = Config(cell=cell, seq_len=10 if quick else 100, batch=8 if quick else 64,
                     features=8 if quick else 64, chunk=2 if quick else 10)
     program = get_program(config)
@@ -69,10 +71,12 @@ def step_and_probe(cell: str, quick: bool, repeats: int):
     # The chunk donates its state, so the probe looks at a copy of the trained parameters.
     params, root = jax.tree_util.tree_map(jnp.copy, (state["s"]["params"], state["s"]["root"]))
     batch = probe_batch(program, root)
-    timings = interleaved({"step": chunk, "probe": lambda: carry_grad_norms(program, params, root, scale, batch),
-                           "log probe": lambda: carry_grad_log10(program, params, batch, scale)}, repeats)
+    probes = {"probe": lambda: carry_grad_norms(program, params, root, scale, batch),
+              "log probe": lambda: carry_grad_log10(program, params, batch, scale)}
+    timings = interleaved({"step": chunk, **probes}, repeats)
+    pairs = interleaved(probes, RATIO_PAIRS * repeats)  # the two probes alone, in many short turns
     return (config, program, params, root, scale, timings["step"].per(config.chunk), timings["probe"],
-            timings["log probe"], paired_ratio(timings["log probe"], timings["probe"]))
+            timings["log probe"], paired_ratio(pairs["log probe"], pairs["probe"]))
 
 
 def naive_check(program: Program, params, root, scale, repeats: int):
