@@ -123,8 +123,9 @@ def run(quick: bool = False) -> RowResult:
              f"step t, called for every t. Medians of {repeats} (naive: {max(2, repeats // 2)}) after a warm-up.",
              f"Check: the naive norms equal the probe's to a relative {rel_diff:.1e} (largest over t).",
              f"The probe is {naive_t.median / gru_probe.median:.0f}x faster than the naive loop (GRU).",
-             "Log-scaled probe: `rnnlab.probing.logscale.carry_grad_log10` on the same batch, in the same turns; its "
-             "ratio to the probe is the median of the ratios of runs taken in the same turn."]
+             "Log-scaled probe: `rnnlab.probing.logscale.carry_grad_log10` on the same batch, in the same turns, "
+             "including the copy of its result to the host and the float64 sums there; its ratio to the probe is the "
+             f"median of the ratios of {RATIO_PAIRS * repeats} turns of the two probes alone, one of each."]
     worst = max(ratios, key=ratios.__getitem__)
     met = ratios[worst] <= TARGET_RATIO
     log_worst = max(log_ratios, key=log_ratios.__getitem__)
