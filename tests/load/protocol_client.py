@@ -511,6 +511,13 @@ def cpu_seconds(pid: int) -> float | None:
         return None
 
 
+def machine_busy_seconds() -> float:
+    """CPU seconds the whole machine has been busy (every core, all but idle and I/O wait), from /proc/stat."""
+    with open("/proc/stat") as stat:
+        ticks = [int(v) for v in stat.readline().split()[1:9]]  # user nice system idle iowait irq softirq steal
+    return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--base", default="http://127.0.0.1:8501", help="the server (loopback only)")
@@ -525,6 +532,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--idle-window", type=float, default=0.0,
                         help="with --server-pid: also report the server's CPU seconds in this many seconds, from 2 s "
                              "after the last session left")
+    parser.add_argument("--machine-cpu", action="store_true",
+                        help="also report the whole machine's busy CPU seconds, less this client's (for servers of "
+                             "several processes, on a machine doing nothing else); with --idle-window also after")
     parser.add_argument("--details", action="store_true", help="also print every session's result")
     args = parser.parse_args(argv)
     try:
@@ -533,6 +543,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(e, file=sys.stderr)
         return 2
     server_before = cpu_seconds(args.server_pid) if args.server_pid else None
+    machine_before = machine_busy_seconds() if args.machine_cpu else 0.0
     started, client_before = time.monotonic(), time.process_time()
     results = run_apart(run_class(args.base, urls, args.concurrency or len(urls), args.timeout, groups))
     summary: dict[str, Any] = {"base": args.base, "mix": args.mix, "preset": args.preset or PRESET_DEFAULT,
@@ -541,6 +552,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     server_after = cpu_seconds(args.server_pid) if args.server_pid else None
     if server_before is not None and server_after is not None:
         summary["server_cpu_s"] = round(server_after - server_before, 2)
+    if args.machine_cpu:
+        summary["machine_cpu_s"] = round(machine_busy_seconds() - machine_before - summary["client_cpu_s"], 2)
+        if args.idle_window > 0:
+            time.sleep(2.0)
+            idle_before = machine_busy_seconds()
+            time.sleep(args.idle_window)
+            summary["machine_cpu_after_s"] = round(machine_busy_seconds() - idle_before, 2)
     if server_after is not None and args.idle_window > 0:
         time.sleep(2.0)
         idle_before = cpu_seconds(args.server_pid)
