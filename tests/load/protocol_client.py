@@ -344,8 +344,10 @@ class Recorder:
 
 
 # ---- sessions -------------------------------------------------------------------------------------------------
-async def http_get(host: str, port: int, path: str, cookies: Mapping[str, str]) -> tuple[int, dict[str, str]]:
-    """GET ``path`` as the page does before it connects: the HTTP status and the cookies the answer sets."""
+async def http_answer(host: str, port: int, path: str,
+                      cookies: Mapping[str, str]) -> tuple[int, dict[str, str], dict[str, str]]:
+    """GET ``path`` with ``cookies``: the HTTP status, the answer's headers (lower-case names) and the cookies it
+    sets."""
     reader, writer = await asyncio.open_connection(host, port)
     cookie = "; ".join(f"{k}={v}" for k, v in cookies.items())
     try:
@@ -353,14 +355,17 @@ async def http_get(host: str, port: int, path: str, cookies: Mapping[str, str]) 
                      + (f"Cookie: {cookie}\r\n" if cookie else "") + "Connection: close\r\n\r\n").encode())
         await writer.drain()
         status = (await reader.readline()).split()
+        headers: dict[str, str] = {}
         set_cookies: dict[str, str] = {}
         for _ in range(MAX_HEADER_LINES):
             line = (await reader.readline()).decode("latin-1").strip()
             if not line:
                 break
             name, _, value = line.partition(":")
-            if name.strip().lower() == "set-cookie" and "=" in value:
-                key, _, rest = value.strip().partition("=")
+            name, value = name.strip().lower(), value.strip()
+            headers[name] = value
+            if name == "set-cookie" and "=" in value:
+                key, _, rest = value.partition("=")
                 set_cookies[key] = rest.split(";")[0]
         for _ in range(MAX_BODY_READS):
             if not await reader.read(65536):
@@ -368,7 +373,13 @@ async def http_get(host: str, port: int, path: str, cookies: Mapping[str, str]) 
     finally:
         writer.close()
         await writer.wait_closed()
-    return (int(status[1]) if len(status) > 1 and status[1].isdigit() else 0), set_cookies
+    return (int(status[1]) if len(status) > 1 and status[1].isdigit() else 0), headers, set_cookies
+
+
+async def http_get(host: str, port: int, path: str, cookies: Mapping[str, str]) -> tuple[int, dict[str, str]]:
+    """GET ``path`` as the page does before it connects: the HTTP status and the cookies the answer sets."""
+    status, _, set_cookies = await http_answer(host, port, path, cookies)
+    return status, set_cookies
 
 
 async def open_session(base_url: str, query: str | Mapping[str, str], page: str, timeout_s: float, *,

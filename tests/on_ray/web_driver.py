@@ -46,6 +46,7 @@ from tests.load.protocol_client import (
     XSRF_COOKIE,
     Recorder,
     SessionResult,
+    http_answer,
     loopback_base,
     rerun_message,
 )
@@ -58,27 +59,9 @@ SESSION_TIMEOUT_S = 420.0
 async def get(host: str, port: int, path: str, cookies: dict[str, str]) -> tuple[int, dict[str, str]]:
     """GET ``path`` with the jar ``cookies`` (updated from the answer's Set-Cookie); the status and the answer's
     headers (lower-case names)."""
-    reader, writer = await asyncio.open_connection(host, port)
-    jar = "; ".join(f"{k}={v}" for k, v in cookies.items())
-    try:
-        writer.write((f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUser-Agent: {USER_AGENT}\r\n"
-                      + (f"Cookie: {jar}\r\n" if jar else "") + "Connection: close\r\n\r\n").encode())
-        await writer.drain()
-        status = (await reader.readline()).split()
-        headers: dict[str, str] = {}
-        while line := (await reader.readline()).decode("latin-1").strip():
-            name, _, value = line.partition(":")
-            name, value = name.strip().lower(), value.strip()
-            if name == "set-cookie" and "=" in value:
-                key, _, rest = value.partition("=")
-                cookies[key] = rest.split(";")[0]
-            headers[name] = value
-        while await reader.read(65536):
-            pass
-    finally:
-        writer.close()
-        await writer.wait_closed()
-    return (int(status[1]) if len(status) > 1 and status[1].isdigit() else 0), headers
+    status, headers, set_cookies = await http_answer(host, port, path, cookies)
+    cookies.update(set_cookies)
+    return status, headers
 
 
 @dataclass
