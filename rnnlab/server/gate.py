@@ -16,6 +16,7 @@ import os
 import threading
 from collections.abc import Callable, Mapping
 
+from rnnlab import ledger
 from rnnlab.device import memory_budget_bytes
 from rnnlab.text import format_bytes
 
@@ -238,6 +239,9 @@ class JobGate:
             self._running.append(head)
             head.admitted = True
             changed = True
+            if ledger.enabled():
+                ledger.record("admit", client=head.client, label=head.label, held=counts.get(head.client, 0) + 1,
+                              per_client=self.per_client, running=len(self._running), limit=self.limit)
         if changed:
             self._cond.notify_all()
 

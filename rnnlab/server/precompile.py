@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 
+import jax
 import numpy as np
 
 from rnnlab.config import Config
@@ -109,11 +110,15 @@ def warm_up(config=None) -> threading.Thread:
     """Compile ``config``'s program (default: the default preset) in a background thread.
 
     The jitted functions are shared by every session, so the first user who presses Train finds them
-    compiled. Returns the started thread.
+    compiled. The training chunk is called for no step: nothing is computed that a user's run computes again.
+    Returns the started thread.
     """
     def work() -> None:
-        run = Run(config or Config())
-        run.run_chunk()
+        chosen = config or Config()
+        run = Run(chosen)  # compiles the initialisation and the evaluation
+        lr, clip, scale = hyper_args(chosen)
+        jax.block_until_ready(run.program.train_chunk(run.state, lr, clip, scale, np.int32(0)))  # trains no step
+        estimate.record_compiled(chosen)
 
     # Not a daemon (a thread started by a daemon, such as a Streamlit script thread, would inherit that): exit
     # waits for the compile instead of killing a thread inside XLA, which aborts the process.

@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rnnlab import ledger
 from rnnlab.config import Config
 from rnnlab.training.program import get_program, hyper_args
 
@@ -26,8 +27,11 @@ def train_part(config: Config, state: dict, n_active: int) -> Part:
     """Train ``n_active`` steps of ``config`` from ``state``: the new state (on the device), and the records and
     evaluation (on the host). ``state``'s buffers are donated: use the returned state from then on."""
     lr, clip, scale = hyper_args(config)
+    first = int(state["step"]) if ledger.enabled() else 0  # read before the call donates the state
     state, records, evaluation = get_program(config).train_chunk(state, lr, clip, scale, np.int32(n_active))
     records, evaluation = jax.device_get((records, evaluation))
+    if ledger.enabled():
+        ledger.record("part", run=ledger.digest(config), first=first, steps=int(records["applied"].sum()))
     return state, records, evaluation
 
 

@@ -103,3 +103,13 @@ def test_warm_up_thread_is_not_a_daemon_even_when_started_from_one():
     starter.join(30)
     assert started and started[0].daemon is False
     started[0].join(120)
+
+
+def test_warm_up_trains_no_step(tmp_path, monkeypatch):
+    from rnnlab import ledger
+
+    monkeypatch.setenv(ledger.ENV_LEDGER, str(tmp_path / "ledger.jsonl"))
+    config = Config(task="sine", seq_len=7, batch=3, features=5, chunk=4, seed=11)
+    warm_up(config).join(timeout=120)
+    assert [line for line in ledger.read(tmp_path / "ledger.jsonl") if line["kind"] == "part"] == []
+    assert compile_count(get_program(config).train_chunk) >= 1
