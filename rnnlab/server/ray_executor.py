@@ -7,7 +7,8 @@ tasks:
 
 - a run's training part (``jobs.train_part``): the run stays here; its state travels as msgpack bytes to
   :func:`rnnlab.training.parts.train_part_bytes` on a worker, and the part that comes back is applied here with
-  :meth:`~rnnlab.training.train.Run.apply_part` (:func:`part_on_ray`);
+  :meth:`~rnnlab.training.train.Run.apply_part` (:func:`part_on_ray`). A pristine run's parts are computed once
+  for every web process, and its finished run kept for them (:mod:`rnnlab.server.cluster_runs`);
 - work of plain arguments and values (probes, sweeps, example looks): the work function itself, on a worker;
 - work that builds a live :class:`~rnnlab.training.train.Run` or fills this process's compile cache
   (:data:`IN_PROCESS`) runs here, as in embedded mode.
@@ -38,7 +39,7 @@ import ray
 import ray.exceptions
 
 from rnnlab.config import Config, ConfigError
-from rnnlab.server import executor, jobs, ray_actors, ray_registry, shared_runs
+from rnnlab.server import cluster_runs, executor, jobs, ray_actors, ray_registry, shared_runs
 from rnnlab.server import results as kept_results
 from rnnlab.server.executor import Cancelled, EmbeddedExecutor, Lease, QueueInfo, RunLease, Work
 from rnnlab.server.gate import JobGate
@@ -192,10 +193,15 @@ def part_on_ray(config: Config, state: dict, n_active: int) -> parts.Part:
     return parts.part_from_bytes(config, data)
 
 
-def on_ray(work: Work) -> Work:
-    """``work`` as this process's job thread runs it in Ray mode (see the module's docstring)."""
+def on_ray(work: Work, results: Any = None) -> Work:
+    """``work`` as this process's job thread runs it in Ray mode (see the module's docstring); with ``results`` (the
+    results every web process shares), a pristine run's parts and finished runs are shared through it
+    (:mod:`rnnlab.server.cluster_runs`)."""
     if work.fn is jobs.train_part:
-        return dataclasses.replace(work, kwargs={**work.kwargs, "part": part_on_ray})
+        return dataclasses.replace(work, fn=cluster_runs.train_part,
+                                   kwargs={**work.kwargs, "results": results, "compute": part_on_ray})
+    if work.fn is jobs.start_run:
+        return dataclasses.replace(work, fn=cluster_runs.start_run, kwargs={**work.kwargs, "results": results})
     if work.fn in IN_PROCESS:
         return work
     return dataclasses.replace(work, fn=remote, args=(work.fn, tuple(work.args), dict(work.kwargs)), kwargs={})
@@ -248,7 +254,7 @@ class RayExecutor:
         self.local = EmbeddedExecutor(self.gate, runs, self.results)  # type: ignore[arg-type]
 
     def submit(self, work: Work, lease: Lease | None = None) -> RayJob:
-        return RayJob(work, self.local.submit(on_ray(work), lease))
+        return RayJob(work, self.local.submit(on_ray(work, self.results), lease))
 
     def lease(self, memory_bytes: int, label: str = "", client: str = "") -> Lease:
         return self.local.lease(memory_bytes, label, client)

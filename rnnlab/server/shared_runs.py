@@ -124,6 +124,18 @@ class SharedRuns:
             self._evict()
             return Watch(self, lead)
 
+    def offer(self, run: Run) -> bool:
+        """Make the pristine ``run`` (e.g. a finished run another web process trained) its configuration's lead
+        when it has none, without watching it, so that :meth:`copy_of` serves it; False when it already has one."""
+        if not run.pristine:
+            return False
+        with self._lock:
+            if self._valid(run.config) is not None:
+                return False
+            self._leads[run.config] = run
+            self._evict()
+            return True
+
     def watchers(self, run: Run) -> int:
         with self._lock:
             return self._watchers.get(id(run), 0)

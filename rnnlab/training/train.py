@@ -244,6 +244,23 @@ class Run:
         finally:
             self._lock.release()
 
+    def take_part(self, step: int, n_active: int, part: Part) -> ChunkProgress | None:
+        """Apply ``part``, ``n_active`` steps computed elsewhere from this run's state at ``step`` (by another
+        process training the same pristine run), when the run is still at ``step`` and no call is in progress;
+        None otherwise (then nothing changed)."""
+        if not self._lock.acquire(blocking=False):
+            return None
+        try:
+            if self.done or self.step != step:
+                return None
+            start = time.perf_counter()
+            applied = self.apply_part(n_active, *part)
+            seconds = time.perf_counter() - start
+            return ChunkProgress(self.step, self.config.steps, self._last_loss(),
+                                 applied / seconds if seconds else 0.0, seconds)
+        finally:
+            self._lock.release()
+
     @contextmanager
     def between_calls(self) -> Iterator[Run]:
         """Hold the run between compiled calls (waiting for one in progress), to read its state consistently."""

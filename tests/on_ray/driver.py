@@ -19,6 +19,9 @@
   how soon its task stopped.
 - ``once PRESET``: this process and another (``oncehelper PRESET``) ask at once for the same keyed probe under the
   cluster's results actor: both tables, and how many times it was computed.
+- ``partsonce PRESET``: this process and another (``partshelper PRESET``), as two web processes, train the preset's
+  run at once under the cluster's results actor; then a third run of it is started here: both histories, the
+  steps each computed (from the ledger, :mod:`rnnlab.ledger`), and the started run.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from pathlib import Path
 
 import ray
 
+from rnnlab import ledger
 from rnnlab.cluster import local
 from rnnlab.config import Config
 from rnnlab.server import jobs, ray_actors, ray_executor, ray_registry
@@ -351,6 +355,58 @@ def once(config: Config, preset: str, out: str) -> dict:
     return {"mine": job.result(), "theirs": theirs, "computed": after["granted"] - before["granted"]}
 
 
+def train_shared(config: Config) -> Run:
+    """The preset's run trained part by part as a web process on the cluster trains it: its parts shared with every
+    other web process through the cluster's results actor."""
+    ex, deadline = ray_executor.RayExecutor(os.environ["RNNLAB_RAY_ADDRESS"], runs=SharedRuns()), \
+        time.monotonic() + DEADLINE_S
+    run = Run(config)
+    while not run.done:
+        job = ex.submit(Work(jobs.train_part, (run, None), kind="train part", client=f"p{os.getpid()}"))
+        finish(job, deadline)
+        job.result()
+    return run
+
+
+def parts_helper(config: Config, out: str) -> None:
+    ray_executor.connect()
+    print("ready", flush=True)
+    sys.stdin.readline()
+    Path(out).write_bytes(pickle.dumps(history_of(train_shared(config))))
+
+
+def parts_once(config: Config, preset: str, out: str) -> dict:
+    os.environ[ledger.ENV_LEDGER] = f"{out}.ledger"  # before connecting: the workers write to it too
+    ray_executor.connect()
+    gone = time.monotonic() + 30
+    while time.monotonic() < gone:  # nothing kept from before: a results actor of its own
+        try:
+            ray.kill(ray.get_actor(ray_registry.RESULTS_NAME, namespace=ray_registry.NAMESPACE))
+        except ValueError:
+            break
+        time.sleep(0.2)
+    theirs_at = Path(f"{out}.other")
+    other = subprocess.Popen([sys.executable, __file__, "partshelper", preset, str(theirs_at)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE)
+    assert other.stdout is not None and other.stdin is not None
+    deadline = time.monotonic() + DEADLINE_S
+    while other.stdout.readline().strip() != b"ready":
+        assert other.poll() is None and time.monotonic() < deadline, "the other web process did not start"
+    other.stdin.write(b"go\n")
+    other.stdin.flush()
+    mine = train_shared(config)
+    assert other.wait(DEADLINE_S) == 0
+    ex = ray_executor.shared_executor()
+    job = ex.submit(Work(jobs.start_run, (config,), kind="start run", client="test", slot=False))
+    finish(job, deadline)
+    started = job.result()
+    lines = [line for line in ledger.read(f"{out}.ledger") if line["kind"] == "part"]
+    ray.kill(ray.get_actor(ray_registry.RESULTS_NAME, namespace=ray_registry.NAMESPACE))
+    return {"mine": history_of(mine), "theirs": pickle.loads(theirs_at.read_bytes()),
+            "computed": [(line["first"], line["steps"]) for line in lines if line["run"] == ledger.digest(config)],
+            "started": history_of(started), "started_done": started.done}
+
+
 def restart() -> dict:
     ray.init(address=os.environ["RNNLAB_RAY_ADDRESS"], namespace=ray_actors.NAMESPACE, log_to_driver=False)
     actor = ray_actors.gate_actor(limit=1, budget_bytes=8 * 2**30, per_client=1, lease_s=3 * LEASE_S)
@@ -403,6 +459,10 @@ def main(mode: str, preset: str, out: str) -> None:
         return once_helper(config, out)
     elif mode == "once":
         result = once(config, preset, out)
+    elif mode == "partshelper":
+        return parts_helper(config, out)
+    elif mode == "partsonce":
+        result = parts_once(config, preset, out)
     else:
         result = train(config, fault={"kill": "kill", "node": "node"}.get(mode, ""))
     Path(out).write_bytes(pickle.dumps(result))

@@ -3,7 +3,8 @@ tickets (the admitted one still the only one running, the queued one admitted on
 removed mid-part has its part retried on the other and the run ends with embedded mode's history; with no worker
 node left a run's part fails within seconds with one readable message, the run kept at its last step and its slot
 released; no part starts more than 1.5 s after Stop, and a probe's task stopped gently is killed soon after; a
-keyed probe two web processes ask for at once is computed once."""
+keyed probe two web processes ask for at once is computed once, and so is each step of a preset's run two web
+processes train at once (a third then starts it finished)."""
 
 from __future__ import annotations
 
@@ -99,3 +100,13 @@ def test_a_keyed_probe_asked_by_two_web_processes_is_computed_once(driver):
     got = driver("once", PRESET)
     assert got["computed"] == 1, got["computed"]
     pd.testing.assert_frame_equal(got["mine"], got["theirs"], check_exact=True)
+
+
+def test_two_web_processes_training_one_preset_compute_each_step_once(driver, embedded_history):
+    got = driver("partsonce", PRESET)
+    steps = sorted(got["computed"])
+    assert sum(n for _, n in steps) == embedded_history.last_step, steps  # each step computed once ...
+    assert [first for first, _ in steps] == [sum(n for _, n in steps[:i]) for i in range(len(steps))]  # ... in order
+    for history in (got["mine"], got["theirs"], got["started"]):
+        assert_same_history(embedded_history, history)
+    assert got["started_done"]  # a third process's session gets the finished run

@@ -1,0 +1,126 @@
+"""Pristine runs trained once for all the web processes of a cluster, through the results store they share.
+
+Within one web process, the sessions watching a pristine run share one :class:`~rnnlab.training.train.Run`
+(:mod:`rnnlab.server.shared_runs`). Across web processes each holds a run of its own, and what they share is its
+parts: training is deterministic, so the part of configuration C from step s is the same whoever computes it.
+:func:`train_part` claims ``(PART, C, s)`` in the store every process shares (on a cluster, the results actor:
+:class:`rnnlab.server.ray_registry.RemoteResults`); the process that gets the claim computes the part and keeps it
+there as (steps, bytes), and the others apply it as it is (:meth:`~rnnlab.training.train.Run.take_part`) instead
+of computing it again. A process that dies mid-part loses its claim with its lease, and the next to ask computes
+it. A finished pristine run is kept whole (``(RUN, C)``: a run file's bytes), so that :func:`start_run` in any
+process gives it at once, finished: that session trains nothing and waits for no slot.
+
+With no shared store (``results`` None) these are :func:`rnnlab.server.jobs.train_part` and
+:func:`rnnlab.server.jobs.start_run`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Any, Protocol
+
+from rnnlab.config import Config
+from rnnlab.server import executor, jobs, run_files
+from rnnlab.server.shared_runs import RUNS
+from rnnlab.training import parts
+from rnnlab.training.train import ChunkProgress, Run
+
+PART, RUN = "train part", "finished run"
+WAIT_S = 0.5  # a part another process computes is waited for this long per call; the page polls in between
+
+
+class Store(Protocol):
+    """What is needed of the shared results (:class:`rnnlab.server.results.Results` has it too)."""
+
+    def get(self, key: Hashable, wait_s: float = 0.0) -> Any | None: ...
+    def claim(self, key: Hashable) -> bool: ...
+    def put(self, key: Hashable, value: Any) -> None: ...
+    def drop(self, key: Hashable) -> None: ...
+
+
+def part_key(config: Config, step: int) -> tuple:
+    """The key of configuration ``config``'s part that starts at ``step``."""
+    return (PART, config, step)
+
+
+def run_key(config: Config) -> tuple:
+    """The key of ``config``'s finished pristine run."""
+    return (RUN, config)
+
+
+def start_run(config: Config, results: Store | None = None) -> Run:
+    """A run of ``config``: a copy of this process's run of it, else of the finished run another process kept in
+    ``results``, else a new one (:func:`rnnlab.server.jobs.start_run`)."""
+    local = RUNS.copy_of(config)
+    if local is not None or results is None:
+        return local or jobs.start_run(config)
+    data = results.get(run_key(config))
+    if isinstance(data, bytes):
+        try:
+            kept = run_files.run_from_bytes(data)
+        except (ValueError, KeyError, TypeError):
+            kept = None
+        if kept is not None and kept.pristine and kept.config == config and kept.done:
+            RUNS.offer(kept)
+            return RUNS.copy_of(config) or kept.fork()
+    return jobs.start_run(config)
+
+
+def train_part(run: Run, max_seconds: float | None, results: Store | None = None,
+               compute: Callable[[Config, dict, int], parts.Part] = parts.train_part) -> ChunkProgress | None:
+    """The next part of ``run`` (:func:`rnnlab.server.jobs.train_part`), computed once for every process sharing
+    ``results``: taken from there when another process computed it, computed with ``compute`` and kept there when
+    this one claims it, else waited for up to :data:`WAIT_S` (None then, as while another session's call runs)."""
+    if results is None or not run.pristine or run.done:
+        return jobs.train_part(run, max_seconds, part=compute)
+    step = run.step
+    key = part_key(run.config, step)
+    found = results.get(key)
+    if found is None:
+        if results.claim(key):
+            return _compute(run, step, key, max_seconds, results, compute)
+        found = results.get(key, wait_s=WAIT_S)
+    progress = None
+    if found is not None:
+        n_active, data = found
+        progress = run.take_part(step, int(n_active), parts.part_from_bytes(run.config, data))
+    executor.report(run.step / max(1, run.config.steps))
+    keep_finished(run, results)
+    return progress
+
+
+def keep_finished(run: Run, results: Store) -> None:
+    """Keep a finished pristine ``run`` whole in ``results`` (once: the first process to claim it)."""
+    if not (run.done and run.pristine):
+        return
+    key = run_key(run.config)
+    if not results.claim(key):
+        return
+    try:
+        data = run_files.run_to_bytes(run)
+    except BaseException:
+        results.drop(key)
+        raise
+    results.put(key, data)
+
+
+def _compute(run: Run, step: int, key: tuple, max_seconds: float | None, results: Store,
+             compute: Callable[[Config, dict, int], parts.Part]) -> ChunkProgress | None:
+    kept = False
+
+    def shared(config: Config, state: dict, n_active: int) -> parts.Part:
+        nonlocal kept
+        part = compute(config, state, n_active)
+        if run.step == step:  # this thread holds the run: it is where the claim was made
+            results.put(key, (n_active, parts.part_to_bytes(part)))
+            kept = True
+        return part
+
+    try:
+        progress = run.run_chunk(max_seconds, wait=False, part=shared)
+    finally:
+        if not kept:
+            results.drop(key)
+    executor.report(run.step / max(1, run.config.steps))
+    keep_finished(run, results)
+    return progress
