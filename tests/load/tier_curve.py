@@ -5,8 +5,11 @@ processes on a Ray head and two 1-CPU worker nodes) is started with :func:`rnnla
 namespace of its own, behind HAProxy; the protocol client (:mod:`tests.load.protocol_client`) runs inside the
 namespace against the proxy. The preset's run is trained once first (one session); then each row opens N sessions
 at once and prints one Markdown table row per group, with the whole machine's busy CPU seconds during the row and
-in the 10 s from 2 s after its last session left (the machine doing nothing else). Needs root, Debian's haproxy and,
-for Ray, requirements-ray.txt.
+in the 10 s from 2 s after its last session left (the machine doing nothing else). The setup writes a ledger
+(:mod:`rnnlab.ledger`): after each row, a second table says how many training steps were computed, whether any
+step of any run was computed twice, the most slots one browser held against its share, how many browsers were
+admitted, and the CPU seconds each kind of process used in the 5 s from when the client returned (12 s or more after
+the last session left). Needs root, Debian's haproxy and, for Ray, requirements-ray.txt.
 
 ``python -m tests.load.tier_curve --setups embedded:1,ray:2 --rows 30:half,100:half``
 """
@@ -18,10 +21,14 @@ import json
 import os
 import subprocess
 import sys
+import time
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
+from rnnlab import ledger
 from rnnlab.cluster import local, web
+from tests.load.protocol_client import cpu_seconds
 
 ROOT = Path(__file__).resolve().parents[2]
 FOLDER = Path("/tmp/rnnlab-tier-curve")
@@ -29,6 +36,68 @@ NETNS = "rnnlab-curve"
 COLUMNS = ("server_answer", "first_chart", "completion")
 HEADER = ("| setup | N | mix | group | completed | queued | server answer p50 | p95 | first chart p50 | p95 | "
           "completion p50 | p95 | errors | machine CPU s | CPU s in 10 s after |\n|" + "---|" * 15)
+WORK_HEADER = ("| setup | N | runs trained | steps computed | steps computed twice | most slots one browser held "
+               "(share) | browsers admitted | CPU s in 5 s after: web | Ray workers | Ray's own |\n|" + "---|" * 10)
+LEDGER = FOLDER / "ledger.jsonl"
+AFTER_S = 5.0
+
+
+def work_done(lines: list[dict]) -> dict:
+    """What the ledger's ``lines`` say: runs trained, steps computed, steps computed more than once, the most slots
+    one client held at once against its share, and how many clients were admitted."""
+    computed: Counter = Counter()
+    for line in lines:
+        if line["kind"] == "part":
+            for step in range(line["first"], line["first"] + line["steps"]):
+                computed[(line["run"], step)] += 1
+    admits = [line for line in lines if line["kind"] == "admit"]
+    return {"runs": len({run for run, _ in computed}), "steps": sum(computed.values()),
+            "twice": sum(1 for n in computed.values() if n > 1),
+            "most_held": max((line["held"] for line in admits), default=0),
+            "share": max((line["per_client"] for line in admits), default=0),
+            "clients": len({line["client"] for line in admits})}
+
+
+def netns_processes(netns: str) -> dict[int, str]:
+    """The processes inside network namespace ``netns``: pid -> its command line."""
+    try:
+        inode = os.stat(f"/run/netns/{netns}").st_ino
+    except OSError:
+        return {}
+    found = {}
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and os.stat(proc / "ns/net").st_ino == inode:
+                found[int(proc.name)] = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+    return found
+
+
+def role(command: str) -> str:
+    if "streamlit" in command:
+        return "web"
+    if command.startswith("ray::") or "default_worker.py" in command:
+        return "workers"
+    return "ray"
+
+
+def cpu_by_role(netns: str, window_s: float = AFTER_S) -> dict[str, float]:
+    """CPU seconds per kind of process in the namespace over the next ``window_s`` seconds."""
+    before = {pid: (role(cmd), cpu_seconds(pid)) for pid, cmd in netns_processes(netns).items()}
+    time.sleep(window_s)
+    used: dict[str, float] = {"web": 0.0, "workers": 0.0, "ray": 0.0}
+    for pid, (kind, start) in before.items():
+        end = cpu_seconds(pid)
+        if start is not None and end is not None:
+            used[kind] += end - start
+    return {k: round(v, 2) for k, v in used.items()}
+
+
+def work_row(setup: str, n: int, lines: list[dict], cpu: dict[str, float]) -> str:
+    w = work_done(lines)
+    return (f"| {setup} | {n} | {w['runs']} | {w['steps']} | {w['twice']} | {w['most_held']} ({w['share']}) | "
+            f"{w['clients']} | {cpu['web']} | {cpu['workers']} | {cpu['ray']} |")
 
 
 def run_row(n: int, mix: str, first_seed: int, timeout_s: float) -> dict:
@@ -67,17 +136,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(HEADER, flush=True)
     for executor, count in setups:
         label = f"{count} web, {executor}"
+        FOLDER.mkdir(parents=True, exist_ok=True)
+        LEDGER.unlink(missing_ok=True)
+        os.environ[ledger.ENV_LEDGER] = str(LEDGER)
         web.up(count, workers=2, executor=executor, folder=FOLDER, netns=NETNS, host_port=None)
         try:
-            print("\n".join(table_rows(label, 1, "same (trains the run)", run_row(1, "same", 100, args.timeout))),
-                  flush=True)
-            seed = 1000
-            for n, mix in rows:
+            works: list[str] = []
+            seen = 0
+            for n, mix, seed in [(1, "same", 100)] + [(n, mix, 1000 + sum(r[0] for r in rows[:i]))
+                                                       for i, (n, mix) in enumerate(rows)]:
                 summary = run_row(n, mix, seed, args.timeout)
-                seed += n
-                print("\n".join(table_rows(label, n, mix, summary)), flush=True)
+                cpu = cpu_by_role(NETNS)
+                lines = ledger.read(LEDGER)
+                works.append(work_row(label, n, lines[seen:], cpu))
+                seen = len(lines)
+                shown = "same (trains the run)" if seed == 100 else mix
+                print("\n".join(table_rows(label, n, shown, summary)), flush=True)
                 if summary.get("errors"):
                     print(f"errors: {summary['errors'][:5]}", file=sys.stderr)
+            print("\n" + WORK_HEADER + "\n" + "\n".join(works) + "\n", flush=True)
         finally:
             local.down(FOLDER, NETNS)
     return 0
