@@ -17,8 +17,10 @@ Each job's thread here waits for its task with ``ray.wait`` in short steps, so a
 :data:`WAIT_S`: a gentle one cancels the task (Ray raises KeyboardInterrupt in it when its compiled call returns;
 a training part is short, so it ends by itself, and no part is submitted after it), and other work still running
 :data:`FORCE_AFTER_S` later (a probe's long segment) is killed with its worker process; a forced cancel kills it
-at once. A worker or node that dies mid-task is retried by Ray (:data:`MAX_RETRIES`) on
-another; training is deterministic, so the history is the same. With no worker node left for
+at once. A configuration's work goes preferably to the node that computed for it last (it has its
+programs compiled; each node keeps its own compile cache): there when it has a free CPU, to another node when it is
+busy or gone. A worker or node that dies mid-task is retried by Ray (:data:`MAX_RETRIES`) on another; training
+is deterministic, so the history is the same. With no worker node left for
 :data:`NO_WORKER_S`, the job fails with :data:`NO_WORKER` (a training run keeps its last step). Ray is imported
 only here, and this module only when ``RNNLAB_EXECUTOR=ray``.
 """
@@ -37,6 +39,7 @@ from typing import Any
 
 import ray
 import ray.exceptions
+from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from rnnlab.config import Config, ConfigError
 from rnnlab.server import cluster_runs, executor, jobs, ray_actors, ray_registry, shared_runs
@@ -99,9 +102,49 @@ def connect(address: str | None = None) -> None:
 
 
 # ---- what this process's job threads run -------------------------------------------------------------------------
-def call(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
-    """On a worker: ``fn(*args, **kwargs)``."""
-    return fn(*args, **kwargs)
+def call(fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[str, Any]:
+    """On a worker: (this node's id, ``fn(*args, **kwargs)``)."""
+    return ray.get_runtime_context().get_node_id(), fn(*args, **kwargs)
+
+
+def train_part_on_node(config: Config, state: bytes, n_active: int) -> tuple[str, bytes]:
+    """On a worker: (this node's id, :func:`rnnlab.training.parts.train_part_bytes`)."""
+    return ray.get_runtime_context().get_node_id(), parts.train_part_bytes(config, state, n_active)
+
+
+_nodes_lock = threading.Lock()
+_compiled_on: dict[tuple, str] = {}  # a configuration's compiled settings -> the node that last computed for it
+MAX_REMEMBERED = 256
+
+
+def config_in(args: tuple) -> Config | None:
+    """The configuration a task computes for: the first argument that is one, or has one (a model, a run)."""
+    for arg in args:
+        config = arg if isinstance(arg, Config) else getattr(arg, "config", None)
+        if isinstance(config, Config):
+            return config
+    return None
+
+
+def placed(fn: Callable[..., Any], config: Config | None):
+    """``fn``'s task, preferring the node that last computed for ``config``'s compiled settings (it has them
+    compiled): there when it has a free CPU, elsewhere when it is busy or gone."""
+    node = _compiled_on.get(config.static_key()) if config is not None else None
+    if node is None:
+        return task(fn)
+    return task(fn).options(scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=True,
+                                                                               _spill_on_unavailable=True))
+
+
+def remember_node(config: Config | None, node: str) -> None:
+    """``node`` has ``config``'s programs compiled now."""
+    if config is None:
+        return
+    with _nodes_lock:
+        _compiled_on.pop(config.static_key(), None)
+        _compiled_on[config.static_key()] = node
+        while len(_compiled_on) > MAX_REMEMBERED:
+            del _compiled_on[next(iter(_compiled_on))]
 
 
 @functools.cache
@@ -182,14 +225,20 @@ def wait_for(ref: ray.ObjectRef, force_after_s: float | None = None) -> Any:
 
 
 def remote(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
-    """``fn(*args, **kwargs)`` as a task on the cluster; its value here."""
-    return wait_for(task(call).remote(fn, args, kwargs), force_after_s=FORCE_AFTER_S)
+    """``fn(*args, **kwargs)`` as a task on the cluster (on the node that computed for its configuration last,
+    when that node has a free CPU); its value here."""
+    config = config_in(args)
+    node, value = wait_for(placed(call, config).remote(fn, args, kwargs), force_after_s=FORCE_AFTER_S)
+    remember_node(config, node)
+    return value
 
 
 def part_on_ray(config: Config, state: dict, n_active: int) -> parts.Part:
     """:func:`rnnlab.training.parts.train_part` computed on the cluster from and to msgpack bytes (a drop-in for
-    it in :meth:`~rnnlab.training.train.Run.run_chunk`)."""
-    data = wait_for(task(parts.train_part_bytes).remote(config, parts.state_to_bytes(state), n_active))
+    it in :meth:`~rnnlab.training.train.Run.run_chunk`), preferably on the node that computed the last part of
+    this configuration's compiled settings."""
+    node, data = wait_for(placed(train_part_on_node, config).remote(config, parts.state_to_bytes(state), n_active))
+    remember_node(config, node)
     return parts.part_from_bytes(config, data)
 
 

@@ -19,6 +19,8 @@
   how soon its task stopped.
 - ``once PRESET``: this process and another (``oncehelper PRESET``) ask at once for the same keyed probe under the
   cluster's results actor: both tables, and how many times it was computed.
+- ``affinity PRESET``: the preset's run trained part by part, then two runs of it with seeds of their own trained at
+  once: the node of each part.
 - ``partsonce PRESET``: this process and another (``partshelper PRESET``), as two web processes, train the preset's
   run at once under the cluster's results actor; then a third run of it is started here: both histories, the
   steps each computed (from the ledger, :mod:`rnnlab.ledger`), and the started run.
@@ -26,6 +28,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import pickle
 import signal
@@ -49,7 +52,7 @@ from rnnlab.server.shared_runs import SharedRuns
 from rnnlab.sharing.presets import PRESETS_BY_KEY
 from rnnlab.training.train import Run
 
-PART_TITLE = "ray::train_part_bytes"
+PART_TITLE = "ray::train_part_on_node"
 POLL_S = 0.1
 DEADLINE_S = 240.0
 LEASE_S = 2.0
@@ -355,6 +358,36 @@ def once(config: Config, preset: str, out: str) -> dict:
     return {"mine": job.result(), "theirs": theirs, "computed": after["granted"] - before["granted"]}
 
 
+def affinity(config: Config) -> dict:
+    ex, deadline = executor(), time.monotonic() + DEADLINE_S
+    nodes: dict[int, list[str]] = {}
+    original = ray_executor.remember_node
+
+    def recorded(config: Config | None, node: str) -> None:
+        if config is not None:
+            nodes.setdefault(config.seed, []).append(node)
+        original(config, node)
+
+    ray_executor.remember_node = recorded
+
+    def train_one(run: Run) -> None:
+        while not run.done:
+            job = ex.submit(Work(jobs.train_part, (run, None), kind="train part", client=f"c{run.config.seed}"))
+            finish(job, deadline)
+            job.result()
+
+    train_one(Run(config))
+    alone = nodes.pop(config.seed)
+    threads = [threading.Thread(target=train_one, args=(Run(dataclasses.replace(config, seed=seed)),), name=str(seed))
+               for seed in (101, 102)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(DEADLINE_S)
+    return {"alone": alone, "together": nodes, "workers": [n["NodeID"] for n in ray.nodes()
+                                                           if n.get("Alive") and n["Resources"].get("CPU", 0) > 0]}
+
+
 def train_shared(config: Config) -> Run:
     """The preset's run trained part by part as a web process on the cluster trains it: its parts shared with every
     other web process through the cluster's results actor."""
@@ -459,6 +492,8 @@ def main(mode: str, preset: str, out: str) -> None:
         return once_helper(config, out)
     elif mode == "once":
         result = once(config, preset, out)
+    elif mode == "affinity":
+        result = affinity(config)
     elif mode == "partshelper":
         return parts_helper(config, out)
     elif mode == "partsonce":

@@ -1,7 +1,8 @@
 """Heavy work on a local Ray cluster (a head with no CPUs and two 1-CPU worker nodes, on loopback in a network
 namespace of its own): a preset's run trained part by part on the cluster has embedded mode's history bit for
 bit, also when a worker is SIGKILLed mid-part (Ray retries the part); a cancelled part (gently or with force)
-stops its task; a probe computed on a worker gives the same table."""
+stops its task; a probe computed on a worker gives the same table; a configuration's parts go to the node that
+compiled it while that node has a free CPU, and to the other when it is busy."""
 
 from __future__ import annotations
 
@@ -61,3 +62,11 @@ def test_a_probe_runs_on_a_worker_with_the_same_table(driver):
     got = driver("probe", PRESET)
     expected = jobs.robustness(jobs.Model.of(Run(PRESETS_BY_KEY[PRESET].config)))
     pd.testing.assert_frame_equal(expected, got["table"], check_exact=True)
+
+
+def test_a_configurations_parts_go_to_the_node_that_compiled_it_while_it_is_free(driver):
+    got = driver("affinity", PRESET)
+    assert len(got["alone"]) == 300 // 25
+    assert len(set(got["alone"])) == 1, got["alone"]  # both nodes free: every part where the first one ran
+    together = [node for nodes in got["together"].values() for node in nodes]
+    assert set(together) == set(got["workers"]), got  # that node busy: parts spill to the other
