@@ -10,8 +10,10 @@ the local Ray cluster of :mod:`.local` (or without one: ``executor="embedded"``)
   (its ``namespace`` keyword) and listens on 127.0.0.1:``PROXY_PORT`` there too, for clients in the namespace;
   with ``host_port`` also on this machine's 127.0.0.1, for a browser. A cookie it inserts
   (:data:`SERVER_COOKIE`) keeps a browser on one web process: the page, its probes and its websocket. A web
-  process that fails its health check (``/_stcore/health``, every second) is out within about 2 s; its browsers'
-  reconnections go to another (``option redispatch``). Each answer names its web process (:data:`SERVER_HEADER`).
+  process that fails its health check (``/_stcore/health``, every second) twice is out: a dead one within about
+  2 s (its port refuses at once); a busy one has 5 s to answer each check, since a single process serving a class
+  that arrives at once answers late, and marking it out would turn every new browser away (HTTP 503). Its
+  browsers' reconnections go to another (``option redispatch``). Each answer names its web process (:data:`SERVER_HEADER`).
 
 Every process is recorded in the state of :mod:`.local` (a process group each), so ``python -m rnnlab.cluster
 down`` stops them with the Ray nodes.
@@ -82,6 +84,7 @@ defaults
     timeout http-request 10s
     timeout tunnel 1h
     timeout client-fin 5s
+    timeout check 5s
     option redispatch
     retries 2
 

@@ -31,6 +31,7 @@ def test_the_haproxy_configuration(tmp_path):
     text = web.haproxy_config(3, "some-ns", tmp_path / "s.sock", 8500, 8600)
     assert "    bind 127.0.0.1:8500 namespace some-ns\n    bind 127.0.0.1:8600\n" in text
     assert "timeout tunnel 1h" in text and "option httpchk GET /_stcore/health" in text
+    assert "timeout check 5s" in text  # a busy web process is not taken for a dead one
     assert f"cookie {web.SERVER_COOKIE} insert indirect nocache" in text
     assert f"http-request del-header {BROWSER_HEADER}" in text
     for i in range(3):
