@@ -13,7 +13,8 @@ the local Ray cluster of :mod:`.local` (or without one: ``executor="embedded"``)
   process that fails its health check (``/_stcore/health``, every second) twice is out: a dead one within about
   2 s (its port refuses at once); a busy one has 5 s to answer each check, since a single process serving a class
   that arrives at once answers late, and marking it out would turn every new browser away (HTTP 503). Its
-  browsers' reconnections go to another (``option redispatch``). Each answer names its web process (:data:`SERVER_HEADER`).
+  browsers' reconnections go to another (``option redispatch``). Each answer names its web process
+  (:data:`SERVER_HEADER`).
 
 Every process is recorded in the state of :mod:`.local` (a process group each), so ``python -m rnnlab.cluster
 down`` stops them with the Ray nodes.
