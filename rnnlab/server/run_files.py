@@ -21,6 +21,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from rnnlab.config import Config
+from rnnlab.training import parts
+from rnnlab.training.program import get_program
 from rnnlab.training.train import History, Run
 
 FORMAT = 1
@@ -70,29 +72,27 @@ def run_version(run: Run) -> tuple:
 
 
 def run_from_bytes(data: bytes) -> Run:
-    """The :class:`~rnnlab.training.train.Run` saved by :func:`run_to_bytes`; ValueError when ``data`` is not one."""
+    """The :class:`~rnnlab.training.train.Run` saved by :func:`run_to_bytes`; ValueError when ``data`` is not one.
+    Nothing is computed or compiled: the state takes the structure of the configuration's (traced, not run)."""
     record = flax.serialization.msgpack_restore(data)
     if not isinstance(record, dict) or record.get("format") != FORMAT:
         raise ValueError("not a saved run of this version")
     names = {f.name for f in fields(Config)}
     config = Config(**{k: v for k, v in record["config"].items() if k in names})
-    run = Run(config, budget=2**62, origin=record["origin"] or None)
-    host = jax.device_get(run.state)
-    run.state = jax.tree_util.tree_map(jnp.asarray, flax.serialization.from_state_dict(host, record["state"]))
+    template = parts.state_template(config)
+    state = jax.tree_util.tree_map(jnp.asarray, flax.serialization.from_state_dict(template, record["state"]))
     saved = record["history"]
-    history = History(run.history.leaves)
+    history = History(get_program(config).spec.leaves)
     history.steps = [dict(row) for row in _as_list(saved["steps"])]
     history.chunks = [dict(row) for row in _as_list(saved["chunks"])]
     history.carry = {name: [np.asarray(a) for a in _as_list(snaps)] for name, snaps in saved["carry"].items()}
     history.per_step_loss = [np.asarray(a) for a in _as_list(saved["per_step_loss"])]
     history.stop_reason = saved["stop_reason"] or None
     history.diverged_at = None if saved["diverged_at"] < 0 else int(saved["diverged_at"])
-    run.history = history
-    run.pristine = bool(record.get("pristine", False))
-    params = jax.device_get(run.params)
-    run.snapshots = [(int(s["step"]), flax.serialization.from_state_dict(params, s["params"]))
-                     for s in _as_list(record["snapshots"])]
-    return run
+    snapshots = [(int(s["step"]), jax.tree_util.tree_map(np.asarray, flax.serialization.from_state_dict(
+        template["params"], s["params"]))) for s in _as_list(record["snapshots"])]
+    return Run.restored(config, state, history, snapshots, bool(record.get("pristine", False)),
+                        record["origin"] or None)
 
 
 def _as_list(value) -> list:

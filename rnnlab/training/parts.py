@@ -9,6 +9,7 @@ evaluation as bytes, so that a part can be computed in another process or on ano
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import flax.serialization
@@ -36,9 +37,24 @@ def train_part(config: Config, state: dict, n_active: int) -> Part:
 
 
 def state_template(config: Config) -> dict:
-    """The structure, shapes and dtypes of ``config``'s training state (nothing computed)."""
-    lr, clip, scale = hyper_args(config)
-    return jax.eval_shape(get_program(config).init, np.int32(config.seed), scale, lr, clip)
+    """The structure, shapes and dtypes of ``config``'s training state (nothing computed; traced once per compiled
+    settings and kept)."""
+    key = config.static_key()
+    with _templates_lock:
+        found = _templates.get(key)
+    if found is None:
+        lr, clip, scale = hyper_args(config)
+        found = jax.eval_shape(get_program(config).init, np.int32(config.seed), scale, lr, clip)
+        with _templates_lock:
+            _templates[key] = found
+            while len(_templates) > MAX_TEMPLATES:
+                _templates.pop(next(iter(_templates)))
+    return found
+
+
+MAX_TEMPLATES = 64
+_templates: dict[tuple, dict] = {}
+_templates_lock = threading.Lock()
 
 
 def state_to_bytes(state: dict) -> bytes:

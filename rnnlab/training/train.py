@@ -178,6 +178,21 @@ class Run:
         self.snapshots: list[tuple[int, dict]] = [(0, jax.device_get(self.state["params"]))]
         self._last_end: float | None = None  # perf_counter() when the last compiled call ended
 
+    @classmethod
+    def restored(cls, config: Config, state: dict, history: History, snapshots: list[tuple[int, dict]],
+                 pristine: bool, origin: str | None = None) -> Run:
+        """A run of ``config`` with the given state, history and kept parameters (e.g. read back from bytes or
+        computed elsewhere); nothing is computed or compiled."""
+        errors = config.validate(2**62)
+        if errors:
+            raise ConfigError(errors)
+        run = object.__new__(cls)
+        run.config, run.origin, run.pristine = config, origin, pristine
+        run._lock, run._history_lock = threading.RLock(), threading.Lock()
+        run.state, run.history, run.snapshots = state, history, list(snapshots)
+        run._last_end = None
+        return run
+
     @property
     def program(self) -> Program:
         """The compiled program of this run's settings, from the server-wide cache (built again if it was
