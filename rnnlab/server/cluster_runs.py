@@ -11,7 +11,8 @@ it. A finished pristine run is kept whole (``(RUN, C)``: a run file's bytes), so
 process gives it at once, finished: that session trains nothing and waits for no slot.
 
 With no shared store (``results`` None) these are :func:`rnnlab.server.jobs.train_part` and
-:func:`rnnlab.server.jobs.start_run`.
+:func:`rnnlab.server.jobs.start_run`. A new run can also be made elsewhere (``make``: on a Ray worker) and read
+back here as bytes, so that a web process on a cluster computes and compiles nothing for it.
 """
 
 from __future__ import annotations
@@ -48,13 +49,13 @@ def run_key(config: Config) -> tuple:
     return (RUN, config)
 
 
-def start_run(config: Config, results: Store | None = None) -> Run:
+def start_run(config: Config, results: Store | None = None, make: Callable[[Config], bytes] | None = None) -> Run:
     """A run of ``config``: a copy of this process's run of it, else of the finished run another process kept in
-    ``results``, else a new one (:func:`rnnlab.server.jobs.start_run`)."""
+    ``results``, else a new one (:func:`new_run`)."""
     local = RUNS.copy_of(config)
-    if local is not None or results is None:
-        return local or jobs.start_run(config)
-    data = results.get(run_key(config))
+    if local is not None:
+        return local
+    data = results.get(run_key(config)) if results is not None else None
     if isinstance(data, bytes):
         try:
             kept = run_files.run_from_bytes(data)
@@ -63,7 +64,15 @@ def start_run(config: Config, results: Store | None = None) -> Run:
         if kept is not None and kept.pristine and kept.config == config and kept.done:
             RUNS.offer(kept)
             return RUNS.copy_of(config) or kept.fork()
-    return jobs.start_run(config)
+    return new_run(config, make)
+
+
+def new_run(config: Config, make: Callable[[Config], bytes] | None = None) -> Run:
+    """A new run of ``config``, never a shared one: made here, or by ``make`` elsewhere (a worker) as a run file's
+    bytes (:func:`rnnlab.server.jobs.new_run_bytes`) and read back here without computing anything."""
+    if make is None:
+        return Run(config)
+    return run_files.run_from_bytes(make(config))
 
 
 def train_part(run: Run, max_seconds: float | None, results: Store | None = None,

@@ -24,7 +24,8 @@ import os
 import threading
 import time
 import weakref
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Hashable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -113,6 +114,28 @@ class Executor(Protocol):
 
 # ---- what work calls between its pieces -------------------------------------------------------------------------
 _local = threading.local()
+
+
+class Reporter(Protocol):
+    """Where :func:`report`, :func:`should_stop` and :func:`on_force` go from inside work (a job of this process,
+    or a :func:`reporting_to` target)."""
+
+    kills: list[Callable[[], None]]
+
+    def reported(self, fraction: float | None, note: str | None) -> None: ...
+    def stopping(self) -> bool: ...
+
+
+@contextmanager
+def reporting_to(reporter: Reporter) -> Iterator[None]:
+    """Within the block, work called in this thread reports to ``reporter``: for work run outside a job of this
+    process (on a Ray worker, whose reports travel back to the job that waits for it)."""
+    previous = getattr(_local, "job", None)
+    _local.job = reporter
+    try:
+        yield
+    finally:
+        _local.job = previous
 
 
 def report(fraction: float | None = None, note: str | None = None) -> None:

@@ -18,7 +18,7 @@ from rnnlab.config import Config
 from rnnlab.files import export
 from rnnlab.model.cells import CELLS
 from rnnlab.probing import example, probes, sweep
-from rnnlab.server import executor, precompile
+from rnnlab.server import executor, precompile, run_files
 from rnnlab.server.shared_runs import RUNS
 from rnnlab.training import parts
 from rnnlab.training.program import Program, get_program, hyper_args
@@ -56,6 +56,12 @@ def start_run(config: Config) -> Run:
     """A run of ``config``: a copy of the one another session trained (or is training), else an initialisation
     and one evaluation."""
     return RUNS.copy_of(config) or Run(config)
+
+
+def new_run_bytes(config: Config) -> bytes:
+    """A new run of ``config`` (an initialisation and one evaluation) as a run file's bytes: made on a worker, read
+    back without computing (:func:`rnnlab.server.run_files.run_from_bytes`)."""
+    return run_files.run_to_bytes(Run(config))
 
 
 def untrained_run(config: Config) -> Run:

@@ -10,8 +10,11 @@ tasks:
   :meth:`~rnnlab.training.train.Run.apply_part` (:func:`part_on_ray`). A pristine run's parts are computed once
   for every web process, and its finished run kept for them (:mod:`rnnlab.server.cluster_runs`);
 - work of plain arguments and values (probes, sweeps, example looks): the work function itself, on a worker;
-- work that builds a live :class:`~rnnlab.training.train.Run` or fills this process's compile cache
-  (:data:`IN_PROCESS`) runs here, as in embedded mode.
+  what it reports (:func:`rnnlab.server.executor.report`) comes back to the job that waits for it through the
+  cluster's progress actor (:class:`rnnlab.server.ray_registry.ProgressActor`), so its progress bar moves;
+- a new run (starting one, the untrained model a page probes) is made on a worker and read back here from bytes,
+  without computing or compiling anything here; a long first compile runs on a worker (its node then gets the
+  configuration's parts); an uploaded file's run (:data:`IN_PROCESS`) is read here, as in embedded mode.
 
 Each job's thread here waits for its task with ``ray.wait`` in short steps, so a cancel is seen within
 :data:`WAIT_S`: a gentle one cancels the task (Ray raises KeyboardInterrupt in it when its compiled call returns;
@@ -34,6 +37,7 @@ import os
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -58,10 +62,11 @@ MAX_RETRIES = 3  # a task whose worker died is run again (not a cancelled one, n
 FORCE_AFTER_S = 0.5  # work other than a training part still running this long after a cancel is killed
 NO_WORKER_S = 2.0  # no worker node alive for this long: the job fails with NO_WORKER
 WORKERS_CHECK_S = 1.0  # how often the cluster's nodes are looked up while a task waits
+PROGRESS_POLL_S = 0.5  # how often a job asks how far its task on a worker has got
 NO_WORKER = ("No Ray worker is available: every worker node of the cluster has stopped, so nothing can be computed "
              "now. What was computed is kept (a run stays at its last step); start again once a worker node has "
              "joined the cluster.")
-IN_PROCESS = frozenset({jobs.start_run, jobs.untrained_run, jobs.load_run, jobs.compile_program})
+IN_PROCESS = frozenset({jobs.load_run})
 
 _connect_lock, _shared_lock = threading.Lock(), threading.Lock()
 _shared: RayExecutor | None = None
@@ -102,9 +107,14 @@ def connect(address: str | None = None) -> None:
 
 
 # ---- what this process's job threads run -------------------------------------------------------------------------
-def call(fn: Callable[..., Any], args: tuple, kwargs: dict) -> tuple[str, Any]:
-    """On a worker: (this node's id, ``fn(*args, **kwargs)``)."""
-    return ray.get_runtime_context().get_node_id(), fn(*args, **kwargs)
+def call(fn: Callable[..., Any], args: tuple, kwargs: dict, token: str | None = None) -> tuple[str, Any]:
+    """On a worker: (this node's id, ``fn(*args, **kwargs)``); what it reports goes to the progress actor under
+    ``token`` (:class:`rnnlab.server.ray_registry.TaskProgress`)."""
+    node = ray.get_runtime_context().get_node_id()
+    if token is None:
+        return node, fn(*args, **kwargs)
+    with executor.reporting_to(ray_registry.TaskProgress(token)):
+        return node, fn(*args, **kwargs)
 
 
 def train_part_on_node(config: Config, state: bytes, n_active: int) -> tuple[str, bytes]:
@@ -192,12 +202,19 @@ def stop_task(ref: ray.ObjectRef, force_after_s: float | None) -> None:
     timer.start()
 
 
-def wait_for(ref: ray.ObjectRef, force_after_s: float | None = None) -> Any:
+@functools.cache
+def progress_actor():
+    """The cluster's progress actor (made on first use)."""
+    return ray_registry.progress_actor()
+
+
+def wait_for(ref: ray.ObjectRef, force_after_s: float | None = None, token: str | None = None) -> Any:
     """The task's value, waited for in steps of :data:`WAIT_S`; a stop request cancels it (:class:`Cancelled`;
     killed when still running ``force_after_s`` later), a forced cancel of the job kills its worker, and
-    :class:`NoWorker` when no worker node has been alive for :data:`NO_WORKER_S`."""
+    :class:`NoWorker` when no worker node has been alive for :data:`NO_WORKER_S`. What the task reports under
+    ``token`` is reported to this job every :data:`PROGRESS_POLL_S`."""
     executor.on_force(lambda: ray.cancel(ref, force=True))
-    finished, alone_since = False, None
+    finished, alone_since, asked_at = False, None, time.monotonic()
     try:
         while not finished:
             finished = bool(ray.wait([ref], timeout=WAIT_S)[0])
@@ -205,6 +222,11 @@ def wait_for(ref: ray.ObjectRef, force_after_s: float | None = None) -> Any:
                 break
             if executor.should_stop():
                 raise Cancelled("cancelled")
+            if token is not None and time.monotonic() - asked_at >= PROGRESS_POLL_S:
+                asked_at = time.monotonic()
+                latest = ray_registry.progress_of(progress_actor(), token, timeout_s=PROGRESS_POLL_S)
+                if latest is not None:
+                    executor.report(*latest)
             if workers_alive():
                 alone_since = None
             elif alone_since is None:
@@ -222,13 +244,19 @@ def wait_for(ref: ray.ObjectRef, force_after_s: float | None = None) -> Any:
     finally:
         if not finished:
             stop_task(ref, force_after_s)
+        if token is not None:
+            try:
+                progress_actor().forget.remote(token)
+            except Exception:  # noqa: BLE001 - forgotten with age anyway
+                pass
 
 
 def remote(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     """``fn(*args, **kwargs)`` as a task on the cluster (on the node that computed for its configuration last,
     when that node has a free CPU); its value here."""
-    config = config_in(args)
-    node, value = wait_for(placed(call, config).remote(fn, args, kwargs), force_after_s=FORCE_AFTER_S)
+    config, token = config_in(args), uuid.uuid4().hex
+    node, value = wait_for(placed(call, config).remote(fn, args, kwargs, token), force_after_s=FORCE_AFTER_S,
+                           token=token)
     remember_node(config, node)
     return value
 
@@ -242,6 +270,11 @@ def part_on_ray(config: Config, state: dict, n_active: int) -> parts.Part:
     return parts.part_from_bytes(config, data)
 
 
+def new_run_on_ray(config: Config) -> bytes:
+    """A new run of ``config`` made on a worker (:func:`rnnlab.server.jobs.new_run_bytes`), as bytes."""
+    return remote(jobs.new_run_bytes, (config,), {})
+
+
 def on_ray(work: Work, results: Any = None) -> Work:
     """``work`` as this process's job thread runs it in Ray mode (see the module's docstring); with ``results`` (the
     results every web process shares), a pristine run's parts and finished runs are shared through it
@@ -250,7 +283,10 @@ def on_ray(work: Work, results: Any = None) -> Work:
         return dataclasses.replace(work, fn=cluster_runs.train_part,
                                    kwargs={**work.kwargs, "results": results, "compute": part_on_ray})
     if work.fn is jobs.start_run:
-        return dataclasses.replace(work, fn=cluster_runs.start_run, kwargs={**work.kwargs, "results": results})
+        return dataclasses.replace(work, fn=cluster_runs.start_run,
+                                   kwargs={**work.kwargs, "results": results, "make": new_run_on_ray})
+    if work.fn is jobs.untrained_run:
+        return dataclasses.replace(work, fn=cluster_runs.new_run, kwargs={**work.kwargs, "make": new_run_on_ray})
     if work.fn in IN_PROCESS:
         return work
     return dataclasses.replace(work, fn=remote, args=(work.fn, tuple(work.args), dict(work.kwargs)), kwargs={})

@@ -1,4 +1,5 @@
-"""Results computed once across the cluster's web processes: a named detached actor on the head node.
+"""Results computed once across the cluster's web processes, and the progress of work on workers: named detached
+actors on the head node.
 
 :class:`ResultsActor` keeps :class:`~rnnlab.server.results.Results` (finished results by key, bounded, and the keys
 being computed) for every web process. A key is its ``repr`` (work keys are tuples of names, numbers and
@@ -9,6 +10,10 @@ loses its claims after :data:`LEASE_S` (its owner lease lapses), so the next ask
 (``get``, ``claim``, ``put``, ``drop``), for :class:`~rnnlab.server.executor.EmbeddedExecutor`. Each call waits
 at most a bounded time; when the actor does not answer, a claim is granted here (the work is computed, not
 shared) rather than waited for.
+
+:class:`ProgressActor` carries how far work on a worker has got (:func:`rnnlab.server.executor.report` from inside
+it, sent by :class:`TaskProgress` at most every :data:`REPORT_EVERY_S`) to the web process whose job waits for it,
+which asks with :func:`progress_of` while it waits.
 """
 
 from __future__ import annotations
@@ -24,6 +29,9 @@ import ray
 from rnnlab.server.results import DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, Results
 
 RESULTS_NAME = "rnnlab-results"
+PROGRESS_NAME = "rnnlab-progress"
+REPORT_EVERY_S = 0.25
+PROGRESS_KEPT_S = 600.0  # a task's progress not updated for this long is forgotten
 NAMESPACE = "rnnlab"
 LEASE_S = 6.0
 POLL_S = 0.1
@@ -174,3 +182,67 @@ class RemoteResults:
                 self.call("heartbeat")
             except Exception:  # noqa: BLE001 - the next beat tries again
                 continue
+
+
+# ---- progress of work on workers -----------------------------------------------------------------------------
+class ProgressActor:
+    """The latest (fraction, note) of each task that reports, by a token its job chose; every method returns at
+    once. Entries not updated for :data:`PROGRESS_KEPT_S` are forgotten."""
+
+    def __init__(self) -> None:
+        self.latest: dict[str, tuple[float | None, str | None, float]] = {}
+
+    def set(self, token: str, fraction: float | None, note: str | None) -> None:
+        now = time.monotonic()
+        self.latest[token] = (fraction, note, now)
+        if len(self.latest) > 1000:
+            self.latest = {k: v for k, v in self.latest.items() if now - v[2] < PROGRESS_KEPT_S}
+
+    def get(self, token: str) -> tuple[float | None, str | None] | None:
+        found = self.latest.get(token)
+        return None if found is None else found[:2]
+
+    def forget(self, token: str) -> None:
+        self.latest.pop(token, None)
+
+
+def progress_actor():
+    """The cluster's progress actor, created on the head node when none runs. Needs :func:`ray.init` first."""
+    cls = ray.remote(ProgressActor)
+    return cls.options(name=PROGRESS_NAME, namespace=NAMESPACE, lifetime="detached", get_if_exists=True,
+                       max_restarts=-1, num_cpus=0, resources=HEAD).remote()
+
+
+class TaskProgress:
+    """Inside a task on a worker: what its work reports (:func:`rnnlab.server.executor.reporting_to`), sent to the
+    progress actor under ``token`` at most every :data:`REPORT_EVERY_S` (the last report before a pause is sent
+    with the next). Stopping is Ray's cancel, not asked here."""
+
+    def __init__(self, token: str):
+        self.token = token
+        self.kills: list = []
+        self.sent_at = 0.0
+        self.actor = None
+
+    def reported(self, fraction: float | None, note: str | None) -> None:
+        now = time.monotonic()
+        if now - self.sent_at < REPORT_EVERY_S:
+            return
+        self.sent_at = now
+        try:
+            if self.actor is None:
+                self.actor = ray.get_actor(PROGRESS_NAME, namespace=NAMESPACE)
+            self.actor.set.remote(self.token, fraction, note)
+        except Exception:  # noqa: BLE001 - progress is a courtesy: the work goes on without it
+            pass
+
+    def stopping(self) -> bool:
+        return False
+
+
+def progress_of(actor, token: str, timeout_s: float = CALL_TIMEOUT_S) -> tuple[float | None, str | None] | None:
+    """The latest progress reported under ``token``; None when none was or the actor does not answer."""
+    try:
+        return ray.get(actor.get.remote(token), timeout=timeout_s)
+    except Exception:  # noqa: BLE001
+        return None

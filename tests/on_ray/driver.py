@@ -19,6 +19,8 @@
   how soon its task stopped.
 - ``once PRESET``: this process and another (``oncehelper PRESET``) ask at once for the same keyed probe under the
   cluster's results actor: both tables, and how many times it was computed.
+- ``progress PRESET``: a decay sweep (three cells, four lengths) run on a worker: the progress and notes its job
+  showed while it ran.
 - ``affinity PRESET``: the preset's run trained part by part, then two runs of it with seeds of their own trained at
   once: the node of each part.
 - ``partsonce PRESET``: this process and another (``partshelper PRESET``), as two web processes, train the preset's
@@ -358,6 +360,18 @@ def once(config: Config, preset: str, out: str) -> dict:
     return {"mine": job.result(), "theirs": theirs, "computed": after["granted"] - before["granted"]}
 
 
+def progress(config: Config) -> dict:
+    ex, deadline = executor(), time.monotonic() + DEADLINE_S
+    job = ex.submit(Work(jobs.decay_sweep, (config, ["gru", "lstm", "simple"], [20, 40, 80, 160], "untrained"),
+                         kind="sweep", client="test"))
+    seen = []
+    while not job.poll(POLL_S):
+        assert time.monotonic() < deadline, job.status
+        seen.append((job.progress, job.note))
+    table, _ = job.result()
+    return {"seen": seen, "rows": len(table), "status": job.status}
+
+
 def affinity(config: Config) -> dict:
     ex, deadline = executor(), time.monotonic() + DEADLINE_S
     nodes: dict[int, list[str]] = {}
@@ -492,6 +506,8 @@ def main(mode: str, preset: str, out: str) -> None:
         return once_helper(config, out)
     elif mode == "once":
         result = once(config, preset, out)
+    elif mode == "progress":
+        result = progress(config)
     elif mode == "affinity":
         result = affinity(config)
     elif mode == "partshelper":

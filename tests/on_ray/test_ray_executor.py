@@ -2,7 +2,8 @@
 namespace of its own): a preset's run trained part by part on the cluster has embedded mode's history bit for
 bit, also when a worker is SIGKILLed mid-part (Ray retries the part); a cancelled part (gently or with force)
 stops its task; a probe computed on a worker gives the same table; a configuration's parts go to the node that
-compiled it while that node has a free CPU, and to the other when it is busy."""
+compiled it while that node has a free CPU, and to the other when it is busy; work on a worker reports its progress
+to the job that waits for it."""
 
 from __future__ import annotations
 
@@ -70,3 +71,12 @@ def test_a_configurations_parts_go_to_the_node_that_compiled_it_while_it_is_free
     assert len(set(got["alone"])) == 1, got["alone"]  # both nodes free: every part where the first one ran
     together = [node for nodes in got["together"].values() for node in nodes]
     assert set(together) == set(got["workers"]), got  # that node busy: parts spill to the other
+
+
+def test_work_on_a_worker_reports_its_progress_to_the_page_that_waits(driver):
+    got = driver("progress", PRESET)
+    assert got["status"] == "done" and got["rows"] == 12
+    between = [(p, note) for p, note in got["seen"] if p is not None and 0 < p < 1]
+    assert between and all(note for _, note in between), got["seen"][-10:]
+    fractions = [p for p, _ in between]
+    assert fractions == sorted(fractions) and len(set(fractions)) >= 2  # it moves, forwards

@@ -4,19 +4,24 @@ as two web processes share the cluster's results actor."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from rnnlab import ledger
 from rnnlab.config import Config
-from rnnlab.server import cluster_runs
+from rnnlab.server import cluster_runs, jobs, run_files
 from rnnlab.server.results import Results
 from rnnlab.server.shared_runs import RUNS
 from rnnlab.training import parts
 from rnnlab.training.train import Run
 
+ROOT = Path(__file__).resolve().parents[2]
 SMALL = Config(seq_len=20, batch=16, features=16, steps=60, chunk=10)
 
 
@@ -143,3 +148,43 @@ def test_the_ledger_counts_each_part_computed_and_each_slot_admitted(tmp_path, m
     assert admitted == [("x", 1), ("y", 1), ("x", 1)]
     for t in (b, c):
         t.release()
+
+
+def test_a_run_made_elsewhere_is_read_back_as_made_and_trains_on_as_a_new_one(computed):
+    compute, steps = computed
+    made: list[Config] = []
+
+    def make(config: Config) -> bytes:
+        made.append(config)
+        return jobs.new_run_bytes(config)
+
+    fresh = cluster_runs.new_run(SMALL, make)
+    assert made == [SMALL] and fresh.step == 0 and fresh.pristine
+    assert_same_history(fresh, Run(SMALL))
+    fresh.train()
+    whole = Run(SMALL)
+    whole.train()
+    assert_same_history(fresh, whole)
+    RUNS.clear()
+    started = cluster_runs.start_run(SMALL, Results(), make)
+    assert len(made) == 2 and started.step == 0
+
+
+READ_BACK = """
+import sys
+from pathlib import Path
+from rnnlab.server.run_files import run_from_bytes
+from rnnlab.training.compiled import compile_count
+run = run_from_bytes(Path(sys.argv[1]).read_bytes())
+program = run.program
+print(run.step, [compile_count(f) for f in (program.init, program.train_chunk, program.evaluate)])
+"""
+
+
+def test_reading_a_run_back_computes_and_compiles_nothing(tmp_path):
+    run = Run(SMALL)
+    run.run_chunk()
+    (tmp_path / "run.msgpack").write_bytes(run_files.run_to_bytes(run))
+    out = subprocess.run([sys.executable, "-c", READ_BACK, str(tmp_path / "run.msgpack")], capture_output=True,
+                         text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)
+    assert out.stdout.split(None, 1) == [str(run.step), "[0, 0, 0]\n"]
