@@ -2,7 +2,8 @@
 
 The gradient probes of a run and the decay sweep depend only on their inputs (a pristine run's configuration
 and step, or the sweep's settings), so a class opening one link needs each of them once. :class:`Results` keeps
-them by key, bounded (least recently used first beyond ``max_entries`` or ``max_bytes``), and computes each key
+them by key, bounded (beyond ``max_entries`` or ``max_bytes`` the ones given out least often go first, the least
+recently used first among them), and computes each key
 once at a time: a caller asking for a key being computed waits for that result instead of computing it again.
 """
 
@@ -37,6 +38,7 @@ class Results:
         self.max_entries, self.max_bytes = max_entries, max_bytes
         self._cond = threading.Condition(threading.RLock())
         self._done: OrderedDict[Hashable, tuple[Any, int]] = OrderedDict()  # key -> (value, bytes)
+        self._served: dict[Hashable, int] = {}  # key -> how many times it was given to a caller
         self._computing: set[Hashable] = set()
 
     def get(self, key: Hashable, wait_s: float = 0.0) -> Any | None:
@@ -46,6 +48,7 @@ class Results:
             self._cond.wait_for(lambda: key not in self._computing, timeout=wait_s)
             if key in self._done:
                 self._done.move_to_end(key)
+                self._served[key] = self._served.get(key, 0) + 1
                 return self._done[key][0]
             return None
 
@@ -69,7 +72,7 @@ class Results:
             self._computing.discard(key)
             self._done[key] = (value, result_bytes(value))
             self._done.move_to_end(key)
-            self._evict()
+            self._evict(keep=key)
             self._cond.notify_all()
 
     def drop(self, key: Hashable) -> None:
@@ -84,6 +87,7 @@ class Results:
             while not self.claim(key):
                 if key in self._done:
                     self._done.move_to_end(key)
+                    self._served[key] = self._served.get(key, 0) + 1
                     return self._done[key][0]
                 self._cond.wait()
         try:
@@ -106,12 +110,23 @@ class Results:
     def clear(self) -> None:
         with self._cond:
             self._done.clear()
+            self._served.clear()
 
-    def _evict(self) -> None:
+    def _evict(self, keep: Hashable = None) -> None:
+        """Beyond the bounds, forget the results given out least often, the least recently used first among them
+        (never ``keep``, the one just kept): a result a whole class asks for outlasts many that one person
+        computed."""
         total = sum(size for _, size in self._done.values())
-        while self._done and (len(self._done) > self.max_entries or total > self.max_bytes):
-            _, (_, size) = self._done.popitem(last=False)
-            total -= size
+        if len(self._done) <= self.max_entries and total <= self.max_bytes:
+            return
+        ranked = sorted(enumerate(self._done), key=lambda item: (self._served.get(item[1], 0), item[0]))
+        for _, key in ranked:
+            if len(self._done) <= self.max_entries and total <= self.max_bytes:
+                break
+            if key == keep:
+                continue
+            total -= self._done.pop(key)[1]
+            self._served.pop(key, None)
 
 
 RESULTS = Results()  # the server's: shared by every session in this process

@@ -13,8 +13,9 @@ the lead as a whole (:class:`Watch`): taken by the first watcher admitted, relea
 A session that stops watching while others go on takes a copy (``lead.fork()``); the last one keeps the lead.
 A lead whose settings a session then changes is no longer pristine and is forgotten here.
 
-Bounded: leads nobody watches are forgotten, least recently used first, beyond ``max_runs`` runs or
-``max_bytes`` of memory (``RNNLAB_SHARED_RUNS_MB``, 256 MB by default).
+Bounded: leads nobody watches are forgotten beyond ``max_runs`` runs or ``max_bytes`` of memory, those copied least
+often first and the least recently used first among them, so that a class's link outlasts many single students'
+runs (``RNNLAB_SHARED_RUNS_MB``, 256 MB by default).
 """
 
 from __future__ import annotations
@@ -94,6 +95,7 @@ class SharedRuns:
         self._watchers: dict[int, int] = {}  # id(lead) -> sessions watching it
         self._tickets: dict[int, Ticket] = {}  # id(lead) -> the slot held for it
         self._waiting: dict[int, Ticket] = {}  # id(lead) -> its place in the queue while it waits for a slot
+        self._served: dict[int, int] = {}  # id(lead) -> copies given out
 
     def copy_of(self, config: Config, after_step: int = -1, wait_s: float = 2.0) -> Run | None:
         """A copy of ``config``'s lead as of its last finished call, when it has got further than ``after_step``;
@@ -103,7 +105,11 @@ class SharedRuns:
         if lead is None or lead.step <= after_step or (not lead.done and not lead.settle(wait_s)):
             return None
         copy = lead.fork()
-        return copy if copy.pristine and copy.config == config else None
+        if not (copy.pristine and copy.config == config):
+            return None
+        with self._lock:
+            self._served[id(lead)] = self._served.get(id(lead), 0) + 1
+        return copy
 
     def join(self, run: Run) -> Watch | None:
         """Watch the run to train for a session's ``run``: its configuration's lead while others watch it and it
@@ -152,7 +158,7 @@ class SharedRuns:
         """Forget every lead nobody watches."""
         with self._lock:
             for config in [c for c, lead in self._leads.items() if not self._watchers.get(id(lead))]:
-                del self._leads[config]
+                self._served.pop(id(self._leads.pop(config)), None)
 
     # ---- internals ----------------------------------------------------------------------------------------
     def _lead(self, config: Config) -> Run | None:
@@ -167,6 +173,7 @@ class SharedRuns:
         lead = self._leads.get(config)
         if lead is not None and not (lead.pristine and lead.config == config):
             del self._leads[config]
+            self._served.pop(id(lead), None)
             return None
         return lead
 
@@ -207,15 +214,17 @@ class SharedRuns:
         return True
 
     def _evict(self) -> None:
-        """Forget unwatched leads, least recently used first, while over the bounds (with the lock held)."""
+        """Forget unwatched leads while over the bounds (with the lock held): those copied least often first, the
+        least recently used first among them, so that a class's link outlasts the runs of single students."""
         total = sum(lead.nbytes() for lead in self._leads.values())
-        for config in list(self._leads):
+        ranked = sorted(enumerate(self._leads.items()), key=lambda item: (self._served.get(id(item[1][1]), 0), item[0]))
+        for _, (config, lead) in ranked:
             if len(self._leads) <= self.max_runs and total <= self.max_bytes:
                 break
-            lead = self._leads[config]
             if not self._watchers.get(id(lead)):
                 total -= lead.nbytes()
                 del self._leads[config]
+                self._served.pop(id(lead), None)
 
 
 RUNS = SharedRuns()  # the server's: shared by every session in this process

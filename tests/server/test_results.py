@@ -47,3 +47,17 @@ def test_results_are_bounded_least_recently_used_first():
     small.compute("one", lambda: table)
     small.compute("two", lambda: table)
     assert len(small) == 1 and small.get("two") is table and small.nbytes == result_bytes(table)
+
+
+def test_a_result_many_ask_for_outlasts_many_that_nobody_asked_for_again():
+    results = Results(max_entries=5)
+    assert results.claim("the class's probe")
+    results.put("the class's probe", 1)
+    for _ in range(30):
+        assert results.get("the class's probe") == 1
+    for i in range(50):
+        assert results.claim(("one student's", i))
+        results.put(("one student's", i), i)
+        assert results.get(("one student's", i)) == i  # the one just kept is never the one dropped
+    assert results.get("the class's probe") == 1
+    assert len(results) == 5

@@ -1,6 +1,7 @@
 """Identical runs computed once: sessions share the run of one configuration and seed."""
 
 import threading
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -166,3 +167,15 @@ def test_a_view_is_consistent_while_another_thread_trains():
         assert view.step == (h.steps[-1]["step"] if h.steps else 0)
     thread.join()
     assert run.run_chunk(wait=False).step == 400 and run.step == 400  # a finished run trains no further
+
+
+def test_a_link_copied_by_a_class_outlasts_many_single_students_runs():
+    registry = SharedRuns(max_runs=3)
+    link = Run(SMALL)
+    registry.offer(link)
+    for _ in range(10):
+        assert registry.copy_of(SMALL) is not None
+    for seed in range(1, 8):  # students' own runs, each trained and left
+        with registry.join(Run(replace(SMALL, seed=seed))) as watch:
+            assert watch is not None
+    assert registry.is_lead(link) and len(registry) == 3
