@@ -107,6 +107,10 @@ def ray_command() -> str:
     return which
 
 
+WORKERS_KEPT = 4  # idle Ray workers a node keeps: one per web process (Ray job) it serves, and a spare
+IDLE_WORKER_KEPT_MS = 600_000
+
+
 def node_command(role: str, temp_dir: Path, object_store_bytes: int) -> list[str]:
     common = [ray_command(), "start", "--block", "--disable-usage-stats", f"--node-ip-address={HOST}",
               f"--object-store-memory={object_store_bytes}"]
@@ -126,8 +130,11 @@ def start_node(role: str, folder: Path, object_store_bytes: int, netns: str) -> 
 
 
 def node_env() -> dict[str, str]:
-    """The nodes' environment: this process's, with Ray's usage statistics off."""
-    return {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    """The nodes' environment: this process's, with Ray's usage statistics off, and idle workers kept (each web
+    process is a Ray job of its own with workers of its own; with one worker per CPU, Ray kills one job's idle worker
+    whenever the other's task comes, and the next task starts a new one, which loads JAX and compiles again)."""
+    return {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_num_workers_soft_limit": str(WORKERS_KEPT),
+            "RAY_idle_worker_killing_time_threshold_ms": str(IDLE_WORKER_KEPT_MS)}
 
 
 def wait_started(node: Node, deadline: float) -> None:
