@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -129,6 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--setups", default="embedded:1,ray:2", help="EXECUTOR:WEB, comma-separated")
     parser.add_argument("--rows", default="30:half", help="N:mix, comma-separated")
     parser.add_argument("--timeout", type=float, default=900.0, help="seconds each session may take")
+    parser.add_argument("--keep-ledger", default="", help="a folder to copy each setup's ledger to")
     args = parser.parse_args(argv)
     setups = [(executor, int(count)) for executor, count in (s.split(":") for s in args.setups.split(","))]
     rows = [(int(n), mix) for n, mix in (r.split(":") for r in args.rows.split(","))]
@@ -155,6 +157,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if summary.get("errors"):
                     print(f"errors: {summary['errors'][:5]}", file=sys.stderr)
             print("\n" + WORK_HEADER + "\n" + "\n".join(works) + "\n", flush=True)
+            if args.keep_ledger:
+                shutil.copy(LEDGER, Path(args.keep_ledger) / f"ledger-{executor}-{count}.jsonl")
         finally:
             local.down(FOLDER, NETNS)
     return 0
