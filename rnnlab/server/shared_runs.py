@@ -13,9 +13,10 @@ the lead as a whole (:class:`Watch`): taken by the first watcher admitted, relea
 A session that stops watching while others go on takes a copy (``lead.fork()``); the last one keeps the lead.
 A lead whose settings a session then changes is no longer pristine and is forgotten here.
 
-Bounded: leads nobody watches are forgotten beyond ``max_runs`` runs or ``max_bytes`` of memory, those copied least
-often first and the least recently used first among them, so that a class's link outlasts many single students'
-runs (``RNNLAB_SHARED_RUNS_MB``, 256 MB by default).
+Bounded: leads nobody watches are forgotten beyond ``max_runs`` such runs or ``max_bytes`` of their memory
+(``RNNLAB_SHARED_RUNS_MB``, 256 MB by default; those watched are kept alive by their sessions anyway), those copied
+least often first and the least recently used first among them, so that a class's link outlasts many single
+students' runs, however many of those wait in the queue.
 """
 
 from __future__ import annotations
@@ -214,17 +215,18 @@ class SharedRuns:
         return True
 
     def _evict(self) -> None:
-        """Forget unwatched leads while over the bounds (with the lock held): those copied least often first, the
-        least recently used first among them, so that a class's link outlasts the runs of single students."""
-        total = sum(lead.nbytes() for lead in self._leads.values())
-        ranked = sorted(enumerate(self._leads.items()), key=lambda item: (self._served.get(id(item[1][1]), 0), item[0]))
-        for _, (config, lead) in ranked:
-            if len(self._leads) <= self.max_runs and total <= self.max_bytes:
+        """Forget unwatched leads while they are over the bounds (with the lock held): those copied least often
+        first, the least recently used first among them, so that a class's link outlasts the runs of single students,
+        however many of those wait in the queue."""
+        idle = [(i, config, lead) for i, (config, lead) in enumerate(self._leads.items())
+                if not self._watchers.get(id(lead))]  # those watched are kept alive by their sessions anyway
+        count, total = len(idle), sum(lead.nbytes() for _, _, lead in idle)
+        for _, config, lead in sorted(idle, key=lambda item: (self._served.get(id(item[2]), 0), item[0])):
+            if count <= self.max_runs and total <= self.max_bytes:
                 break
-            if not self._watchers.get(id(lead)):
-                total -= lead.nbytes()
-                del self._leads[config]
-                self._served.pop(id(lead), None)
+            count, total = count - 1, total - lead.nbytes()
+            del self._leads[config]
+            self._served.pop(id(lead), None)
 
 
 RUNS = SharedRuns()  # the server's: shared by every session in this process

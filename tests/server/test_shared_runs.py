@@ -129,7 +129,7 @@ def test_unwatched_leads_are_forgotten_beyond_the_bounds_and_watched_ones_are_ke
     watched = registry.join(Run(configs[0]))
     for config in configs[1:]:
         registry.join(Run(config)).leave()
-    assert len(registry) == 2 and registry.is_lead(watched.lead)  # the oldest unwatched ones went first
+    assert len(registry) == 3 and registry.is_lead(watched.lead)  # two unwatched kept: the oldest went first
     assert registry.copy_of(configs[3]) is not None and registry.copy_of(configs[1]) is None
     watched.leave()
     monkeypatch.setenv("RNNLAB_SHARED_RUNS_MB", "1.5")
@@ -178,4 +178,17 @@ def test_a_link_copied_by_a_class_outlasts_many_single_students_runs():
     for seed in range(1, 8):  # students' own runs, each trained and left
         with registry.join(Run(replace(SMALL, seed=seed))) as watch:
             assert watch is not None
+    assert registry.is_lead(link) and len(registry) == 3
+
+
+def test_a_link_outlasts_a_queue_of_students_runs_longer_than_the_bound():
+    registry = SharedRuns(max_runs=3)
+    link = Run(SMALL)
+    registry.offer(link)
+    assert registry.copy_of(SMALL) is not None
+    waiting = [registry.join(Run(replace(SMALL, seed=seed))) for seed in range(1, 8)]  # queued: watched, not trained
+    assert registry.is_lead(link) and registry.copy_of(SMALL) is not None
+    for watch in waiting:
+        assert watch is not None
+        watch.leave()
     assert registry.is_lead(link) and len(registry) == 3
