@@ -222,7 +222,7 @@ class TaskProgress:
         self.token = token
         self.kills: list = []
         self.sent_at = 0.0
-        self.actor = None
+        self.actor: Any = None
 
     def reported(self, fraction: float | None, note: str | None) -> None:
         now = time.monotonic()

@@ -9,7 +9,8 @@ in the 10 s from 2 s after its last session left (the machine doing nothing else
 (:mod:`rnnlab.ledger`): after each row, a second table says how many training steps were computed, whether any
 step of any run was computed twice, the most slots one browser held against its share, how many browsers were
 admitted, and the CPU seconds each kind of process used in the 5 s from when the client returned (12 s or more after
-the last session left). Needs root, Debian's haproxy and, for Ray, requirements-ray.txt.
+the last session left), and a last line counts the whole setup (a step computed in one row and again in a later
+one counts as computed twice). Needs root, Debian's haproxy and, for Ray, requirements-ray.txt.
 
 ``python -m tests.load.tier_curve --setups embedded:1,ray:2 --rows 30:half,100:half``
 """
@@ -95,7 +96,7 @@ def cpu_by_role(netns: str, window_s: float = AFTER_S) -> dict[str, float]:
     return {k: round(v, 2) for k, v in used.items()}
 
 
-def work_row(setup: str, n: int, lines: list[dict], cpu: dict[str, float]) -> str:
+def work_row(setup: str, n: int | str, lines: list[dict], cpu: dict) -> str:
     w = work_done(lines)
     return (f"| {setup} | {n} | {w['runs']} | {w['steps']} | {w['twice']} | {w['most_held']} ({w['share']}) | "
             f"{w['clients']} | {cpu['web']} | {cpu['workers']} | {cpu['ray']} |")
@@ -156,6 +157,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print("\n".join(table_rows(label, n, shown, summary)), flush=True)
                 if summary.get("errors"):
                     print(f"errors: {summary['errors'][:5]}", file=sys.stderr)
+            works.append(work_row(label, "all rows", ledger.read(LEDGER), {"web": "", "workers": "", "ray": ""}))
             print("\n" + WORK_HEADER + "\n" + "\n".join(works) + "\n", flush=True)
             if args.keep_ledger:
                 shutil.copy(LEDGER, Path(args.keep_ledger) / f"ledger-{executor}-{count}.jsonl")
