@@ -357,8 +357,11 @@ def test_a_closed_tab_ends_a_long_compile_and_the_server_idles(browser, artifact
         wait_until_idle(started[0].pid)
         press(page, "Train")
         page.get_by_text("Stop ends it at once").wait_for(timeout=FIRST_CHART_TIMEOUT_MS)
-        time.sleep(3)  # into the compile itself (the worker has imported JAX)
+        seen_until = time.monotonic() + 3
+        while not precompile_workers() and time.monotonic() < seen_until:
+            time.sleep(0.1)
         assert precompile_workers(), "the compile runs in a worker process"
+        time.sleep(1)  # into the worker's import of JAX, well before its compile ends (about 5 s here)
         context.close()  # the tab is gone
         deadline = time.monotonic() + 10
         while precompile_workers() and time.monotonic() < deadline:
