@@ -2,7 +2,8 @@
 
 Imports go one way, from the base up (tests/test_layout.py checks it):
 
-- base: :mod:`.text` (user-facing text helpers), :mod:`.device` (what JAX runs on, the memory runs may use),
+- base: :mod:`.i18n` (the interface's language: catalogs, messages, numbers as each language writes them),
+  :mod:`.text` (user-facing text helpers), :mod:`.device` (what JAX runs on, the memory runs may use),
   :mod:`.norms` (norms that survive float32's range), :mod:`.memory` (freed memory given back to the system),
   :mod:`.ledger` (an optional record of the heavy work done, for load measurements);
 - :mod:`.model`: cells, tasks, the sequence model and the optimisers;

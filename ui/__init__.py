@@ -1,5 +1,7 @@
 """The Streamlit side of rnnlab: helpers the page scripts in ``pages/`` share (the logic lives in ``rnnlab``).
 
+- :mod:`ui.language`: the reader's language for each script run (the link's ``lang``, then the browser's), and
+  the sidebar's language selector.
 - :mod:`ui.session`: the session's experiment, kept in step with the URL, and the tab's reload token.
 - :mod:`ui.controls`: the sidebar's experiment controls, generated from ``rnnlab.config.SETTINGS``.
 - :mod:`ui.queue`: waiting for a server-wide training slot, with the queue position on screen.

@@ -5,7 +5,8 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 # No floating toolbar: on a phone it covers titles and legends. Dragging still zooms, a double click resets.
-CHART_CONFIG = {"displayModeBar": False, "displaylogo": False}
+# No tips either: Plotly's "Double-click to zoom back out" would be in English whatever the reader's language.
+CHART_CONFIG = {"displayModeBar": False, "displaylogo": False, "showTips": False}
 
 
 def chart(container, figure: go.Figure, key: str) -> None:

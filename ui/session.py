@@ -10,6 +10,7 @@ import streamlit as st
 from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from rnnlab.i18n import _
 from rnnlab.server import session_store
 from rnnlab.sharing.urlstate import CONFIG_KEYS, UrlState, parse_query, to_query
 from rnnlab.text import escape_markdown
@@ -36,6 +37,7 @@ def url_state() -> UrlState:
         parsed = parse_query(url)
         ss.url_state = parsed
         ss.url_notes = list(parsed.notes)
+        ss.url_read = url  # read again in the reader's language when the notes are shown
         ss.autorun_pending = parsed.autorun
         for key in (CONFIG_KEYS + ("compare_zero", "sweep_cells", "sweep_lengths", "sweep_weights")
                     + tuple(f"cmp_{name}" for name in parsed.compare)):
@@ -123,9 +125,12 @@ def share_link(parsed: UrlState) -> str:
 
 def show_url_notes() -> None:
     """What the URL asked for that could not be used."""
-    notes = st.session_state.get("url_notes")
+    ss = st.session_state
+    if not ss.get("url_notes"):
+        return
+    notes = parse_query(ss.url_read).notes if "url_read" in ss else ss.url_notes
     if notes:
-        st.warning("Some settings in the link could not be used; defaults were kept:\n\n"
+        st.warning(_("Some settings in the link could not be used; defaults were kept:") + "\n\n"
                    + "\n".join(f"- {escape_markdown(n)}" for n in notes), icon=":material/link_off:")
 
 

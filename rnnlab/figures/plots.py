@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from rnnlab.i18n import language_layout
 from rnnlab.norms import ZERO_CAUSES, ZERO_NORM
 from rnnlab.probing.probes import (
     F32_LOG10_FLOOR,
@@ -53,7 +54,7 @@ def style_figure(fig: go.Figure, title: str, x: str, y: str, log_y: bool = False
     fig.update_layout(title=wrapped, xaxis_title=x, yaxis_title=y,
                       margin=dict(l=10, r=10, t=50 if wrapped == title else 72, b=10),
                       legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0.0),
-                      height=380, colorway=COLORS)
+                      height=380, colorway=COLORS, **language_layout())
     fig.update_xaxes(**NUMBER_AXIS)
     fig.update_yaxes(**NUMBER_AXIS)
     if log_y:

@@ -19,6 +19,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from rnnlab.device import env_float
+from rnnlab.i18n import language
 
 T = TypeVar("T")
 
@@ -52,11 +53,11 @@ def view_bytes(value: Any) -> int:
 
 
 def view_key(run: Any, *parts: Hashable) -> tuple | None:
-    """The key of a view of ``run`` at its step, depending on ``parts`` too; None (not shared) when the run is not
-    pristine (its history is not its configuration's alone)."""
+    """The key of a view of ``run`` at its step in the reader's language, depending on ``parts`` too; None (not
+    shared) when the run is not pristine (its history is not its configuration's alone)."""
     if not getattr(run, "pristine", False):
         return None
-    return (run.config, run.step, *parts)
+    return (run.config, run.step, language(), *parts)
 
 
 class SharedViews:

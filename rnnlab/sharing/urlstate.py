@@ -16,6 +16,7 @@ from typing import Any
 
 from rnnlab.config import CONTROL_RANGES, Config
 from rnnlab.grids import COMPARE_DEFAULTS, DEFAULT_SWEEP_CELLS, DEFAULT_SWEEP_LENGTHS, FIELDS, SWEEP_WEIGHTS
+from rnnlab.i18n import LANGUAGES, parse_language
 from rnnlab.model.cells import CELLS
 from rnnlab.text import shorten, whole
 
@@ -40,6 +41,7 @@ class UrlState:
     compare: dict[str, str] = field(default_factory=lambda: dict(COMPARE_DEFAULTS))  # what Compare varies
     compare_zero: bool = False
     autorun: bool = False
+    lang: str | None = None  # the interface's language when the link chose one ('en', 'zh', 'ru')
     notes: list[str] = field(default_factory=list)
 
 
@@ -144,6 +146,13 @@ def _read_flag(text: str) -> bool:
     return value in ON
 
 
+def _read_lang(text: str) -> str:
+    lang = parse_language(text)
+    if lang is None:
+        raise ValueError(", ".join(LANGUAGES))
+    return lang
+
+
 def _compare_key(name: str) -> UrlKey:
     """``cmp_<name>``: what the Compare page varies for one sweep field, as typed (duplicates dropped)."""
     return UrlKey(f"cmp_{name}", "compare", lambda text: ", ".join(map(str, FIELDS[name].parse(text))),
@@ -159,6 +168,7 @@ URL_KEYS: tuple[UrlKey, ...] = (
     *(_compare_key(name) for name in COMPARE_DEFAULTS),
     UrlKey("compare_zero", "compare_zero", _read_flag, lambda on: "1", IGNORED),
     UrlKey("run", "autorun", _read_flag, lambda on: "1", IGNORED),
+    UrlKey("lang", "lang", _read_lang, str, "Ignored lang={value!r}: use {reason}."),
 )
 KNOWN_KEYS = frozenset(CONFIG_KEYS) | {"hide"} | {key.name for key in URL_KEYS}
 

@@ -1,0 +1,353 @@
+"""The interface's language: gettext catalogs (one domain, ``rnnlab``), chosen per script run, and numbers written
+as each language writes them.
+
+One server serves every reader, so the language is a context variable that the entry point sets at the top of each
+script run (:func:`set_language`), never a process-wide ``gettext.install``. English is the source language.
+
+- ``_(text)``, ``ngettext(one, many, n)``, ``pgettext(context, text)``: the translation, as gettext gives it.
+- ``t(text, **values)``, ``tn(one, many, n, **values)``, ``tp(context, text, **values)``: the translation with its
+  named ``{placeholders}`` filled; a number in a placeholder is written the reader's way (``{x:.2g}`` gives
+  ``1.6e-07`` in English, ``1.6×10⁻⁷`` in Chinese, ``1,6·10⁻⁷`` in Russian).
+- ``N_(text)`` marks text made at import (a setting's label) for extraction; translate it where it is shown.
+- :class:`Msg` is a message kept as its id and values (in session state, or made in a worker thread) and
+  rendered in the language of whoever reads it: ``str(Msg(...))``.
+
+The catalogs are ``rnnlab/i18n/locale/<locale>/LC_MESSAGES/rnnlab.po``; their ``.mo`` files are compiled from them
+on first use whenever missing or older (:func:`compile_catalogs`). :mod:`.catalogs` (``python -m rnnlab.i18n``, see
+:mod:`.__main__`) extracts the messages and keeps the catalogs up to date.
+"""
+
+from __future__ import annotations
+
+import gettext
+import os
+import re
+import string
+import tempfile
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar, Token
+from numbers import Number
+from pathlib import Path
+from typing import Any
+
+DOMAIN = "rnnlab"
+LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+ENGLISH = "en"
+LANGUAGES: dict[str, str] = {"en": "English", "zh": "中文", "ru": "Русский"}  # each in its own language
+CATALOGS: dict[str, str] = {"zh": "zh_Hans", "ru": "ru"}  # the catalog folder of each translated language
+PSEUDO = "qps"  # a test-only language that marks every translated message: ⟦...⟧
+PSEUDO_OPEN, PSEUDO_CLOSE = "⟦", "⟧"
+ALIASES: dict[str, str] = {"zh-cn": "zh", "zh-hans": "zh", "zh-sg": "zh", "zh-tw": "zh", "zh-hk": "zh",
+                           "zh-hant": "zh", "zh-mo": "zh", "ru-ru": "ru", "en-us": "en", "en-gb": "en"}
+
+_current: ContextVar[str] = ContextVar("rnnlab_language", default=ENGLISH)
+_lock = threading.Lock()
+_translations: dict[str, gettext.NullTranslations] = {}
+
+
+# ---- choosing the language ------------------------------------------------------------------------------------
+def language() -> str:
+    """The language of this script run (or thread): 'en', 'zh' or 'ru'."""
+    return _current.get()
+
+
+def set_language(lang: str) -> Token:
+    """Make ``lang`` the language of this script run; returns the token to reset it with."""
+    if lang not in LANGUAGES and lang != PSEUDO:
+        raise ValueError(f"unknown language {lang!r}")
+    return _current.set(lang)
+
+
+@contextmanager
+def using(lang: str) -> Iterator[None]:
+    """Everything inside speaks ``lang``."""
+    token = set_language(lang)
+    try:
+        yield
+    finally:
+        _current.reset(token)
+
+
+def parse_language(text: str | None) -> str | None:
+    """'zh', 'zh-CN', 'zh_Hans', 'RU' -> 'zh' / 'ru'; None for anything that is not one of the app's languages."""
+    if text is None:
+        return None
+    key = str(text).strip().lower().replace("_", "-")
+    if key in LANGUAGES:
+        return key
+    if key in ALIASES:
+        return ALIASES[key]
+    if key == PSEUDO and os.environ.get("RNNLAB_PSEUDO_LANGUAGE") == "1":
+        return PSEUDO
+    return None
+
+
+def negotiate(accept_language: str | None, browser_locale: str | None = None) -> str:
+    """The reader's language from the Accept-Language header (its q-order), then the browser's locale, else English.
+
+    Only the app's languages match, by their primary tag: 'de-DE,ru;q=0.9' -> 'ru'; 'zh-TW' -> 'zh'; 'uk' -> 'en'.
+    """
+    prefs: list[tuple[float, int, str]] = []
+    for i, part in enumerate((accept_language or "").split(",")):
+        tag, _sep, params = part.strip().partition(";")
+        q = 1.0
+        match = re.search(r"q\s*=\s*([0-9.]+)", params)
+        if match:
+            try:
+                q = float(match.group(1))
+            except ValueError:
+                q = 0.0
+        if tag and q > 0:
+            prefs.append((-q, i, tag))
+    for _q, _i, tag in sorted(prefs):
+        found = parse_language(tag) or parse_language(tag.split("-")[0])
+        if found and found != PSEUDO:
+            return found
+    if browser_locale:
+        found = parse_language(browser_locale) or parse_language(browser_locale.replace("_", "-").split("-")[0])
+        if found and found != PSEUDO:
+            return found
+    return ENGLISH
+
+
+# ---- catalogs -------------------------------------------------------------------------------------------------
+def compile_catalogs(out_dir: Path | None = None) -> Path:
+    """Compile every ``.po`` catalog to ``.mo`` where the ``.mo`` is missing or older; returns the folder that holds
+    them (the catalogs' own folder, or a private temporary one when that cannot be written)."""
+    from babel.messages.mofile import write_mo
+    from babel.messages.pofile import read_po
+
+    target = out_dir or LOCALE_DIR
+    for folder in CATALOGS.values():
+        po = LOCALE_DIR / folder / "LC_MESSAGES" / f"{DOMAIN}.po"
+        mo = target / folder / "LC_MESSAGES" / f"{DOMAIN}.mo"
+        if not po.exists() or (mo.exists() and mo.stat().st_mtime >= po.stat().st_mtime):
+            continue
+        with po.open("rb") as f:
+            catalog = read_po(f, locale=folder)
+        try:
+            mo.parent.mkdir(parents=True, exist_ok=True)
+            tmp = mo.with_name(f".{mo.name}.{os.getpid()}.{threading.get_ident()}")
+            with tmp.open("wb") as f:
+                write_mo(f, catalog, use_fuzzy=False)
+            tmp.replace(mo)
+        except OSError:
+            if out_dir is not None:
+                raise
+            return compile_catalogs(Path(tempfile.mkdtemp(prefix="rnnlab-locale-")))
+    return target
+
+
+class _Pseudo(gettext.NullTranslations):
+    """Every message marked, so that text which never passed through the catalog stands out."""
+
+    def gettext(self, message: str) -> str:
+        return f"{PSEUDO_OPEN}{message}{PSEUDO_CLOSE}"
+
+    def ngettext(self, msgid1: str, msgid2: str, n: int) -> str:
+        return self.gettext(msgid1 if n == 1 else msgid2)
+
+    def pgettext(self, context: str, message: str) -> str:
+        return self.gettext(message)
+
+    def npgettext(self, context: str, msgid1: str, msgid2: str, n: int) -> str:
+        return self.ngettext(msgid1, msgid2, n)
+
+
+def translations(lang: str) -> gettext.NullTranslations:
+    """The catalog of ``lang`` (English: the messages as written), loaded once."""
+    found = _translations.get(lang)
+    if found is not None:
+        return found
+    with _lock:
+        if lang not in _translations:
+            if lang == PSEUDO:
+                _translations[lang] = _Pseudo()
+            elif lang in CATALOGS:
+                folder = compile_catalogs()
+                _translations[lang] = gettext.translation(DOMAIN, folder, languages=[CATALOGS[lang]],
+                                                          fallback=True)
+            else:
+                _translations[lang] = gettext.NullTranslations()
+        return _translations[lang]
+
+
+def reload_catalogs() -> None:
+    """Forget the loaded catalogs (after the ``.po`` files changed)."""
+    with _lock:
+        _translations.clear()
+
+
+# ---- translating ----------------------------------------------------------------------------------------------
+def _(message: str) -> str:
+    """``message`` in the current language."""
+    return translations(language()).gettext(message)
+
+
+def N_(message: str) -> str:
+    """Mark ``message`` for the catalog without translating it now (text made at import)."""
+    return message
+
+
+def ngettext(singular: str, plural: str, n: int) -> str:
+    """The form of a counted message for ``n`` (Russian has three)."""
+    return translations(language()).ngettext(singular, plural, int(n))
+
+
+def pgettext(context: str, message: str) -> str:
+    """``message`` in the current language, told apart from the same words elsewhere by ``context``."""
+    return translations(language()).pgettext(context, message)
+
+
+def t(message: str, /, **values: Any) -> str:
+    """``message`` translated, its named placeholders filled (numbers written the reader's way)."""
+    return fill(_(message), values)
+
+
+def tn(singular: str, plural: str, n: int, /, **values: Any) -> str:
+    """A counted message translated and filled; ``{n}`` is the count unless ``values`` name it."""
+    return fill(ngettext(singular, plural, n), {"n": n, **values})
+
+
+def tp(context: str, message: str, /, **values: Any) -> str:
+    """``message`` in ``context`` translated and filled."""
+    return fill(pgettext(context, message), values)
+
+
+class Msg:
+    """A message kept as its id and values, rendered in the reader's language when shown (``str(msg)``).
+
+    Values may be messages themselves. A counted message is a :class:`MsgN`."""
+
+    __slots__ = ("message", "values")
+
+    def __init__(self, message: str, /, **values: Any):
+        self.message, self.values = message, values
+
+    def __str__(self) -> str:
+        return t(self.message, **self.values)
+
+    def key(self) -> tuple:
+        """What tells two messages apart."""
+        return (type(self).__name__, self.message, tuple(sorted((k, repr(v)) for k, v in self.values.items())))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r}, {self.values!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Msg) and self.key() == other.key()
+
+    def __hash__(self) -> int:
+        return hash(self.key())
+
+
+class MsgN(Msg):
+    """A counted message kept as its id, its count and its values: ``MsgN(one, many, n, **values)``."""
+
+    __slots__ = ("plural", "n")
+
+    def __init__(self, singular: str, plural: str, n: int, /, **values: Any):
+        super().__init__(singular, **values)
+        self.plural, self.n = plural, int(n)
+
+    def __str__(self) -> str:
+        return tn(self.message, self.plural, self.n, **self.values)
+
+    def key(self) -> tuple:
+        return (*super().key(), self.plural, self.n)
+
+
+def text(value: object) -> str:
+    """A message, a marked string (translated) or any other value, as the reader reads it."""
+    if isinstance(value, Msg):
+        return str(value)
+    if isinstance(value, str):
+        return _(value) if value else value
+    return str(value)
+
+
+# ---- numbers --------------------------------------------------------------------------------------------------
+_SUPERSCRIPT = str.maketrans("0123456789-+", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺")
+_NUMBER = re.compile(r"^(?P<sign>[-+ ]?)(?P<mant>[0-9][0-9,]*(?:\.[0-9]*)?)(?:[eE](?P<exp>[-+]?[0-9]+))?"
+                     r"(?P<rest>%?)$")
+NBSP = "\u00a0"
+
+
+def localize_number(written: str, lang: str | None = None) -> str:
+    """A number Python wrote ('1,234.5', '1.6e-07', '12.5%') as ``lang`` writes it in prose; English unchanged.
+
+    Russian: a decimal comma, a no-break space between thousands, '1,6·10⁻⁷'. Chinese: '1.6×10⁻⁷'."""
+    lang = lang or language()
+    if lang not in ("zh", "ru"):
+        return written
+    match = _NUMBER.match(written.strip())
+    if not match:
+        return written
+    sign, mant, exp, rest = match["sign"].strip(), match["mant"], match["exp"], match["rest"]
+    if lang == "ru":
+        mant = mant.replace(",", NBSP).replace(".", ",")
+    if exp is not None:
+        power = "10" + str(int(exp)).translate(_SUPERSCRIPT)
+        times = "·" if lang == "ru" else "×"
+        mant = power if mant in ("1", "1.0", "1,0") else f"{mant}{times}{power}"
+    return f"{sign}{mant}{rest}"
+
+
+class _Formatter(string.Formatter):
+    def format_field(self, value: Any, format_spec: str) -> str:
+        if isinstance(value, Msg):
+            value = str(value)
+        written = format(value, format_spec)
+        if isinstance(value, Number) and not isinstance(value, bool):
+            return localize_number(written)
+        if hasattr(value, "dtype") and hasattr(value, "item"):  # a numpy scalar
+            return localize_number(written)
+        return written
+
+
+_FORMATTER = _Formatter()
+
+
+def fill(template: str, values: Mapping[str, Any]) -> str:
+    """``template``'s named placeholders filled from ``values``, numbers written the current language's way."""
+    if not values:
+        return template
+    return _FORMATTER.vformat(template, (), dict(values))
+
+
+def number(value: float, spec: str = "g") -> str:
+    """``value`` formatted with ``spec`` and written the reader's way (for text outside a message)."""
+    return localize_number(format(value, spec))
+
+
+def plotly_separators(lang: str | None = None) -> str:
+    """Plotly's ``layout.separators`` for the language: the decimal mark, then the thousands separator."""
+    return ", " if (lang or language()) == "ru" else ".,"
+
+
+CJK_FONTS = "Source Sans, Noto Sans CJK SC, Noto Sans SC, PingFang SC, Microsoft YaHei, sans-serif"
+
+
+def language_layout(lang: str | None = None) -> dict[str, Any]:
+    """What a Plotly figure's layout needs for the language: its decimal mark, and Chinese glyphs' font."""
+    lang = lang or language()
+    layout: dict[str, Any] = {}
+    if lang == "ru":
+        layout["separators"] = plotly_separators(lang)
+    if lang == "zh":
+        layout["font"] = {"family": CJK_FONTS}
+    return layout
+
+
+def join_list(items: list[str], lang: str | None = None) -> str:
+    """'a, b and c' the language's way (an enumeration, not a code list)."""
+    items = [str(i) for i in items]
+    if len(items) < 2:
+        return "".join(items)
+    lang = lang or language()
+    if lang == "zh":
+        return "、".join(items[:-1]) + "和" + items[-1]
+    conj = {"ru": " и ", "en": " and "}.get(lang, " and ")
+    return ", ".join(items[:-1]) + conj + items[-1]
