@@ -13,7 +13,9 @@ import streamlit as st
 from rnnlab.figures import ab
 from rnnlab.figures.run_views import carry_view, loss_view, per_step_view
 from rnnlab.figures.shared import VIEWS, view_key
+from rnnlab.i18n import _, number, t, text, tn
 from rnnlab.probing import probes
+from rnnlab.probing.analysis import join_sentences
 from rnnlab.training import estimate
 from rnnlab.training.train import Run, RunView
 from ui.charts import chart
@@ -43,14 +45,23 @@ def places() -> Places:
 def draw_progress(where: Places, run: Run | RunView, steps_per_second: float | None = None) -> None:
     """The progress bar (with the speed when known), why the run stopped, or that it finished."""
     fraction = min(1.0, run.step / max(run.config.steps, 1))
-    speed = f" · {estimate.format_rate(steps_per_second)}" if steps_per_second else ""
-    where.progress.progress(fraction, text=f"step {run.step} / {run.config.steps}{speed}")
+    if steps_per_second:
+        # TRANSLATORS: the progress bar: "step 30 / 300 · 120 steps/s".
+        line = t("step {step} / {steps} · {speed}", step=run.step, steps=run.config.steps,
+                 speed=estimate.format_rate(steps_per_second))
+    else:
+        # TRANSLATORS: the progress bar: "step 30 / 300".
+        line = t("step {step} / {steps}", step=run.step, steps=run.config.steps)
+    where.progress.progress(fraction, text=line)
     if run.history.stop_reason:
-        where.status.error(f"{run.history.stop_reason} Then press Train for a new run.", icon=":material/warning:")
+        # TRANSLATORS: {reason} is why the run stopped (a sentence or two).
+        where.status.error(t("{reason} Then press Train for a new run.", reason=text(run.history.stop_reason)),
+                           icon=":material/warning:")
     else:
         where.status.empty()
     if run.done and not run.history.stop_reason:
-        where.finished.success(f"Finished {run.step} steps.", icon=":material/check_circle:")
+        where.finished.success(tn("Finished {n} step.", "Finished {n} steps.", run.step),
+                               icon=":material/check_circle:")
     else:
         where.finished.empty()
 
@@ -73,22 +84,24 @@ def draw_loss(run: RunView, n: int) -> None:
     """1. The training and evaluation loss (and the metric when it is not the loss), divergence marked."""
     task = run.program.task
     loss, metric = VIEWS.get(view_key(run, "loss"), lambda: loss_view(run))
-    st.subheader("1. Loss")
+    st.subheader(_("1. Loss"))
     if metric is None:  # the metric is the loss itself: one chart
         chart(st, loss, key=f"loss_{n}")
     else:
         left, right = st.columns(2)
         chart(left, loss, key=f"loss_{n}")
         chart(right, metric, key=f"metric_{n}")
-    explain(f"The training loss of each batch (a fresh batch every step) and the loss on a fixed evaluation "
-            f"batch after each chunk, on a log scale. The dashed line is the memoryless baseline: the loss "
-            f"of the best prediction that sees, at each step, only the position and the current input, and "
-            f"nothing earlier ({task.baseline_text}). A cell below it uses what it remembers.")
+    # TRANSLATORS: {baseline} is how the task's memoryless baseline is computed ("chance over 4 classes: ln 4").
+    explain(t("The training loss of each batch (a fresh batch every step) and the loss on a fixed evaluation "
+              "batch after each chunk, on a log scale. The dashed line is the memoryless baseline: the loss "
+              "of the best prediction that sees, at each step, only the position and the current input, and "
+              "nothing earlier ({baseline}). A cell below it uses what it remembers.",
+              baseline=text(task.baseline_text)))
 
 
 def draw_ab(pinned: RunView, run: Run | RunView, n: int) -> None:
     """Run A (pinned) and this run (B) on shared axes, and the comparison in numbers."""
-    st.subheader("A/B: the pinned run (A) and this one (B)")
+    st.subheader(_("A/B: the pinned run (A) and this one (B)"))
     a_label, b_label = ab.labels(pinned.config, run.config)
     baseline = run.program.task.baseline(run.config.seq_len) if pinned.config.task == run.config.task else None
     left, right = st.columns(2)
@@ -103,14 +116,27 @@ def draw_initial_carry(run: Run | RunView, shown: RunView, n: int, zero: Run | N
     """2. The initial carry (of ``shown``, a view of ``run``): its units after every chunk, its distance from the
     start and its path (PCA); for a carry that is not learned, the robustness table when ``robustness`` is given."""
     history, mode = shown.history, shown.config.carry_mode
-    st.subheader("2. The initial carry")
+    st.subheader(_("2. The initial carry"))
     if mode != "learnable":
-        what = ("drawn once for the whole run" if mode == "fixed"
-                else "drawn again for every batch (the evaluation batch's draw is shown)")
-        st.info(f"In **{mode}** mode the initial carry is not a parameter: it is "
-                f"`cell.initialize_carry(key, input_shape)` with {run.config.carry_init}, {what}, so it does "
-                "not learn. The heatmap shows what it is; choose the learnable mode to watch it move.",
-                icon=":material/lock:")
+        if mode == "fixed":
+            # TRANSLATORS: {init} is carry_init's value (zeros, normal...): code, kept as it is.
+            said = t("In **fixed** mode the initial carry is not a parameter: it is "
+                     "`cell.initialize_carry(key, input_shape)` with {init}, drawn once for the whole run, so it "
+                     "does not learn. The heatmap shows what it is; choose the learnable mode to watch it move.",
+                     init=run.config.carry_init)
+        elif mode == "noisy":
+            # TRANSLATORS: {init} is carry_init's value (zeros, normal...): code, kept as it is.
+            said = t("In **noisy** mode the initial carry is not a parameter: it is "
+                     "`cell.initialize_carry(key, input_shape)` with {init}, drawn again for every batch (the "
+                     "evaluation batch's draw is shown), so it does not learn. The heatmap shows what it is; choose "
+                     "the learnable mode to watch it move.", init=run.config.carry_init)
+        else:
+            # TRANSLATORS: {mode} is a carry mode's id, {init} carry_init's value: code, kept as they are.
+            said = t("In **{mode}** mode the initial carry is not a parameter: it is "
+                     "`cell.initialize_carry(key, input_shape)` with {init}, drawn again for every batch (the "
+                     "evaluation batch's draw is shown), so it does not learn. The heatmap shows what it is; choose "
+                     "the learnable mode to watch it move.", mode=mode, init=run.config.carry_init)
+        st.info(said, icon=":material/lock:")
     view = VIEWS.get(view_key(shown, "carry"), lambda: carry_view(history))
     for leaf, heatmap in zip(history.leaves, view.heatmaps):
         chart(st, heatmap, key=f"heat_{leaf}_{n}")
@@ -121,37 +147,69 @@ def draw_initial_carry(run: Run | RunView, shown: RunView, n: int, zero: Run | N
         draw_robustness(run, zero, robustness)
     if view.movement:
         st.markdown(view.movement)
-    explain("A learnable initial carry is a parameter per carry leaf (`c0`, `h0`), broadcast over the batch "
+    explain(_("A learnable initial carry is a parameter per carry leaf (`c0`, `h0`), broadcast over the batch "
             "and trained with the weights; its gradient is the sum over the batch of dL/dh_0. The heatmap "
             "shows each unit after every chunk, the middle chart its distance from where it started, and "
             "the right one its path projected on the two directions it varied most (PCA). LSTMs carry two "
             "leaves, c and h, shown separately. Gers, Schraudolph & Schmidhuber (2002) argue the initial "
-            "state should be learned.")
+            "state should be learned."))
 
 
 def draw_robustness(run: Run, zero: Run | None, robustness: Robustness) -> None:
     """How the model does when started from other initial carries, beside its zero-carry twin when there is one."""
-    losses = {f"this run ({run.config.carry_mode} carry)": robustness(run).set_index("start")["loss"]}
+    # TRANSLATORS: a table's column: "this run (fixed carry)".
+    losses = {t("this run ({mode})", mode=ab.carry_mode_label(run.config.carry_mode)):
+              robustness(run).set_index("start")["loss"]}
     if zero is not None:
-        losses["trained from a zero carry"] = robustness(zero).set_index("start")["loss"]
+        losses[_("trained from a zero carry")] = robustness(zero).set_index("start")["loss"]
     table = pd.DataFrame(losses)
-    st.markdown("**Started from other initial carries** (the evaluation batch's loss; fresh carries: the mean "
-                f"of {probes.ROBUSTNESS_DRAWS} draws):")
+    table.index = start_names(run, table.index)
+    st.markdown(t("**Started from other initial carries** (the evaluation batch's loss; fresh carries: the mean "
+                  "of {draws} draws):", draws=probes.ROBUSTNESS_DRAWS))
     st.dataframe(table, column_config={c: st.column_config.NumberColumn(format="%.3g") for c in table.columns})
     if zero is not None:
         mine, theirs = table.iloc[1, 0], table.iloc[1, 1]
-        ratio = f"{theirs / mine:.3g} times as large" if theirs >= mine else f"{mine / theirs:.3g} times smaller"
-        st.markdown(f"From {table.index[1]}, this run's loss is {mine:.3g} and the zero-trained twin's "
-                    f"{theirs:.3g}: {ratio}.")
+        st.markdown(describe_twin(probes.start_sigma(run.config), float(mine), float(theirs)))
+
+
+def start_names(run: Run, index: pd.Index) -> list[str]:
+    """The robustness table's starts in the reader's language (:func:`rnnlab.probing.probes.start_robustness`
+    names them in English: a zero carry, then fresh draws at the run's scale and at a wider one)."""
+    if len(index) != 3:
+        return [text(name) for name in index]
+    sigma = probes.start_sigma(run.config)
+    # TRANSLATORS: a table's row: the evaluation loss started from fresh initial carries drawn from N(0, sigma²).
+    return [_("zero carry"), t("fresh N(0, {sigma:g}) carries", sigma=sigma),
+            t("fresh N(0, {sigma:g}) carries", sigma=probes.ROBUSTNESS_WIDER * sigma)]
+
+
+def describe_twin(sigma: float, mine: float, theirs: float) -> str:
+    """This run's loss and its zero-trained twin's from fresh carries, and how many times larger one is."""
+    values = dict(sigma=sigma, mine=mine, theirs=theirs)
+    if theirs >= mine:
+        ratio = theirs / mine
+        # TRANSLATORS: {ratio} is a number written the reader's way; the plural form follows it ("3.2 times").
+        return tn("From fresh N(0, {sigma:g}) carries, this run's loss is {mine:.3g} and the zero-trained twin's "
+                  "{theirs:.3g}: {ratio} times as large.",
+                  "From fresh N(0, {sigma:g}) carries, this run's loss is {mine:.3g} and the zero-trained twin's "
+                  "{theirs:.3g}: {ratio} times as large.", ab.ratio_count(ratio), ratio=number(ratio, ".3g"),
+                  **values)
+    ratio = mine / theirs
+    # TRANSLATORS: {ratio} is a number written the reader's way; the plural form follows it: the twin's loss is
+    # this run's / {ratio}.
+    return tn("From fresh N(0, {sigma:g}) carries, this run's loss is {mine:.3g} and the zero-trained twin's "
+              "{theirs:.3g}: {ratio} times smaller.",
+              "From fresh N(0, {sigma:g}) carries, this run's loss is {mine:.3g} and the zero-trained twin's "
+              "{theirs:.3g}: {ratio} times smaller.", ab.ratio_count(ratio), ratio=number(ratio, ".3g"), **values)
 
 
 def draw_per_step_loss(run: RunView, n: int, pinned: RunView | None, zero: Run | None) -> None:
     """3. The loss at each time step, with the zero-carry twin's and run A's, and the first steps zoomed in."""
     task = run.program.task
-    st.subheader("3. Loss at each time step")
-    t = marked()
-    shared = view_key(run, "per_step", t) if zero is None and pinned is None else None
-    view = VIEWS.get(shared, lambda: per_step_view(run, t, pinned, zero))
+    st.subheader(_("3. Loss at each time step"))
+    mark = marked()
+    shared = view_key(run, "per_step", mark) if zero is None and pinned is None else None
+    view = VIEWS.get(shared, lambda: per_step_view(run, mark, pinned, zero))
     clickable_chart(st, view.figure, f"per_step_{n}")
     if view.caption:
         st.caption(view.caption)
@@ -160,11 +218,14 @@ def draw_per_step_loss(run: RunView, n: int, pinned: RunView | None, zero: Run |
     if view.first is not None:
         clickable_chart(st, view.first, f"per_step_first_{n}")
     scored = task.scored_steps(run.config.seq_len)
-    only_last = "" if scored.all() else (
-        f" {task.label} scores only the last step, so the memoryless baseline is drawn there only: the earlier "
-        "steps show how the final answer forms as the sequence is read, and are not compared with it.")
-    explain("The loss on the evaluation batch at every time step of the sequence, after the latest chunk, "
-            "with the memoryless baseline of each step (dashed). A learned start shows its value at the "
-            "first steps: a zero carry has to spend steps finding where the sequence is, a learned carry can "
-            "already encode what every sequence shares (R2RT, \"Non-Zero Initial States for Recurrent Neural "
-            "Networks\", 2016)." + only_last)
+    # TRANSLATORS: {task} is the task's name.
+    only_last = "" if scored.all() else t(
+        "{task} scores only the last step, so the memoryless baseline is drawn there only: the earlier "
+        "steps show how the final answer forms as the sequence is read, and are not compared with it.",
+        task=text(task.label))
+    said = _("The loss on the evaluation batch at every time step of the sequence, after the latest chunk, "
+             "with the memoryless baseline of each step (dashed). A learned start shows its value at the "
+             "first steps: a zero carry has to spend steps finding where the sequence is, a learned carry can "
+             "already encode what every sequence shares (R2RT, \"Non-Zero Initial States for Recurrent Neural "
+             "Networks\", 2016).")
+    explain(join_sentences(said, only_last))

@@ -18,10 +18,11 @@ import plotly.graph_objects as go
 
 from rnnlab.figures import true_size
 from rnnlab.figures.plots import COLORS, LEAF_NAMES, NUMBER_AXIS, mark_step
+from rnnlab.i18n import N_, _, language_layout, t, text
 from rnnlab.model.gates import GateSpec
 from rnnlab.probing.example import Look
 
-TITLE = "The example, unrolled in time"
+TITLE = N_("The example, unrolled in time")  # shown with _()
 FRAME_MS = 900  # one snapshot per 0.9 s while playing: slow enough to follow
 MAX_CELLS = 2000  # cells drawn in the row of cells; a longer sequence shows every k-th
 MAX_COLUMNS = 600  # a heatmap wider than this is thinned in time (every k-th step) to stay light in a browser
@@ -32,8 +33,8 @@ def time_axis(steps: int, log_time: bool) -> tuple[np.ndarray, str]:
     """x values for t = 0..steps (t = 0: the initial carry) and the axis title; on a log axis t + 1."""
     t = np.arange(steps + 1)
     if log_time:
-        return t + 1.0, "time step t + 1 (log scale; h_0 at 1)"
-    return t.astype(float), "time step t (t = 0: the initial carry h_0)"
+        return t + 1.0, _("time step t + 1 (log scale; h_0 at 1)")
+    return t.astype(float), _("time step t (t = 0: the initial carry h_0)")
 
 
 def rows_of(look: Look) -> list[str]:
@@ -41,8 +42,9 @@ def rows_of(look: Look) -> list[str]:
     return ["cells", "example", "prediction"] + (["gates"] if look.gates else []) + ["carry", "gradient"]
 
 
-ROW_TITLES = {"cells": "Cells", "example": "The example", "prediction": "Prediction",
-              "gates": "Gates (mean over units)", "carry": "Carry norm", "gradient": "||dL/dh_t||, true size"}
+ROW_TITLES = {"cells": N_("Cells"), "example": N_("The example"), "prediction": N_("Prediction"),
+              "gates": N_("Gates (mean over units)"), "carry": N_("Carry norm"),
+              "gradient": N_("||dL/dh_t||, true size")}  # shown with _()
 ROW_WEIGHT = {"cells": 0.35, "example": 1.0, "prediction": 1.2, "gates": 1.0, "carry": 1.0, "gradient": 1.3}
 
 
@@ -99,7 +101,9 @@ def _cells_trace(look: Look, x: np.ndarray, axis: dict[str, str], scale: GradAxi
     size = float(np.clip(700 / len(picked), 3, 16))
     bar = dict(title=dict(text="log10<br>||dL/dh_t||", side="right", font=dict(size=10)), thickness=10,
                len=max(0.12, row.domain[1] - row.domain[0]) * 2.2, y=sum(row.domain) / 2, yanchor="middle")
-    name = "cells (colour: ||dL/dh_t||)" + (f", every {every}th" if every > 1 else "")
+    # TRANSLATORS: a long sequence draws every k-th cell: "every 4th".
+    name = t("cells (colour: ||dL/dh_t||), every {every}th", every=every) if every > 1 else _(
+        "cells (colour: ||dL/dh_t||)")
     return go.Scatter(x=x[picked], y=np.zeros(len(picked)), mode="markers", name=name,
                       hovertext=text, hoverinfo="text", showlegend=False, yaxis=axis["cells"],
                       marker=dict(symbol="square", size=size, color=shown, cmin=row.low, cmax=row.high,
@@ -113,14 +117,15 @@ def _changing_traces(look: Look, untrained: Look, x: np.ndarray, axis: dict[str,
     steps_x = x[1:]
     out = [_cells_trace(look, x, axis, scale, row)]
     if look.confidence is not None:
-        out.append(go.Scatter(x=steps_x, y=look.confidence, name=f"p(right answer), step {look.step}",
+        out.append(go.Scatter(x=steps_x, y=look.confidence, name=t("p(right answer), step {step}", step=look.step),
                               mode="lines+markers", marker=dict(size=4), line=dict(color=COLORS[0]),
                               yaxis=axis["prediction"], legendgroup="now"))
     else:
-        out.append(go.Scatter(x=steps_x, y=look.prediction, name=f"prediction, step {look.step}", mode="lines",
+        out.append(go.Scatter(x=steps_x, y=look.prediction, name=t("prediction, step {step}", step=look.step),
+                              mode="lines",
                               line=dict(color=COLORS[0]), yaxis=axis["prediction"], legendgroup="now"))
     for i, (gate, label) in enumerate(gate_names.items()):
-        out.append(go.Scatter(x=steps_x, y=look.gates[gate].mean(axis=1), name=label, mode="lines",
+        out.append(go.Scatter(x=steps_x, y=look.gates[gate].mean(axis=1), name=text(label), mode="lines",
                               line=dict(color=COLORS[(i + 2) % len(COLORS)]), yaxis=axis["gates"]))
     for leaf, norms in look.carry_norms.items():
         out.append(go.Scatter(x=x, y=norms, name=f"||{leaf}_t||", mode="lines",
@@ -128,12 +133,13 @@ def _changing_traces(look: Look, untrained: Look, x: np.ndarray, axis: dict[str,
                               yaxis=axis["carry"], legendgroup=f"carry_{leaf}"))
     for leaf, log10 in look.grad_log10.items():
         live = np.isfinite(log10)
-        out.append(go.Scatter(x=x, y=np.where(live, log10, np.nan), name=f"||dL/d{leaf}_t|| ({LEAF_NAMES[leaf]})",
+        out.append(go.Scatter(x=x, y=np.where(live, log10, np.nan), name=f"||dL/d{leaf}_t|| ({text(LEAF_NAMES[leaf])})",
                               mode="lines", line=dict(color=COLORS[4], dash="dot" if leaf == "c" else "solid"),
                               hovertext=[look.grad_text(leaf, t) if ok else "" for t, ok in enumerate(live)],
                               hoverinfo="text", yaxis=axis["gradient"], legendgroup=f"grad_{leaf}"))
         zero = np.flatnonzero(np.isneginf(log10))  # exact zeros (the unread c_T is NaN: no value, not drawn)
-        out.append(go.Scatter(x=x[zero], y=np.full(len(zero), scale.low), name=ZERO_LABEL, mode="markers",
+        out.append(go.Scatter(x=x[zero], y=np.full(len(zero), scale.low), name=text(ZERO_LABEL),
+                              mode="markers",
                               hovertext=[look.grad_text(leaf, int(t)) for t in zero], hoverinfo="text",
                               showlegend=bool(len(zero)),
                               marker=dict(symbol="triangle-down-open", size=8, color="black"),
@@ -169,8 +175,9 @@ def unrolled_figure(looks: list[Look], mark: int | None = None, log_time: bool =
                                                                       row),
                            traces=list(range(fixed, len(fig.data)))) for look in looks]
     fig.update_layout(**_layout(now, rows, axis, domains, x_title, log_time))
+    gradient_title = ROW_TITLES["gradient"]
     fig.layout[layout_key(axis["gradient"])].update(
-        **true_size.log_axis(scale.low, scale.high, ROW_TITLES["gradient"]))
+        **true_size.log_axis(scale.low, scale.high, _(gradient_title)))
     fig.layout[layout_key(axis["gradient"])].title.font.size = 12
     if mark is not None and 0 <= mark <= steps:
         mark_step(fig, x[mark], f"t = {mark}")
@@ -186,13 +193,13 @@ def _example_traces(look: Look, steps_x: np.ndarray, yaxis: str) -> list[go.Scat
     if view.symbols is not None:
         text = [view.symbols[int(v)] for v in view.values]
         read = go.Scatter(x=steps_x, y=view.values, mode="markers+text" if steps <= 60 else "markers", text=text,
-                          textposition="top center", hovertext=text, hoverinfo="name+text", name=view.input_name,
+                          textposition="top center", hovertext=text, hoverinfo="name+text", name=text(view.input_name),
                           marker=dict(size=5, color="grey"), yaxis=yaxis)
     else:
         read = go.Scatter(x=steps_x, y=view.values, mode="lines+markers" if steps <= 200 else "lines",
-                          name=view.input_name, line=dict(color="grey"), marker=dict(size=4), yaxis=yaxis)
+                          name=text(view.input_name), line=dict(color="grey"), marker=dict(size=4), yaxis=yaxis)
     marked = np.flatnonzero(view.marked)
-    needed = go.Scatter(x=steps_x[marked], y=view.values[marked], mode="markers", name="what the answer needs",
+    needed = go.Scatter(x=steps_x[marked], y=view.values[marked], mode="markers", name=_("what the answer needs"),
                         marker=dict(size=11, color=COLORS[1], symbol="circle-open", line=dict(width=2)),
                         yaxis=yaxis, hoverinfo="skip")
     return [read, needed]
@@ -205,14 +212,14 @@ def _reference_traces(now: Look, untrained: Look, steps_x: np.ndarray, yaxis: st
     if look_is_classification(now):
         classes = view.classes or ()  # a classification task names its classes
         target_text = [classes[int(v)] for v in view.target[scored]]
-        return [go.Scatter(x=steps_x, y=untrained.confidence, name="p(right answer), untrained", mode="lines",
+        return [go.Scatter(x=steps_x, y=untrained.confidence, name=_("p(right answer), untrained"), mode="lines",
                            line=dict(color="grey", dash="dot"), yaxis=yaxis),
                 go.Scatter(x=steps_x[scored], y=np.ones(int(scored.sum())), mode="markers",
-                           name="the right answer (p = 1)", text=target_text, hovertext=target_text,
+                           name=_("the right answer (p = 1)"), text=target_text, hovertext=target_text,
                            hoverinfo="text+x", marker=dict(symbol="x", size=7, color="black"), yaxis=yaxis)]
-    return [go.Scatter(x=steps_x, y=untrained.prediction, name="prediction, untrained", mode="lines",
+    return [go.Scatter(x=steps_x, y=untrained.prediction, name=_("prediction, untrained"), mode="lines",
                        line=dict(color="grey", dash="dot"), yaxis=yaxis),
-            go.Scatter(x=steps_x[scored], y=view.target[scored], mode="markers", name="target",
+            go.Scatter(x=steps_x[scored], y=view.target[scored], mode="markers", name=_("target"),
                        marker=dict(symbol="x", size=7 if scored.sum() > 1 else 11, color="black"), yaxis=yaxis)]
 
 
@@ -228,14 +235,15 @@ def _layout(now: Look, rows: list[str], axis: dict[str, str], domains: dict[str,
     """The shared time axis and one y axis per panel, each with its title, range and scale."""
     view = now.view
     layout: dict[str, Any] = dict(
-        title=dict(text=TITLE, y=0.995, yanchor="top"), height=170 * len(rows) + 150,
+        title=dict(text=_(TITLE), y=0.995, yanchor="top"), height=170 * len(rows) + 150,
         margin=dict(l=10, r=10, t=40, b=10), hovermode="x unified", hoversubplots="axis",
         hoverlabel=dict(namelength=-1), colorway=COLORS,
         legend=dict(orientation="h", yanchor="top", y=-0.12, xanchor="left", x=0.0),
         xaxis=dict(title=x_title, type="log" if log_time else "linear", showspikes=True, spikemode="across",
-                   spikesnap="cursor", spikethickness=1, spikedash="solid", anchor=axis[rows[-1]], **NUMBER_AXIS))
+                   spikesnap="cursor", spikethickness=1, spikedash="solid", anchor=axis[rows[-1]], **NUMBER_AXIS),
+        **language_layout())
     for r in rows:
-        layout[layout_key(axis[r])] = dict(domain=domains[r], title=dict(text=ROW_TITLES[r], font=dict(size=12)),
+        layout[layout_key(axis[r])] = dict(domain=domains[r], title=dict(text=_(ROW_TITLES[r]), font=dict(size=12)),
                                            **NUMBER_AXIS)
     layout[layout_key(axis["cells"])].update(
         showticklabels=False, showgrid=False, zeroline=False, range=[-1, 1])
@@ -260,16 +268,16 @@ def look_is_classification(look: Look) -> bool:
 
 def _add_player(fig: go.Figure, looks: list[Look]) -> None:
     """Play / pause and a slider over the frames (one per kept training step), starting at the last."""
-    play = dict(label="Play", method="animate",
+    play = dict(label=_("Play"), method="animate",
                 args=[None, dict(frame=dict(duration=FRAME_MS, redraw=True), fromcurrent=False,
                                  transition=dict(duration=0), mode="immediate")])
-    pause = dict(label="Pause", method="animate",
+    pause = dict(label=_("Pause"), method="animate",
                  args=[[None], dict(frame=dict(duration=0, redraw=False), mode="immediate")])
     fig.update_layout(
         updatemenus=[dict(type="buttons", direction="left", buttons=[play, pause], x=0.0, y=1.0, xanchor="left",
                           yanchor="bottom", pad=dict(t=0, b=62), showactive=False)],
         sliders=[dict(active=len(looks) - 1, x=0.0, len=1.0, y=1.0, yanchor="bottom", pad=dict(t=0, b=6),
-                      currentvalue=dict(prefix="training step ", font=dict(size=12)),
+                      currentvalue=dict(prefix=_("training step "), font=dict(size=12)),
                       steps=[dict(label=str(look.step), method="animate",
                                   args=[[str(look.step)], dict(frame=dict(duration=0, redraw=True),
                                                                mode="immediate", transition=dict(duration=0))])
@@ -282,15 +290,22 @@ def keeper_heatmap(look: Look, gates: GateSpec, mark: int | None = None, log_tim
     values = look.gates[gates.keeper]  # (steps, features)
     x, x_title = time_axis(len(values), log_time)
     every = max(1, math.ceil(len(values) / MAX_COLUMNS))
+    # the gate's id (f, z) comes from the trace's meta: a hovertemplate's %{...} are Plotly's, not placeholders
     fig = go.Figure(go.Heatmap(z=values[::every].T, x=x[1:][::every], zmin=0, zmax=1, colorscale="Viridis",
                                colorbar=dict(title=dict(text=gates.keeper, side="right"), thickness=12),
-                               hovertemplate="t %{x}<br>unit %{y}<br>" + gates.keeper + " %{z:.3f}<extra></extra>"))
-    title = f"The {gates.names[gates.keeper]} of every unit, step {look.step}"
+                               meta=gates.keeper,
+                               hovertemplate=_("t %{x}<br>unit %{y}<br>%{meta} %{z:.3f}<extra></extra>")))
+    gate = text(gates.names[gates.keeper])
     if every > 1:
-        title += f" (every {every}th step)"
+        # TRANSLATORS: {gate} is a gate's name ("forget gate f"); a long sequence shows every k-th step.
+        title = t("The {gate} of every unit, step {step} (every {every}th step)", gate=gate, step=look.step,
+                  every=every)
+    else:
+        # TRANSLATORS: {gate} is a gate's name ("forget gate f"); {step} the training step.
+        title = t("The {gate} of every unit, step {step}", gate=gate, step=look.step)
     fig.update_layout(title=title, height=320, margin=dict(l=10, r=10, t=50, b=10),
                       xaxis=dict(title=x_title, type="log" if log_time else "linear", **NUMBER_AXIS),
-                      yaxis=dict(title="unit"))
+                      yaxis=dict(title=_("unit")), **language_layout())
     if mark is not None and 1 <= mark <= len(values):
         mark_step(fig, x[mark], f"t = {mark}")
     return fig

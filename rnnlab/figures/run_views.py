@@ -11,6 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from rnnlab.figures import ab, example_plots, plots
+from rnnlab.i18n import N_, _, number, t, tn
 from rnnlab.model.gates import GateSpec
 from rnnlab.probing import analysis, example
 from rnnlab.probing.example import Look
@@ -24,7 +25,8 @@ def loss_view(run: Run | RunView) -> tuple[go.Figure, go.Figure | None]:
     loss = plots.loss_figure(steps, evals, task.baseline(run.config.seq_len), task.baseline_text)
     if history.diverged_at is not None:
         loss.add_vline(x=history.diverged_at, line=dict(color="red", dash="dot"),
-                       annotation_text=f"diverged at step {history.diverged_at}", annotation_position="top left")
+                       annotation_text=t("diverged at step {step}", step=history.diverged_at),
+                       annotation_position="top left")
     metric = None if task.metric_is_loss else plots.metric_figure(steps, evals, task.metric_name)
     return loss, metric
 
@@ -43,9 +45,10 @@ def carry_view(history: History) -> CarryView:
     """The initial carry's heatmaps, distance and PCA path, and how far it moved, in words."""
     heatmaps = tuple(plots.carry_heatmap(analysis.thin_evaluations(analysis.carry_units_df(history, leaf)), leaf)
                      for leaf in history.leaves)
-    movement = (f"**By step {history.evaluated_step}:** {analysis.describe_movement(history)}. The heatmap's colours "
-                "run from -1 to 1 (a tanh unit's range) or wider, the same for every run, so a tiny movement "
-                "stays pale.") if history.steps else ""
+    # TRANSLATORS: {movement} is one clause per carry leaf ("the hidden state h moved 0.31 in all (...)").
+    movement = t("**By step {step}:** {movement}. The heatmap's colours run from -1 to 1 (a tanh unit's range) or "
+                 "wider, the same for every run, so a tiny movement stays pale.", step=history.evaluated_step,
+                 movement=analysis.describe_movement(history)) if history.steps else ""
     return CarryView(heatmaps, plots.carry_distance_figure(analysis.carry_distance_df(history)),
                      plots.carry_pca_figure(analysis.carry_pca_df(history)), movement)
 
@@ -60,35 +63,63 @@ class PerStepView:
     first: go.Figure | None  # the first steps zoomed in, with the twin
 
 
-def per_step_view(run: Run | RunView, t: int, pinned: RunView | None, zero: Run | None) -> PerStepView:
-    """The loss at each time step of ``run`` (with its zero-carry twin and run A when given), step ``t`` marked."""
+PER_STEP_TITLE = N_("Loss at each time step of the sequence")
+FIRST_STEPS_TITLE = N_("The first time steps, zoomed in")
+
+
+def describe_gap(gap: dict[str, float]) -> str:
+    """The first time steps' loss with this run's initial carry and with a zero carry, and their ratio."""
+    # TRANSLATORS: what follows "Over" in "Over the first 3 time steps the loss is ...".
+    first = tn("the first {n} time step", "the first {n} time steps", int(gap["steps"]))
+    ratio = gap["ratio"]
+    values = dict(first=first, run=gap["run"], zero=gap["zero"])
+    if ratio >= 1:
+        # TRANSLATORS: {first} is "the first 3 time steps"; {ratio} a number written the reader's way, whose plural
+        # form this message follows ("3.2 times as large").
+        return tn("**Over {first}** the loss is {run:.3g} with this run's initial carry and {zero:.3g} with a "
+                  "fixed zero carry: the zero carry's is {ratio} times as large.",
+                  "**Over {first}** the loss is {run:.3g} with this run's initial carry and {zero:.3g} with a "
+                  "fixed zero carry: the zero carry's is {ratio} times as large.",
+                  ab.ratio_count(ratio), ratio=number(ratio, ".3g"), **values)
+    # TRANSLATORS: {first} is "the first 3 time steps"; {ratio} a number written the reader's way, whose plural
+    # form this message follows: the zero carry's loss is this run's / {ratio}.
+    return tn("**Over {first}** the loss is {run:.3g} with this run's initial carry and {zero:.3g} with a fixed "
+              "zero carry: the zero carry's is {ratio} times smaller here.",
+              "**Over {first}** the loss is {run:.3g} with this run's initial carry and {zero:.3g} with a fixed "
+              "zero carry: the zero carry's is {ratio} times smaller here.",
+              ab.ratio_count(1 / ratio), ratio=number(1 / ratio, ".3g"), **values)
+
+
+def per_step_view(run: Run | RunView, t_mark: int, pinned: RunView | None, zero: Run | None) -> PerStepView:
+    """The loss at each time step of ``run`` (with its zero-carry twin and run A when given), step ``t_mark``
+    marked."""
     history, task, mode = run.history, run.program.task, run.config.carry_mode
-    table = analysis.per_step_loss_table(history, f"{mode} carry ({run.config.carry_init})")
+    # TRANSLATORS: a line of the per-step loss chart: "learnable carry (zeros)"; {init} is carry_init's value.
+    table = analysis.per_step_loss_table(history, t("{mode} ({init})", mode=ab.carry_mode_label(mode),
+                                                    init=run.config.carry_init))
     if zero is not None:
-        table = pd.concat([table, analysis.per_step_loss_table(zero.history, "fixed zero carry")])
+        table = pd.concat([table, analysis.per_step_loss_table(zero.history, _("fixed zero carry"))])
     if pinned is not None and pinned.history.per_step_loss:
-        a_label, _ = ab.labels(pinned.config, run.config)
+        a_label, _b = ab.labels(pinned.config, run.config)
         table = pd.concat([table, analysis.per_step_loss_table(pinned.history, f"A: {a_label}")])
     step_baselines = task.step_baselines(run.config.seq_len)
-    figure = plots.marked_figure(plots.per_step_loss_figure(table, step_baselines), t, 1, len(step_baselines))
+    figure = plots.marked_figure(plots.per_step_loss_figure(table, step_baselines, title=_(PER_STEP_TITLE)), t_mark,
+                                 1, len(step_baselines))
     caption = ""
     if len(table) and not np.isfinite(table["loss"].to_numpy(float)).any():
-        caption = ("Nothing to draw: every per-step loss of the last evaluation is infinite or not a number, "
-                   "because the run diverged (see the message above).")
+        caption = _("Nothing to draw: every per-step loss of the last evaluation is infinite or not a number, "
+                    "because the run diverged (see the message above).")
     elif len(table) and (table["loss"].to_numpy(float) > 1e30).all():
-        caption = "The per-step losses of the last evaluation are enormous because the run diverged."
+        caption = _("The per-step losses of the last evaluation are enormous because the run diverged.")
     gap_text, first_figure = "", None
     if zero is not None:
         gap = analysis.first_steps_gap(history, zero.history)
-        gap_text = (f"**Over the first {gap['steps']} time steps** the loss is {gap['run']:.3g} with this run's "
-                    f"initial carry and {gap['zero']:.3g} with a fixed zero carry: "
-                    + (f"the zero carry's is {gap['ratio']:.3g} times as large." if gap["ratio"] >= 1 else
-                       f"the zero carry's is {1 / gap['ratio']:.3g} times smaller here."))
+        gap_text = describe_gap(gap)
         first = table[table["t"] <= max(8, 2 * gap["steps"])]
         last = int(first["t"].max())
         first_figure = plots.marked_figure(plots.per_step_loss_figure(first, step_baselines[:last],
-                                                                      title="The first time steps, zoomed in"),
-                                           t, 1, last)
+                                                                      title=_(FIRST_STEPS_TITLE)),
+                                           t_mark, 1, last)
     return PerStepView(figure, caption, gap_text, first_figure)
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from rnnlab.i18n import language, t
 from rnnlab.training.train import History
 
 
@@ -41,13 +42,35 @@ def carry_movement(history: History) -> dict[str, dict[str, float]]:
     return out
 
 
+def join_clauses(parts: list[str]) -> str:
+    """Clauses of one sentence, one after the other: '; ' (Chinese: '；')."""
+    return ("；" if language() == "zh" else "; ").join(parts)
+
+
+def join_sentences(*parts: str) -> str:
+    """Whole sentences, one after the other (the empty ones left out): a space between them, none in Chinese."""
+    return ("" if language() == "zh" else " ").join(p for p in parts if p)
+
+
+def _moved_clause(leaf: str, m: dict[str, float]) -> str:
+    values = dict(distance=m["distance"], largest=m["largest_unit"], start=m["start_size"])
+    if leaf == "c":
+        # TRANSLATORS: a clause (no capital, no full stop) after "By step N:"; the numbers are Euclidean distances.
+        return t("the cell state c moved {distance:.2g} in all (no unit by more than {largest:.2g}; its size at "
+                 "the start was {start:.2g})", **values)
+    if leaf == "h":
+        # TRANSLATORS: a clause (no capital, no full stop) after "By step N:"; the numbers are Euclidean distances.
+        return t("the hidden state h moved {distance:.2g} in all (no unit by more than {largest:.2g}; its size at "
+                 "the start was {start:.2g})", **values)
+    # TRANSLATORS: {leaf} is the name of a carry leaf (code); a clause after "By step N:".
+    return t("{leaf} moved {distance:.2g} in all (no unit by more than {largest:.2g}; its size at the start was "
+             "{start:.2g})", leaf=leaf, **values)
+
+
 def describe_movement(history: History) -> str:
-    """'h moved 6.2e-06 in all (no unit by more than 1.9e-06) ...' for the page, one clause per leaf."""
-    names = {"c": "the cell state c", "h": "the hidden state h"}
-    parts = [f"{names.get(leaf, leaf)} moved {m['distance']:.2g} in all (no unit by more than "
-             f"{m['largest_unit']:.2g}; its size at the start was {m['start_size']:.2g})"
-             for leaf, m in carry_movement(history).items()]
-    return "; ".join(parts)
+    """'h moved 6.2e-06 in all (no unit by more than 1.9e-06) ...' for the page, one clause per leaf, in the
+    reader's language."""
+    return join_clauses([_moved_clause(leaf, m) for leaf, m in carry_movement(history).items()])
 
 
 def carry_pca_df(history: History) -> pd.DataFrame:
