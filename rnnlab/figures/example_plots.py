@@ -191,9 +191,10 @@ def _example_traces(look: Look, steps_x: np.ndarray, yaxis: str) -> list[go.Scat
     view = look.view
     steps = len(view.values)
     if view.symbols is not None:
-        text = [view.symbols[int(v)] for v in view.values]
-        read = go.Scatter(x=steps_x, y=view.values, mode="markers+text" if steps <= 60 else "markers", text=text,
-                          textposition="top center", hovertext=text, hoverinfo="name+text", name=text(view.input_name),
+        symbols = [view.symbols[int(v)] for v in view.values]
+        read = go.Scatter(x=steps_x, y=view.values, mode="markers+text" if steps <= 60 else "markers", text=symbols,
+                          textposition="top center", hovertext=symbols, hoverinfo="name+text",
+                          name=text(view.input_name),
                           marker=dict(size=5, color="grey"), yaxis=yaxis)
     else:
         read = go.Scatter(x=steps_x, y=view.values, mode="lines+markers" if steps <= 200 else "lines",
