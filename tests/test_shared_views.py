@@ -70,7 +70,7 @@ def test_only_a_pristine_run_is_shared_and_its_view_says_so():
     run = Run(SMALL)
     run.run_chunk()
     view = run.view()
-    assert view.pristine and view_key(view, "loss") == (SMALL, 10, "loss") == view_key(run, "loss")
+    assert view.pristine and view_key(view, "loss") == (SMALL, 10, "en", "loss") == view_key(run, "loss")
     run.update(lr=SMALL.lr * 2)
     assert view_key(run, "loss") is None and view_key(run.view(), "loss") is None
 
