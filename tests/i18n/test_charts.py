@@ -149,7 +149,7 @@ def test_the_movement_and_the_examples_numbers_in_every_language():
     assert said["en"].startswith("**By step 20:** the hidden state h moved 2.2e-06 in all (no unit by more than "
                                  "2e-06;")
     assert "2,2·10⁻⁶" in said["ru"] and "2·10⁻⁶" in said["ru"] and "**К шагу 20:**" in said["ru"]
-    assert "2.2×10⁻⁶" in said["zh"] and "**到第 20 步：**" in said["zh"]
+    assert "2.2×10⁻⁶" in said["zh"] and "**到第 20 步**：" in said["zh"]
     now = look(step=7, first=-40.0)
     summary = in_each(lambda: example.summary(now, replace(now, loss=2.25), 2))
     assert summary["en"].startswith("**Example 3:** its loss is 0.5 at step 7 (2.25 untrained). What reaches the "
