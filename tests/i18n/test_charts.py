@@ -249,3 +249,26 @@ def test_chinese_titles_fit_on_a_phone_without_wrapping():
     for name, figure in built.items():
         title = figure.layout.title.text
         assert width(title.replace("<br>", "")) <= plots.TITLE_LINE, (name, title, width(title))
+
+
+# ---- the page: a view shared between readers is in each reader's language ------------------------------------
+def test_explore_shows_each_reader_its_own_language_of_the_shared_views(monkeypatch):
+    """An English reader first, then a pseudo-language reader of the same pristine run: the shared figures and
+    sentences are built again in the second language, never served from the first one's."""
+    import json
+
+    from tests.app.conftest import SMALL, open_page
+    from tests.i18n.pseudo import open_pseudo, shown_texts
+
+    open_page("explore", run="1", **SMALL)
+    at = open_pseudo("explore", monkeypatch, run="1", **SMALL)
+    mine = [str(s.value) for s in at.subheader if str(s.value).lstrip("⟦")[:2] in ("1.", "2.", "3.", "4.")]
+    assert len(mine) == 4 and all(english_outside(s) == [] for s in mine), mine  # the sections of this area
+    specs = [json.loads(chart.proto.spec) for chart in at.get("plotly_chart")]
+    titles = [spec["layout"]["title"]["text"] for spec in specs]
+    ours = [spec for spec, title in zip(specs, titles) if title.startswith("⟦") and title.endswith("⟧")]
+    assert len(ours) >= 3, titles  # the per-step loss, the unrolled example, the keeper gate
+    left = {text: english_outside(text) for spec in ours for text in _figure_texts(spec) if text not in THEIRS}
+    assert {k: v for k, v in left.items() if v} == {}
+    said = [text for where, text in shown_texts(at) if where == "markdown" and text.startswith(("⟦**By", "⟦**Ex"))]
+    assert len(said) == 2 and all(english_outside(s) == [] for s in said), said
