@@ -9,6 +9,9 @@ from ui.session import show_url_notes, url_state, write_url
 
 state = url_state()
 write_url(state)  # the experiment stays in the URL on this page too, so a reload keeps it
+# A preset's title wraps on a phone instead of being cut off (a page link keeps its label on one line).
+st.html("<style>[data-testid='stMainBlockContainer'] [data-testid='stPageLink'] :is(span, p) "
+        "{white-space: normal; overflow: visible; line-height: 1.4;}</style>")
 st.title(_("rnnlab: how recurrent cells remember"))
 show_url_notes()
 st.markdown(_(
