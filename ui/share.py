@@ -36,7 +36,7 @@ def share_dialog_content(state: UrlState) -> None:
     link and its QR code."""
     hide = st.multiselect(
         _("Controls to hide from the class"), classroom.HIDEABLE, default=sorted(state.hidden),
-        format_func=lambda name: SETTING[name].label, key="share_hide", placeholder=_("Choose options"),
+        format_func=lambda name: _(SETTING[name].label), key="share_hide", placeholder=_("Choose options"),
         help=_("Hidden controls keep the values of this experiment; the class can change the others."))
     autorun = st.toggle(_("Start training when the link opens"), value=True, key="share_autorun")
     default = classroom.CLASS_LANGUAGES.index(classroom.default_class_language(state))

@@ -3,9 +3,12 @@ each language's words and numbers on the page, and preset links that keep a lang
 
 from __future__ import annotations
 
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
 import jax
+import pytest
+from streamlit.proto.Block_pb2 import Block as BlockProto
+from streamlit.testing.v1 import AppTest
 
 from rnnlab.device import devices_sentence
 from rnnlab.i18n import PSEUDO, _, using
@@ -75,3 +78,58 @@ def test_the_devices_sentence_counts_its_devices_in_each_language():
     with using("zh"):
         chinese = devices_sentence()
     assert f"({count} устройств" in russian and f"（{count} 个设备" in chinese
+
+
+def share_app():
+    """A page with the "Share with the class" button alone (the teacher's link chose ``teacher``, if given)."""
+    import streamlit as st
+
+    from rnnlab.i18n import set_language
+    from rnnlab.sharing.urlstate import UrlState
+    from ui.share import share_dialog
+
+    set_language(st.query_params.get("lang", "en"))
+    if st.button("QR", key="open"):
+        share_dialog(UrlState(lang=st.query_params.get("teacher") or None))
+
+
+def open_share(**query: str) -> AppTest:
+    at = AppTest.from_function(share_app, default_timeout=60)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    at.button(key="open").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def dialog_title(at: AppTest) -> str:
+    def walk(node):
+        proto = getattr(node, "proto", None)
+        if isinstance(proto, BlockProto) and proto.HasField("dialog"):
+            yield proto.dialog.title
+        for child in getattr(node, "children", {}).values():
+            yield from walk(child)
+    titles = list(walk(at._tree))
+    assert len(titles) == 1, titles
+    return titles[0]
+
+
+def test_the_share_dialog_has_no_unmarked_text_in_the_pseudo_language(monkeypatch):
+    monkeypatch.setenv("RNNLAB_PSEUDO_LANGUAGE", "1")
+    at = open_share(lang="qps")
+    assert dialog_title(at) == "⟦Share with the class⟧"  # translated per run, not fixed at import
+    languages = at.radio(key="share_lang")
+    assert list(languages.options)[1:] == ["English", "中文", "Русский"]  # each language by its own name
+    assert [u for u in unmarked(at) if u[:2] != ("radio option", "English")] == []
+
+
+@pytest.mark.parametrize("teacher", [None, "ru"])
+def test_the_share_dialog_offers_the_class_language_starting_from_the_teachers(teacher):
+    at = open_share(lang="zh", **({"teacher": teacher} if teacher else {}))
+    assert dialog_title(at) == "分享给全班"
+    languages = at.radio(key="share_lang")
+    assert languages.label == "全班使用的语言" and languages.options[0] == "每位学生自己的浏览器语言"
+    assert languages.value == teacher  # the teacher's chosen language, else each student's own
+    link = at.code[0].value
+    assert parse_qs(urlsplit(link).query).get("lang") == ([teacher] if teacher else None)
