@@ -14,7 +14,7 @@ from rnnlab.flaxapi import migrate
 from rnnlab.flaxapi.migrate import RULES, check, decode_upload, rewrite
 from rnnlab.i18n import NBSP, PSEUDO, using
 from rnnlab.text import escape_markdown
-from tests.i18n.pseudo import english_left
+from tests.i18n.pseudo import english_left, open_pseudo
 
 CORPUS = Path(__file__).resolve().parents[1] / "flaxapi" / "corpus"
 # Between them every rule the corpus meets: cells without features, nn.RNN's old size, jax.tree_map, old calls on
@@ -155,3 +155,14 @@ def test_counted_words_take_the_russian_forms():
         assert f"takes {n} argument(s)" in finding.message
         with using("ru"):
             assert word in str(finding.message)
+
+
+def test_the_page_shows_the_cached_report_in_the_readers_language(monkeypatch):
+    """pages/api.py keeps the report in ``st.cache_data`` for every reader and shows its fields as they are."""
+    at = open_pseudo("api", monkeypatch)
+    shown = [str(e.value) for e in [*at.markdown, *at.caption, *at.warning, *at.info]]
+    with using(PSEUDO):
+        result, rewritten = check(migrate.EXAMPLE), rewrite(migrate.EXAMPLE)
+        wanted = [str(f.message) for f in result.findings] + [str(c.note) for c in rewritten.changes]
+    missing = [w for w in wanted if not any(w in s for s in shown)]
+    assert wanted and missing == []
