@@ -51,7 +51,8 @@ class GateSpec:
     keeps: str  # what it keeps, in words (English, marked for the catalog: translate where shown)
 
 
-LSTM_GATES = GateSpec(lstm_gates, {"i": N_("input gate i"), "f": N_("forget gate f"), "o": N_("output gate o")}, "f",
+LSTM_GATES = GateSpec(lstm_gates,
+                      {"i": N_("input gate i"), "f": N_("forget gate f"), "o": N_("output gate o")}, "f",
                       N_("c_t = f * c_(t-1) + i * g: where f stays near 1 the cell state, and the gradient through "
                          "it, carries on"))
 GRU_GATES = GateSpec(gru_gates, {"r": N_("reset gate r"), "z": N_("update gate z")}, "z",

@@ -96,7 +96,8 @@ class UrlKey:
     ``read(text)`` gives the value, or raises ValueError with the reason (in the reader's language); the value then
     stays UrlState's default and ``bad`` is the note (English, marked for the catalog), translated and filled with
     ``key``, ``reason`` and ``value`` (the text stripped, in lower case, shortened). A ``bilingual`` note is followed
-    by its English when the reader's language is another, for a reader who chose a language by mistake. ``attr`` is where the value goes in :class:`UrlState` (``entry``: the item of a
+    by its English when the reader's language is another, for a reader who chose a language by mistake.
+    ``attr`` is where the value goes in :class:`UrlState` (``entry``: the item of a
     dict field); ``write(value)`` is its text in a link, written only when it differs from the default.
     """
 
@@ -341,6 +342,6 @@ def parse_dims(text: str, what: str, max_dims: int = 4, max_size: int = 4096,
     elements = math.prod(dims)  # type: ignore[arg-type]
     if elements > max_elements:
         # TRANSLATORS: {what} is the field's label (e.g. 'Input shape'); {got} how many elements the shape has.
-        return (), tn("{what}: at most {n} element in all (got {got}).", "{what}: at most {n} elements in all (got {got}).",
-                      max_elements, what=what, got=elements)
+        return (), tn("{what}: at most {n} element in all (got {got}).",
+                      "{what}: at most {n} elements in all (got {got}).", max_elements, what=what, got=elements)
     return dims, None  # type: ignore[return-value]
