@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import fields, replace
 
 import streamlit as st
 
 from rnnlab.config import CHOICES, CONTROL_RANGES, LIMITS, SETTING, SETTINGS, Config, describe_changes, with_cell
-from rnnlab.i18n import _, t
+from rnnlab.i18n import _, language, t, using
 from rnnlab.model.cells import CARRY_INITS
 from rnnlab.model.network import carry_mode_label
 from rnnlab.sharing.urlstate import UrlState
@@ -27,6 +28,18 @@ def _choice_help(setting) -> str:
     return setting.help
 
 
+def _shown_in_this_language(label: Callable[[str], str]) -> Callable[[str], str]:
+    """``label`` of an option, always in this run's language: Streamlit (and its test harness) may call a widget's
+    ``format_func`` again outside the script run, where the language is English."""
+    lang = language()
+
+    def shown(value: str) -> str:
+        with using(lang):
+            return label(value)
+
+    return shown
+
+
 def _widget(name: str, value, config: Config):
     """The control of setting ``name``, showing the session's value (or ``value`` the first time)."""
     setting = SETTING[name]
@@ -39,9 +52,10 @@ def _widget(name: str, value, config: Config):
         choices = CHOICES[name]
         options = list(choices)
         if name == "carry_mode":
-            return st.radio(label, options, key=key, horizontal=True, help=help_text, format_func=carry_mode_label)
+            return st.radio(label, options, key=key, horizontal=True, help=help_text,
+                            format_func=_shown_in_this_language(carry_mode_label))
         return st.selectbox(label, options, key=key, help=_choice_help(setting),
-                            format_func=lambda n: str(getattr(choices[n], "label", n)),
+                            format_func=_shown_in_this_language(lambda n: str(getattr(choices[n], "label", n))),
                             on_change=_cell_changed if name == "cell" else None)
     if setting.kind == "int":
         low, high = LIMITS[name]
