@@ -20,9 +20,9 @@ def _choice_help(setting) -> str:
     entries = setting.choices.items()
     described = [(getattr(v, "label", k), v if isinstance(v, str) else getattr(v, "description", None))
                  for k, v in entries]
-    if all(d for _, d in described) and setting.name != "carry_mode":
+    if all(d for _label, d in described) and setting.name != "carry_mode":
         # TRANSLATORS: one choice in a control's help: its name, then its description (a sentence).
-        choices = " ".join(t("{label}: {description}", label=label, description=_(d)) for label, d in described)
+        choices = " ".join(t("{label}: {description}", label=label, description=_(str(d))) for label, d in described)
         # TRANSLATORS: a control's help (without a full stop), then a description of each of its choices.
         return t("{help}. {choices}", help=setting.help, choices=choices)
     return setting.help
