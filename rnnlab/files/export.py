@@ -217,8 +217,8 @@ def _guess_origin(state: Mapping) -> str | None:
     if language() == ENGLISH:  # an LSTM, an MGU, a GRU: the article goes with the name, in English only
         label = f"{'an' if cells[0].label_en[0] in 'AEIOULM' else 'a'} {label}"
     learnable = "h0" in params
-    # TRANSLATORS: {cell} is a cell's name; in English it comes with its article ('an LSTM', 'a GRU').
     if features and learnable:
+        # TRANSLATORS: {cell} is a cell's name; in English it comes with its article ('an LSTM', 'a GRU').
         return t("parameters of {cell} cell with {features} features and a learnable carry", cell=label,
                  features=features)
     if features:
