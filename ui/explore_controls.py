@@ -7,7 +7,7 @@ import streamlit as st
 
 from rnnlab.config import STATIC_FIELDS, Config
 from rnnlab.files import export
-from rnnlab.i18n import N_, t, tn, tp
+from rnnlab.i18n import N_, Msg, t, tn, tp
 from rnnlab.session.explore_actions import Question
 from rnnlab.sharing.urlstate import UrlState
 from rnnlab.text import escape_markdown
@@ -86,7 +86,7 @@ def stale_note(old: Config, new: Config) -> str:
              "the new settings.", changed=", ".join(changed))
 
 
-def draw_loader(key: str, message: tuple[str, str] | None) -> None:
+def draw_loader(key: str, message: tuple[str, Msg | str] | None) -> None:
     """The sidebar's parameter uploader (widget ``key``), open with the last upload's ``message`` when there is."""
     with st.sidebar.expander(t("Load parameters (.msgpack)"), expanded=message is not None):
         # No type= filter: Streamlit would answer another extension with an exception box; the content decides.
