@@ -22,6 +22,7 @@ from rnnlab.flaxapi.migrate.syntax import (
     CARRY_NAME,
     CELLS,
     CONV_CELLS,
+    OLD_TREE_ALIASES,
     Issue,
     Source,
     dotted_name,
@@ -34,11 +35,6 @@ from rnnlab.flaxapi.migrate.syntax import (
 )
 from rnnlab.i18n import Msg, MsgN
 from rnnlab.text import shorten
-
-OLD_TREE_ALIASES = {  # jax.<old name> -> its name in jax.tree_util
-    "tree_map": "tree_map", "tree_multimap": "tree_map", "tree_leaves": "tree_leaves", "tree_flatten": "tree_flatten",
-    "tree_unflatten": "tree_unflatten", "tree_structure": "tree_structure", "tree_transpose": "tree_transpose",
-}
 
 
 class SiteFinder(CellRules):
