@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import replace
 
 import pytest
@@ -13,12 +14,12 @@ import streamlit as st
 
 from rnnlab.config import Config
 from rnnlab.grids import FIELDS, describe_plan, progress_note, shown_label, too_many_runs
-from rnnlab.i18n import localize_number, using
+from rnnlab.i18n import PSEUDO, PSEUDO_CLOSE, PSEUDO_OPEN, localize_number, using
 from rnnlab.model.tasks import TASKS
 from rnnlab.probing import sweep
 from rnnlab.probing.sweep import H0Size, expand, run_sweep
 from tests.app.conftest import figures, open_page, trace
-from tests.i18n.pseudo import open_pseudo, shown_texts, unmarked
+from tests.i18n.pseudo import english_left, open_pseudo, shown_texts
 
 TINY = dict(seq_len="12", batch="8", features="8", steps="10", chunk="5")
 GRID = {"cell": ["gru", "simple"], "seed": [0, 1]}  # the page's default cells, two seeds
@@ -38,10 +39,27 @@ def result() -> sweep.SweepResult:
     return run_sweep(expand(Config.from_dict(TINY)[0], GRID))
 
 
-def outside_sidebar(at, found: list) -> list:
-    """``found`` (from :func:`unmarked`) less the sidebar's settings controls, which another area converts."""
-    sidebar = {(where, text[:160]) for where, text in shown_texts(at.sidebar)}
-    return [f for f in found if (f[0], f[1]) not in sidebar]
+# Text that Compare shows but other areas convert (ui.controls.explain's box; the floor lines of
+# rnnlab.figures.true_size.add_floor_lines), left out until their branches are merged.
+ELSEWHERE = {("expander", "What am I looking at?"), ("chart", "float32's floor (1.2e-38)")}
+INNERMOST = re.compile(re.escape(PSEUDO_OPEN) + f"[^{PSEUDO_OPEN}{PSEUDO_CLOSE}]*" + re.escape(PSEUDO_CLOSE))
+
+
+def unmarked(at) -> list[tuple[str, str, list[str]]]:
+    """:func:`tests.i18n.pseudo.unmarked` for messages inside messages too ("⟦**⟦4 runs⟧ in ...**⟧": its brackets
+    pair the first ⟦ with the first ⟧), less the sidebar's settings controls, which another area converts."""
+    sidebar = {(where, text) for where, text in shown_texts(at.sidebar)}
+    found = []
+    for where, text in shown_texts(at):
+        if (where, text) in sidebar or (where, text) in ELSEWHERE:
+            continue
+        rest, before = text, None
+        while rest != before:  # the innermost messages first, then those around them
+            before, rest = rest, INNERMOST.sub(" ", rest)
+        words = english_left(rest)
+        if words:
+            found.append((where, text[:160], words))
+    return found
 
 
 def csv_spy(monkeypatch) -> list[bytes | str]:
@@ -64,35 +82,37 @@ def table_headers(at) -> dict[str, str]:
 
 
 def test_compare_in_the_pseudo_language_shows_no_english(monkeypatch):
-    at = open_pseudo("compare", monkeypatch, cmp_seed="0, 1", **TINY)
-    assert outside_sidebar(at, unmarked(at)) == []  # before a run: the plan, the controls, how to start
-    at.button(key="cmp_run").click().run(timeout=900)
-    assert not at.exception, [e.value for e in at.exception]
-    assert at.session_state.cmp_result is not None
-    assert len(figures(at)) == 3 and at.dataframe
-    assert outside_sidebar(at, unmarked(at)) == []  # the results: success, charts, table, captions, download
+    # AppTest sends a multiselect's value as its labels, formatted in the test's thread: the page's language here
+    with using(PSEUDO):
+        at = open_pseudo("compare", monkeypatch, cmp_cell="gru,simple", cmp_seed="0, 1", **TINY)
+        assert unmarked(at) == []  # before a run: the plan, the controls, how to start
+        at.button(key="cmp_run").click().run(timeout=900)
+        assert not at.exception, [e.value for e in at.exception]
+        assert len(at.session_state.cmp_result.configs) == 4  # GRU and simple RNN, two seeds each
+        assert len(figures(at)) == 3 and at.dataframe
+        assert unmarked(at) == []  # the results: success, charts, table, captions, download
 
-    done = at.session_state.cmp_result  # stopped part-way, one run diverged, one gradient exactly 0
-    at.session_state["cmp_result"] = replace(
-        done, stopped=True, stop_reasons=[None, "the loss became NaN at step 3", None, None],
-        h0=[H0Size(-60.0), H0Size(-math.inf, "saturated", 4), H0Size(-3.0), H0Size()])
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    assert at.warning and any("⟦" in c.value for c in at.caption)
-    assert outside_sidebar(at, unmarked(at)) == []
+        done = at.session_state.cmp_result  # stopped part-way, one run diverged, one gradient exactly 0
+        at.session_state["cmp_result"] = replace(
+            done, stopped=True, stop_reasons=[None, "the loss became NaN at step 3", None, None],
+            h0=[H0Size(-60.0), H0Size(-math.inf, "saturated", 4), H0Size(-3.0), H0Size()])
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.warning and any("⟦" in c.value for c in at.caption)
+        assert unmarked(at) == []
 
-    at.text_input(key="w_cmp_lr").set_value("0.01, abc").run()  # an error, and results of the previous sweep
-    assert at.error and at.info
-    assert outside_sidebar(at, unmarked(at)) == []
-    at.text_input(key="w_cmp_lr").set_value("").run()
-    at.text_input(key="w_cmp_seed").set_value(", ".join(map(str, range(25)))).run()  # too many runs
-    assert at.error and outside_sidebar(at, unmarked(at)) == []
+        at.text_input(key="w_cmp_lr").set_value("0.01, abc").run()  # an error, and results of the previous sweep
+        assert at.error and at.info
+        assert unmarked(at) == []
+        at.text_input(key="w_cmp_lr").set_value("").run()
+        at.text_input(key="w_cmp_seed").set_value(", ".join(map(str, range(25)))).run()  # too many runs
+        assert at.error and unmarked(at) == []
 
 
 @pytest.mark.parametrize("lang", ["ru", "zh"])
 def test_results_table_verdicts_and_charts_in_the_readers_language(monkeypatch, result, lang):
     csv = csv_spy(monkeypatch)
-    at = open_page("compare", lang=lang, cmp_seed="0, 1", **TINY)
+    at = open_page("compare", lang=lang, cmp_cell="gru,simple", cmp_seed="0, 1", **TINY)
     at.session_state["cmp_result"] = result
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -140,7 +160,7 @@ def test_the_csv_is_the_same_bytes_in_every_language(monkeypatch, result):
     served = {}
     for lang in ("en", "ru", "zh"):
         csv = csv_spy(monkeypatch)
-        at = open_page("compare", lang=lang, cmp_seed="0, 1", **TINY)
+        at = open_page("compare", lang=lang, cmp_cell="gru,simple", cmp_seed="0, 1", **TINY)
         at.session_state["cmp_result"] = result
         at.run()
         assert not at.exception and csv
