@@ -240,7 +240,7 @@ def rule_name(rule: str) -> str:
 for problem in result.problems:
     st.warning(escape_markdown(str(problem.message)), icon=":material/warning:")
 if result.findings:
-    st.markdown(tn("**{n} finding(s)**", "**{n} finding(s)**", len(result.findings)))
+    st.markdown(tn("**{n} finding**", "**{n} findings**", len(result.findings)))
     for f in result.findings:
         with st.container(border=True):
             if f.fixable:
@@ -263,9 +263,8 @@ if rewritten.changed:
                        icon=":material/download:", on_click="ignore")
     if rewritten.remaining:
         separator = "；" if language() == "zh" else "; "
-        # TRANSLATORS: {n} findings the rewrite could not fix; {items} each as "line N: what"
-        st.info(tn("{n} finding(s) need a person: {items}", "{n} finding(s) need a person: {items}",
-                   len(rewritten.remaining),
-                   items=separator.join(t("line {line}: {note}", line=f.line, note=rule_name(f.rule))
-                                        for f in rewritten.remaining)),
-                icon=":material/person:")
+        items = separator.join(t("line {line}: {note}", line=f.line, note=rule_name(f.rule))
+                               for f in rewritten.remaining)
+        # TRANSLATORS: {n} findings the rewrite could not fix; {items} each as: line N: what
+        st.info(tn("{n} finding needs a person: {items}", "{n} findings need a person: {items}",
+                   len(rewritten.remaining), items=items), icon=":material/person:")

@@ -141,15 +141,15 @@ def explore_shapes(
     batch_dims = step[: len(step) - nfa]
     if spec.spatial:
         # TRANSLATORS: {n} = num_feature_axes; {batch} the batch dims, a shape
-        notes.append(tn("num_feature_axes = {n}: the last {n} axis(es) of each step are features (spatial dims + "
+        notes.append(tn("num_feature_axes = {n}: the last {n} axis of each step is features (spatial dims + "
                         "channels), the rest {batch} are batch",
-                        "num_feature_axes = {n}: the last {n} axis(es) of each step are features (spatial dims + "
+                        "num_feature_axes = {n}: the last {n} axes of each step are features (spatial dims + "
                         "channels), the rest {batch} are batch", nfa, batch=batch_dims))
     else:
         # TRANSLATORS: {n} = num_feature_axes; {batch} the batch dims, a shape
-        notes.append(tn("num_feature_axes = {n}: the last {n} axis(es) of each step are features, the rest {batch} "
+        notes.append(tn("num_feature_axes = {n}: the last {n} axis of each step is features, the rest {batch} "
                         "are batch",
-                        "num_feature_axes = {n}: the last {n} axis(es) of each step are features, the rest {batch} "
+                        "num_feature_axes = {n}: the last {n} axes of each step are features, the rest {batch} "
                         "are batch", nfa, batch=batch_dims))
     return ShapeReport(**base, time_axis=axis, time_steps=shape[axis], batch_dims=batch_dims,
                        carry_input_shape=step, step_input_shape=seen.get("step_input"),
