@@ -17,7 +17,7 @@ import numpy as np
 from jax.nn import initializers
 
 from rnnlab.flaxapi.trees import Initializer, attempt, output, param_count, shapes
-from rnnlab.i18n import N_, _, number, t, tn
+from rnnlab.i18n import N_, _, t, tn
 
 SEED_LOOP_CODE = """\
 class RNN(nn.Module):
@@ -243,6 +243,12 @@ def _seq(t: int, batch: tuple[int, ...] = (2,)) -> jax.Array:
     return jax.random.normal(jax.random.key(t), batch + (t, D))
 
 
+def grad_text(name: str, norm: float) -> str:
+    """The size of the loss's gradient with respect to the parameter ``name``, e.g. ``|dL/dh0| = 0.0693``."""
+    # TRANSLATORS: notation: {name} a parameter's name (code), {norm} the gradient's size
+    return t("|dL/d{name}| = {norm:.3g}", name=name, norm=norm)
+
+
 def _standard_checks(init_fn: Callable[[jax.Array], Any], loss_fn: Callable[[Any, jax.Array], jax.Array],
                      name: str) -> tuple[Check, ...]:
     """The three checks: the carry parameter is in params, gets a non-zero gradient, params do not grow with T."""
@@ -257,7 +263,7 @@ def _standard_checks(init_fn: Callable[[jax.Array], Any], loss_fn: Callable[[Any
         Check(t("'{name}' is in params", name=name), in_params,
               t("params keys: {keys}", keys=sorted(params3["params"]))),
         # TRANSLATORS: {name} the carry's parameter name (code)
-        Check(t("'{name}' gets a non-zero gradient", name=name), norm > 0, f"|dL/d{name}| = {number(norm, '.3g')}"),
+        Check(t("'{name}' gets a non-zero gradient", name=name), norm > 0, grad_text(name, norm)),
         Check(_("cell parameters do not grow with sequence length"), n3 == n7,
               # TRANSLATORS: {short}, {long}: parameter counts for sequences of length 3 and 7
               t("cell parameters: {short} for T=3, {long} for T=7", short=n3, long=n7)),
@@ -306,7 +312,7 @@ def _recipe_param() -> Recipe:
         Check(t("'{name}' is in params", name="initial_carry"), "initial_carry" in p3["params"],
               t("keys: {keys}", keys=sorted(p3["params"]))),
         Check(t("'{name}' gets a non-zero gradient", name="initial_carry"), _grad_norm(g, "initial_carry") > 0,
-              f"|dL/dinitial_carry| = {number(_grad_norm(g, 'initial_carry'), '.3g')}"),
+              grad_text("initial_carry", _grad_norm(g, "initial_carry"))),
         Check(_("cell parameters do not grow with sequence length"), counts[3][0] == counts[7][0],
               # TRANSLATORS: {short}, {long}: parameter counts for T=3 and T=7; {short_kernel}, {long_kernel}: the
               # input kernel's shapes
@@ -374,7 +380,7 @@ def _recipe_default() -> Recipe:
         Check(_("'carry_init' is in params after model.init(rng, inputs, None)"), "carry_init" in p_none["params"],
               t("keys: {keys}", keys=sorted(p_none["params"]))),
         Check(t("'{name}' gets a non-zero gradient", name="carry_init"), _grad_norm(g, "carry_init") > 0,
-              f"|dL/dcarry_init| = {number(_grad_norm(g, 'carry_init'), '.3g')}"),
+              grad_text("carry_init", _grad_norm(g, "carry_init"))),
         Check(_("cell parameters do not grow with sequence length"), seq_counts[3] == seq_counts[7],
               # TRANSLATORS: {n} parameters of one step
               tn("one step per apply: {n} parameter whatever T", "one step per apply: {n} parameters whatever T",
