@@ -227,14 +227,16 @@ if upload is not None and st.session_state.get("mig_loaded") != upload.file_id:
     if text is not None:  # a refused file leaves the code that was there
         st.session_state.mig_code = text
 if upload is not None and st.session_state.get("mig_upload_error"):
-    st.error(escape_markdown(st.session_state.mig_upload_error), icon=":material/block:")
+    st.error(escape_markdown(str(st.session_state.mig_upload_error)), icon=":material/block:")
 source = st.text_area(_("Code"), key="mig_code", height=320)
 result, rewritten = checked(source, language())
 
 
 def rule_name(rule: str) -> str:
-    """A checker rule's name in the reader's language (the rules are the migration checker's)."""
-    return _(migrate.RULES[rule])
+    """A checker rule's name in the reader's language (the rules are the migration checker's: a plain marked
+    string, or a message that renders itself with ``str``)."""
+    title = migrate.RULES[rule]
+    return _(title) if type(title) is str else str(title)
 
 
 for problem in result.problems:
