@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import streamlit as st
 
@@ -93,19 +95,19 @@ if not problems:
                                                                  spatial if CELLS[cell].spatial else ())]))
 comparison = None
 if not problems:
-    compare_args = (cell, batch_dims, in_features, hidden, init_name, init_value, seed)
-    compare_kwargs = {"spatial": spatial, "kernel_size": kernel, "param_dtype": dtype}
+    settings: dict[str, Any] = {
+        "cell": cell, "batch_dims": batch_dims, "in_features": in_features, "hidden": hidden, "carry_init": init_name,
+        "carry_param": init_value, "seed": seed, "spatial": spatial, "kernel_size": kernel, "param_dtype": dtype}
     try:
-        comparison = columns.compare(*compare_args, **compare_kwargs)
+        comparison = columns.compare(**settings)
         # the settings, not the texts: the last comparison is built again in the reader's language
-        st.session_state.api_last_comparison = (compare_args, compare_kwargs)
+        st.session_state.api_last_comparison = settings
     except Exception as e:  # noqa: BLE001 - a message, never a traceback, for any input the widgets allow
         problems.append(t("The comparison could not be built for these settings ({error}).", error=error_text(e)))
 for message in problems:
     st.error(message, icon=":material/block:")
 if comparison is None and st.session_state.get("api_last_comparison") is not None:
-    last_args, last_kwargs = st.session_state.api_last_comparison
-    comparison = columns.compare(*last_args, **last_kwargs)
+    comparison = columns.compare(**st.session_state.api_last_comparison)
     # TRANSLATORS: {cell} a class name, {shape} an input shape, {init} the carry initializer (code)
     st.caption(t("Showing the last comparison that worked: {cell} with input shape {shape}, {init}.",
                  cell=comparison.flax_name, shape=comparison.input_shape, init=comparison.carry_init))
