@@ -8,22 +8,11 @@ import re
 import pytest
 
 from rnnlab.flaxapi import breakages, columns, migrate, recipes, shapes
-from rnnlab.i18n import PSEUDO_CLOSE, PSEUDO_OPEN, using
+from rnnlab.i18n import using
 from tests.app.conftest import open_page
-from tests.i18n import pseudo
 from tests.i18n.pseudo import open_pseudo, unmarked
 
 FLAX_ERROR = re.compile(r"^[A-Z]\w*(Error|Exception): ")  # Flax's own errors, quoted verbatim by design
-INNERMOST = re.compile(re.escape(PSEUDO_OPEN) + "[^" + PSEUDO_OPEN + PSEUDO_CLOSE + "]*" + re.escape(PSEUDO_CLOSE))
-
-
-class _NestedMarks:
-    """``pseudo.MARKED`` for messages inside messages (a title inside a verdict): the innermost marks first."""
-
-    def sub(self, repl: str, text: str) -> str:
-        while (new := INNERMOST.sub(repl, text)) != text:
-            text = new
-        return text
 
 
 def _theirs() -> set[str]:
@@ -33,16 +22,10 @@ def _theirs() -> set[str]:
 
 
 def _mine(found: list[tuple[str, str, list[str]]]) -> list[tuple[str, str, list[str]]]:
-    """The unmarked texts of this page, less Flax's verbatim errors, the language selector (the app's) and the
-    migration checker's findings (another area translates them)."""
+    """The unmarked texts of this page, less Flax's verbatim errors and the migration checker's findings (another
+    area translates them)."""
     theirs = _theirs()
-    return [f for f in found if not FLAX_ERROR.match(f[1]) and "Language" not in f[1] and f[1] != "English"
-            and not any(f[1].startswith(t) for t in theirs)]
-
-
-@pytest.fixture(autouse=True)
-def nested_marks(monkeypatch):
-    monkeypatch.setattr(pseudo, "MARKED", _NestedMarks())
+    return [f for f in found if not FLAX_ERROR.match(f[1]) and not any(f[1].startswith(t) for t in theirs)]
 
 
 def test_pseudo_language_sweep(monkeypatch):
