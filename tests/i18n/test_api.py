@@ -50,9 +50,10 @@ def test_pseudo_language_errors_and_last_results(monkeypatch):
     at.number_input(key="api_hidden").set_value(1024).run()
     at.selectbox(key="shape_cell").set_value("conv_lstm").run()  # (2, 5, 3) has too few axes for ConvLSTM
     assert not at.exception
-    found = _mine(unmarked(at))
-    # parse_dims (rnnlab.sharing.urlstate) belongs to another area; everything else here is this page's
-    assert [f for f in found if "must be whole numbers" not in f[1] and "at most" not in f[1]] == []
+    assert _mine(unmarked(at)) == []
+    at.text_input(key="api_batch").input("2, x").run()  # parse_dims' message, with this page's label
+    at.text_input(key="shape_input").input("").run()
+    assert at.error and _mine(unmarked(at)) == []
 
 
 @pytest.mark.parametrize("lang", ["zh", "ru"])
