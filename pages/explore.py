@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from rnnlab.i18n import _, t
 from rnnlab.session.explore_actions import Asked, Compiled, Effect, PendingSeen, StepBegun, TrainingEnded
 from rnnlab.text import escape_markdown
 from ui.controls import config_controls
@@ -40,14 +41,14 @@ ss = st.session_state
 state = explore_state()
 
 url = url_state()
-st.title("Explore a cell")
+st.title(t("Explore a cell"))
 show_url_notes()
 config = config_controls(url)
 with st.sidebar:
-    compare_zero = st.checkbox("Overlay a zero-carry run on the per-step loss", key="w_compare_zero",
+    compare_zero = st.checkbox(t("Overlay a zero-carry run on the per-step loss"), key="w_compare_zero",
                                value=url.compare_zero,
-                               help="Trains the same configuration with a fixed zero initial carry for as many "
-                                    "steps, to compare the loss at each time step.")
+                               help=t("Trains the same configuration with a fixed zero initial carry for as many "
+                                      "steps, to compare the loss at each time step."))
 url.config, url.compare_zero = config, compare_zero
 write_url(url)
 errors = config.validate()
@@ -66,19 +67,23 @@ if run is not None and not stale and not errors:
 
 draw_buttons(config.chunk, errors, state.actions.busy)
 draw_pin_and_share(state, url)
-link = f"[Link to this experiment]({share_link(url)}) to share its settings (without your session)."
+# TRANSLATORS: Markdown: keep [the link's words](...) together, with {url} as it is
+link = t("[Link to this experiment]({url}) to share its settings (without your session).", url=share_link(url))
 if errors:
     st.caption(link)
 else:
     train_cost, step_cost = costs(run, config)
-    st.caption(f"Train: {train_cost.describe()}. Step: {step_cost.describe()}. {link}")
+    # TRANSLATORS: "Train" and "Step" are the buttons; {train} and {step} are estimates such as "about 12 s (300
+    # steps at about 20 ms each)"; {link} is the sentence with the link to this experiment
+    st.caption(t("Train: {train}. Step: {step}. {link}", train=train_cost.describe(), step=step_cost.describe(),
+                 link=link))
 notes = LazyContainer()  # messages above the charts: one element in every run
 if state.actions.question and not errors:
     draw_question(notes, state.actions.question)
 for message in errors:
-    notes().error(message, icon=":material/block:")
-if state.actions.error:
-    notes().error(escape_markdown(state.actions.error), icon=":material/block:")
+    notes().error(str(message), icon=":material/block:")
+if state.actions.error:  # kept: rendered in the reader's language now
+    notes().error(escape_markdown(str(state.actions.error)), icon=":material/block:")
 restored = ss.pop("restored_step", None)
 if restored is not None and run is not None:
     notes().info(restored_note(run, restored), icon=":material/restore:")
@@ -86,7 +91,7 @@ draw_loader(state.uploader_key, state.actions.load_message)
 if stale and run is not None:
     notes().info(stale_note(run.config, config), icon=":material/history:")
 if run is None:
-    notes().info(WELCOME, icon=":material/info:")
+    notes().info(_(WELCOME), icon=":material/info:")
 where = places()
 
 
@@ -119,7 +124,7 @@ if pending is not None:  # a new run whose long first compile runs in a worker, 
         state.run = run = new_run(pending)
         stale = False
     if Effect.SAY_STOPPED in effects:
-        where.status.info("Stopped while compiling; press Train to start again.", icon=":material/stop_circle:")
+        where.status.info(t("Stopped while compiling; press Train to start again."), icon=":material/stop_circle:")
 
 if run is not None:
     progress(run)
@@ -129,14 +134,14 @@ if run is not None:
             train(run, keep, lambda: state.training, where.status, where.queue, progress, charts)
             ended = TrainingEnded()
         except TrainingFailed as failure:
-            ended = TrainingEnded(str(failure))
+            ended = TrainingEnded(failure.message)
         carry_out(state, state.apply(ended), config)  # redraw the buttons (Stop off) and the downloads
     elif state.actions.step_once:
         state.apply(StepBegun())
         try:
             rate = step_once(run, keep, where.status, where.queue, progress, costs(run, config)[1].describe())
         except TrainingFailed as failure:
-            carry_out(state, state.apply(TrainingEnded(str(failure))), config)
+            carry_out(state, state.apply(TrainingEnded(failure.message)), config)
         if rate is None:
             st.stop()
         run = state.run or run
@@ -146,7 +151,7 @@ if run is not None:
 
     if compare_zero and run.step > 0 and not state.training:
         if run.config.carry_mode == "fixed" and run.config.carry_init == "zeros":
-            st.caption("This run already uses a fixed zero carry.")
+            st.caption(t("This run already uses a fixed zero carry."))
         elif zero_key(run) not in state.zero_runs:
             state.zero_runs = {zero_key(run): zero_twin(run, where.queue)}
             charts(run, 99)

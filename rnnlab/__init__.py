@@ -26,6 +26,13 @@ __version__ = "0.1.0"
 # XLA:CPU's concurrency-optimised scheduler can deadlock a vmapped training program (jaxlib 0.10.2: the sweep's
 # init + evaluate of 3 or more stacked runs never finished, every worker idle). Turning it off fixed every try
 # and costs nothing measurable here. XLA reads XLA_FLAGS when JAX starts its backend, which is after this import.
+# The flag is XLA:CPU's own: an accelerator's backend reads it and ignores it.
 _XLA_FLAG = "--xla_cpu_enable_concurrency_optimized_scheduler=false"
 if "xla_cpu_enable_concurrency_optimized_scheduler" not in os.environ.get("XLA_FLAGS", ""):
     os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {_XLA_FLAG}".strip()
+
+# On a GPU, JAX takes 75% of the device's memory for itself when it starts. The server shares its GPU with the
+# worker processes of long compiles (and a Ray node with its workers), so each process takes only what it uses, and
+# the memory budget (rnnlab.device) reads what the device has free. No effect on a CPU. An operator's own
+# setting wins.
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")

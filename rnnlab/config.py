@@ -8,6 +8,7 @@ from dataclasses import Field, asdict, dataclass, field, make_dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from rnnlab.device import memory_budget_bytes
+from rnnlab.i18n import N_, _, language, t
 from rnnlab.model.cells import CARRY_INITS, CELLS
 from rnnlab.model.network import CARRY_MODES
 from rnnlab.model.optimizers import OPTIMIZERS
@@ -31,12 +32,14 @@ class Setting:
     whole number they are what is valid anywhere, for a float the range of the app's control (the CLI and the
     API accept any valid value; a link asking for one outside the control's range is refused with a note).
     ``recompiles``: changing it needs a new compiled program (everything else is an argument of the program).
+    ``label_en`` and ``help_en`` are English (marked for the catalog); ``label`` and ``help`` give them in the
+    reader's language.
     """
 
     name: str
     default: object
-    label: str
-    help: str
+    label_en: str
+    help_en: str
     kind: str
     choices: Mapping[str, object] | None = None
     low: float | None = None
@@ -46,44 +49,58 @@ class Setting:
     advanced: bool = False  # shown under "Advanced" in the sidebar
 
     @property
+    def label(self) -> str:
+        """The control's label in the reader's language."""
+        return _(self.label_en)
+
+    @property
+    def help(self) -> str:
+        """The control's help in the reader's language."""
+        return _(self.help_en)
+
+    @property
     def type(self) -> type:
         """The Python type of the value."""
         return {"choice": str, "int": int, "float": float}[self.kind]
 
 
 SETTINGS: tuple[Setting, ...] = (
-    Setting("task", "adding", "Task", "the synthetic problem the cell is trained on", "choice", TASKS,
+    Setting("task", "adding", N_("Task"), N_("the synthetic problem the cell is trained on"), "choice", TASKS,
             recompiles=True),
-    Setting("cell", "gru", "Cell", "the Flax Linen recurrent cell: one set of weights applied at every time step",
+    Setting("cell", "gru", N_("Cell"),
+            N_("the Flax Linen recurrent cell: one set of weights applied at every time step"),
             "choice", CELLS, recompiles=True),
-    Setting("features", 64, "Hidden features", "number of hidden units of the cell (the size of its carry)", "int",
-            low=1, high=1024, recompiles=True),
-    Setting("carry_mode", "learnable", "Carry mode",
-            "how the initial carry h_0 is made: fixed: drawn once; noisy: redrawn for every batch; learnable: a "
-            "parameter trained with the weights", "choice", CARRY_MODES, recompiles=True),
+    Setting("features", 64, N_("Hidden features"), N_("number of hidden units of the cell (the size of its carry)"),
+            "int", low=1, high=1024, recompiles=True),
+    Setting("carry_mode", "learnable", N_("Carry mode"),
+            N_("how the initial carry h_0 is made: fixed: drawn once; noisy: redrawn for every batch; learnable: a "
+               "parameter trained with the weights"), "choice", CARRY_MODES, recompiles=True),
     Setting("carry_init", "zeros", "carry_init",
-            "the function that fills the initial carry h_0 with numbers before training (zeros, ones, a normal "
-            "or uniform draw, a constant); Flax calls it with a key, a shape and a dtype", "choice", CARRY_INITS,
+            N_("the function that fills the initial carry h_0 with numbers before training (zeros, ones, a normal "
+               "or uniform draw, a constant); Flax calls it with a key, a shape and a dtype"), "choice", CARRY_INITS,
             recompiles=True),
-    Setting("carry_scale", 0.1, "Initialiser parameter",
-            "the initialiser's parameter: stddev (normal), scale (uniform) or value (constant)", "float",
+    Setting("carry_scale", 0.1, N_("Initialiser parameter"),
+            N_("the initialiser's parameter: stddev (normal), scale (uniform) or value (constant)"), "float",
             low=-100.0, high=100.0, step=0.05),
-    Setting("seq_len", 100, "Sequence length T", "number of time steps in each sequence", "int", low=1,
+    Setting("seq_len", 100, N_("Sequence length T"), N_("number of time steps in each sequence"), "int", low=1,
             high=100_000, recompiles=True),
-    Setting("batch", 64, "Batch size", "sequences per training step", "int", low=1, high=4096, recompiles=True),
-    Setting("optimizer", "adam", "Optimiser", "the optax optimiser (after clipping the gradient by its global norm)",
+    Setting("batch", 64, N_("Batch size"), N_("sequences per training step"), "int", low=1, high=4096,
+            recompiles=True),
+    Setting("optimizer", "adam", N_("Optimiser"),
+            N_("the optax optimiser (after clipping the gradient by its global norm)"),
             "choice", OPTIMIZERS, recompiles=True),
-    Setting("lr", 1e-2, "Learning rate", "how far each optimiser step moves the weights", "float", low=1e-6,
+    Setting("lr", 1e-2, N_("Learning rate"), N_("how far each optimiser step moves the weights"), "float", low=1e-6,
             high=1e6, step=1e-3),
-    Setting("clip", 1.0, "Clip (global norm)", "clip the gradient to this global norm (0 = no clipping)", "float",
-            low=0.0, high=1e6, step=0.5),
-    Setting("steps", 300, "Training steps", "number of optimiser steps", "int", low=1, high=100_000),
-    Setting("seed", 0, "Seed", "random seed for weights, carries and batches", "int", low=0, high=2**31 - 1),
-    Setting("chunk", 25, "Steps per chunk", "optimiser steps between two evaluations (the evaluation loss, carry "
-            "and per-step charts update after each); a long chunk is trained in parts, so Stop acts within about "
-            "a second", "int",
+    Setting("clip", 1.0, N_("Clip (global norm)"), N_("clip the gradient to this global norm (0 = no clipping)"),
+            "float", low=0.0, high=1e6, step=0.5),
+    Setting("steps", 300, N_("Training steps"), N_("number of optimiser steps"), "int", low=1, high=100_000),
+    Setting("seed", 0, N_("Seed"), N_("random seed for weights, carries and batches"), "int", low=0,
+            high=2**31 - 1),
+    Setting("chunk", 25, N_("Steps per chunk"),
+            N_("optimiser steps between two evaluations (the evaluation loss, carry and per-step charts update "
+               "after each); a long chunk is trained in parts, so Stop acts within about a second"), "int",
             low=1, high=1000, recompiles=True, advanced=True),
-    Setting("kernel_size", 3, "Kernel size", "ConvLSTM kernel size (square)", "int", low=1, high=7,
+    Setting("kernel_size", 3, N_("Kernel size"), N_("ConvLSTM kernel size (square)"), "int", low=1, high=7,
             recompiles=True, advanced=True),
 )
 SETTING: dict[str, Setting] = {s.name: s for s in SETTINGS}
@@ -101,7 +118,7 @@ LIMITS: dict[str, tuple[int, int]] = {s.name: (int(_bounds(s)[0]), int(_bounds(s
 CHOICES: dict[str, Mapping[str, object]] = {s.name: s.choices or {} for s in SETTINGS if s.kind == "choice"}
 CONTROL_RANGES: dict[str, tuple[float, float]] = {s.name: _bounds(s) for s in SETTINGS if s.kind == "float"}
 STATIC_FIELDS: tuple[str, ...] = tuple(s.name for s in SETTINGS if s.recompiles)
-HELP: dict[str, str] = {s.name: s.help for s in SETTINGS}
+HELP: dict[str, str] = {s.name: s.help_en for s in SETTINGS}  # English: the CLI and the script translate
 
 
 class ConfigMethods:
@@ -150,19 +167,24 @@ class ConfigMethods:
         for name, choices in CHOICES.items():
             value = getattr(self, name)
             if value not in choices:
-                errors[name] = f"Unknown {name} '{value}'; choose one of: {', '.join(choices)}."
+                # TRANSLATORS: {name} is a setting's id (cell, task...), {value} what was asked, {choices} the ids.
+                errors[name] = t("Unknown {name} '{value}'; choose one of: {choices}.", name=name, value=value,
+                                 choices=", ".join(choices))
         for name, (lo, hi) in LIMITS.items():
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
-                errors[name] = f"{name} must be a whole number from {lo} to {hi} (got {value!r})."
+                # TRANSLATORS: {name} is a setting's id (seq_len, batch...).
+                errors[name] = t("{name} must be a whole number from {lo} to {hi} (got {value!r}).", name=name,
+                                 lo=lo, hi=hi, value=value)
         for name in CONTROL_RANGES:
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
-                errors[name] = f"{name} must be a finite number (got {value!r})."
+                # TRANSLATORS: {name} is a setting's id (lr, clip...).
+                errors[name] = t("{name} must be a finite number (got {value!r}).", name=name, value=value)
         if "lr" not in errors and self.lr <= 0:
-            errors["lr"] = f"The learning rate must be greater than 0 (got {self.lr:g})."
+            errors["lr"] = t("The learning rate must be greater than 0 (got {lr:g}).", lr=self.lr)
         if "clip" not in errors and self.clip < 0:
-            errors["clip"] = f"clip must be 0 (off) or positive (got {self.clip:g})."
+            errors["clip"] = t("clip must be 0 (off) or positive (got {clip:g}).", clip=self.clip)
         return errors
 
     def validate(self, budget: int | None = None) -> list[str]:
@@ -172,18 +194,27 @@ class ConfigMethods:
             return errors
         task, cell = TASKS[self.task], CELLS[self.cell]
         if not compatible(cell.spatial, task):
-            fits = [t.label for t in TASKS.values() if compatible(cell.spatial, t)]
-            errors.append(f"{cell.label} cannot run {task.label}: "
-                          f"{'it needs a spatial task' if cell.spatial else 'that task is spatial (ConvLSTM only)'}"
-                          f". Tasks it can run: {', '.join(fits)}.")
+            fits = _list([other.label for other in TASKS.values() if compatible(cell.spatial, other)])
+            if cell.spatial:
+                # TRANSLATORS: {cell} is a cell's name (ConvLSTM), {task} and {tasks} tasks' names.
+                errors.append(t("{cell} cannot run {task}: it needs a spatial task. Tasks it can run: {tasks}.",
+                                cell=cell.label, task=task.label, tasks=fits))
+            else:
+                # TRANSLATORS: {cell} is a cell's name (GRU), {task} and {tasks} tasks' names.
+                errors.append(t("{cell} cannot run {task}: that task is spatial (ConvLSTM only). Tasks it can run: "
+                                "{tasks}.", cell=cell.label, task=task.label, tasks=fits))
         if self.seq_len < task.min_T:
-            errors.append(f"{task.label} needs a sequence length of at least {task.min_T} (got {self.seq_len}).")
+            # TRANSLATORS: {task} is a task's name; {min_T} and {T} are sequence lengths.
+            errors.append(t("{task} needs a sequence length of at least {min_T} (got {T}).", task=task.label,
+                            min_T=task.min_T, T=self.seq_len))
         budget = memory_budget_bytes() if budget is None else budget
         need = self.memory_bytes()
         if need > budget:
-            errors.append(f"T={self.seq_len} with batch {self.batch} and {self.features} features needs about "
-                          f"{format_bytes(need)} for backpropagation through time; the limit is "
-                          f"{format_bytes(budget)}. Lower the sequence length, the batch or the features.")
+            # TRANSLATORS: {need} and {limit} are sizes in bytes, already written with their unit ('1.2 GB').
+            errors.append(t("T={T} with batch {batch} and {features} features needs about {need} for "
+                            "backpropagation through time; the limit is {limit}. Lower the sequence length, the "
+                            "batch or the features.", T=self.seq_len, batch=self.batch, features=self.features,
+                            need=format_bytes(need), limit=format_bytes(budget)))
         return errors
 
     # ---- flat string form (URL query parameters, CLI) ------------------------------------------
@@ -201,20 +232,30 @@ class ConfigMethods:
         types = {name: setting.type for name, setting in SETTING.items()}
         for key, raw in data.items():
             if key not in types:
-                notes.append(f"Ignored unknown setting '{key}'.")
+                notes.append(t("Ignored unknown setting '{key}'.", key=key))
                 continue
             try:
                 value = _parse(types[key], raw)
             except ValueError:
-                notes.append(f"Ignored {key}={raw!r}: not a valid {types[key].__name__}; kept {getattr(base, key)}.")
+                # TRANSLATORS: {key}={raw!r} is what the link asked ("lr='abc'"); {type} is int, float or str;
+                # {kept} the value kept.
+                notes.append(t("Ignored {key}={raw!r}: not a valid {type}; kept {kept}.", key=key, raw=raw,
+                               type=types[key].__name__, kept=getattr(base, key)))
                 continue
             error = replace(base, **{key: value}).field_errors().get(key)
             if error:
-                notes.append(f"Ignored {key}={raw!r}: {error} Kept {getattr(base, key)}.")
+                # TRANSLATORS: {error} is a whole sentence saying what is wrong; {kept} the value kept.
+                notes.append(t("Ignored {key}={raw!r}: {error} Kept {kept}.", key=key, raw=raw, error=error,
+                               kept=getattr(base, key)))
                 continue
             values[key] = value
         config = replace(base, **values)
         return config, notes
+
+
+def _list(items: list[str]) -> str:
+    """Names listed one after another: 'a, b' ('a、b' in Chinese)."""
+    return ("、" if language() == "zh" else ", ").join(items)
 
 
 def _fmt(value) -> str:
@@ -293,6 +334,8 @@ def describe_changes(cell: str, changes: Mapping[str, object]) -> str:
     for name, value in changes.items():
         setting = SETTING[name]
         shown = getattr(setting.choices.get(str(value)), "label", value) if setting.choices else value
-        parts.append(f"{setting.label}: {shown}")
-    return (f"{CELLS[cell].label} needs other settings to run, so these changed with it: {'; '.join(parts)}. "
-            "Change them as you like.")
+        # TRANSLATORS: one changed setting in a list: its label, then its new value ('Task: Moving dot').
+        parts.append(t("{setting}: {value}", setting=setting.label, value=shown))
+    # TRANSLATORS: {cell} is a cell's name; {changes} lists 'setting: value' pairs separated by semicolons.
+    return t("{cell} needs other settings to run, so these changed with it: {changes}. Change them as you like.",
+             cell=CELLS[cell].label, changes=("；" if language() == "zh" else "; ").join(parts))

@@ -7,6 +7,8 @@ import os
 
 import jax
 
+from rnnlab.i18n import tn
+
 
 def describe_devices() -> dict[str, str]:
     """Backend ('cpu', 'gpu', 'tpu'), the devices JAX sees, and the versions in use."""
@@ -16,6 +18,17 @@ def describe_devices() -> dict[str, str]:
     kinds = sorted({d.device_kind for d in devices})
     return {"backend": jax.default_backend().upper(), "count": str(len(devices)), "kinds": ", ".join(kinds),
             "versions": f"jax {jax.__version__}, flax {flax.__version__}"}
+
+
+def devices_sentence() -> str:
+    """The Home page's sentence on the devices in use, in the reader's language."""
+    info = describe_devices()
+    # TRANSLATORS: {backend} is CPU, GPU or TPU; {kinds} the devices' names; {versions} "jax 0.4.35, flax 0.10.2".
+    return tn("Runs on this server's {backend} ({n} device: {kinds}; {versions}): every step is compiled once by "
+              "JAX and then runs as fast machine code.",
+              "Runs on this server's {backend} ({n} devices: {kinds}; {versions}): every step is compiled once by "
+              "JAX and then runs as fast machine code.",
+              int(info["count"]), backend=info["backend"], kinds=info["kinds"], versions=info["versions"])
 
 
 def env_float(name: str, default: float) -> float:

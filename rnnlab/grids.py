@@ -1,16 +1,25 @@
 """What a grid of runs may vary, and the grids' defaults: Compare's grid and Gradient flow's decay sweep.
 
-Declared once here and read by the pages' controls, the URL, the command line and the sweeps themselves.
+Declared once here and read by the pages' controls, the URL, the command line and the sweeps themselves. The last
+part says what a sweep keeps in English (its labels, verdicts and progress notes, which the CSV and the worker
+thread write) in the reader's language, for the Compare page.
 """
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from rnnlab.i18n import N_, _, language, t, tn, tp
 from rnnlab.model.cells import CARRY_INITS, CELLS
 from rnnlab.model.network import CARRY_MODES
-from rnnlab.text import parse_float, parse_int
+from rnnlab.text import format_bytes, parse_float, parse_int
+
+# The cells' labels that are words (rnnlab.model.cells keeps them in English), marked for the catalog: a grid's
+# controls, legends and table show them through ``_(CELLS[name].label)``.
+CELL_WORDS = (N_("Simple RNN"), N_("Optimized LSTM"))
 
 DEFAULT_SWEEP_CELLS = ("gru", "lstm", "simple")  # the decay sweep's default: two gated cells and the plain one
 DEFAULT_SWEEP_LENGTHS = (10, 20, 40, 80)
@@ -20,24 +29,42 @@ SWEEP_WEIGHTS = ("trained", "untrained")
 
 @dataclass(frozen=True)
 class SweepField:
-    """One field a sweep may vary: its label, its choices (a registry) or how to parse typed values."""
+    """One field a sweep may vary: its label, its choices (a registry) or how to parse typed values, and what its
+    control's help says. ``label`` and ``help`` are marked for the catalog (English): :attr:`shown_label` and
+    :attr:`shown_help` are the reader's words."""
 
     name: str
     label: str
     choices: dict | None = None  # registry of names, or None for typed numbers
     parse_one: Callable[[str], object] | None = None
+    help: str = ""
+
+    @property
+    def shown_label(self) -> str:
+        """The label in the reader's language."""
+        return _(self.label)
+
+    @property
+    def shown_help(self) -> str:
+        """The help in the reader's language ("" when there is none)."""
+        return _(self.help) if self.help else ""
 
     def parse(self, text: str) -> list:
-        """'0.01, 0.1' -> [0.01, 0.1] (duplicates dropped, order kept); ValueError with a readable message."""
+        """'0.01, 0.1' -> [0.01, 0.1] (duplicates dropped, order kept); ValueError with a readable message (in the
+        reader's language: it is raised where the value is typed or read from the link)."""
         parts = [p.strip() for p in str(text).replace(";", ",").split(",") if p.strip()]
         values = []
         for part in parts:
             try:
                 value = self.parse_one(part) if self.parse_one else part
             except ValueError:
-                raise ValueError(f"{self.label}: '{part}' is not a valid value.") from None
+                # TRANSLATORS: {field} is a field's name (e.g. "Learning rate"), {value} what was typed.
+                raise ValueError(t("{field}: '{value}' is not a valid value.", field=self.shown_label,
+                                   value=part)) from None
             if self.choices is not None and value not in self.choices:
-                raise ValueError(f"{self.label}: unknown '{part}'; choose from {', '.join(self.choices)}.")
+                # TRANSLATORS: {choices} is a list of names, as they are written in a link: "fixed, noisy, learnable".
+                raise ValueError(t("{field}: unknown '{value}'; choose from {choices}.", field=self.shown_label,
+                                   value=part, choices=", ".join(self.choices))) from None
             values.append(value)
         return list(dict.fromkeys(values))
 
@@ -53,16 +80,187 @@ class SweepField:
             return f"lr {value:g}"
         return f"{self.name} {value}"
 
+    def shown(self, value) -> str:
+        """:meth:`describe` in the reader's language (a legend's, a chart's axis' or a table's label piece)."""
+        if self.name == "cell":
+            return _(CELLS[value].label)
+        if self.name == "carry_mode":
+            return carry_mode_carry(value)
+        if self.name == "carry_init":
+            # TRANSLATORS: a run's label piece: the carry_init function it uses, e.g. "init zeros".
+            return t("init {name}", name=value)
+        if self.name == "lr":
+            # TRANSLATORS: a run's label piece: its learning rate, e.g. "lr 0.01" ("lr" is the usual abbreviation).
+            return t("lr {lr:g}", lr=value)
+        # TRANSLATORS: a run's label piece: its random seed, e.g. "seed 2".
+        return t("seed {seed}", seed=value)
+
+    def option(self, value) -> str:
+        """How a multiselect shows the option ``value`` (an id) to the reader."""
+        if self.name == "cell":
+            return _(CELLS[value].label)
+        if self.name == "carry_mode":
+            return carry_mode_word(value)
+        return str(value)
+
+
+def carry_mode_word(mode: str) -> str:
+    """A carry mode ('fixed', 'noisy', 'learnable') as the reader's word (its id when it has none)."""
+    words = {"fixed": tp("carry mode", "fixed"), "noisy": tp("carry mode", "noisy"),
+             "learnable": tp("carry mode", "learnable")}
+    return words.get(mode, mode)
+
+
+def carry_mode_carry(mode: str) -> str:
+    """'fixed carry', 'noisy carry', 'learnable carry' in the reader's language (a run's label piece)."""
+    words = {"fixed": _("fixed carry"), "noisy": _("noisy carry"), "learnable": _("learnable carry")}
+    return words.get(mode) or t("{mode} carry", mode=mode)
+
+
+def list_separator() -> str:
+    """Between the pieces of a run's label: ', ' (Chinese: '，')."""
+    return "，" if language() == "zh" else ", "
+
+
+def shown_label(config, varying: tuple[str, ...]) -> str:
+    """A run's label in the reader's language, from the fields that vary (seed excluded), as
+    :func:`rnnlab.probing.sweep.label_of` makes it in English (which the CSV keeps)."""
+    parts = [FIELDS[name].shown(getattr(config, name)) for name in varying if name != "seed"]
+    if not parts:
+        parts = [FIELDS[name].shown(getattr(config, name)) for name in ("cell", "carry_mode", "carry_init")]
+    return list_separator().join(parts)
+
 
 SWEEP_FIELDS: tuple[SweepField, ...] = (
-    SweepField("carry_mode", "Carry mode", CARRY_MODES),
-    SweepField("carry_init", "carry_init", CARRY_INITS),
-    SweepField("cell", "Cell", CELLS),
-    SweepField("lr", "Learning rate", None, parse_float),
-    SweepField("seed", "Seed", None, parse_int),
+    SweepField("carry_mode", N_("Carry mode"), CARRY_MODES,
+               help=N_("fixed: sampled once per run from carry_init (not trained). noisy: resampled from carry_init "
+                       "for every batch (not trained). learnable: a parameter initialised by carry_init and trained "
+                       "with the weights.")),
+    SweepField("carry_init", "carry_init", CARRY_INITS,
+               help=N_("Each initialiser uses the sidebar's initialiser parameter where it has one.")),
+    SweepField("cell", N_("Cell"), CELLS),
+    SweepField("lr", N_("Learning rate"), None, parse_float,
+               help=N_("Comma-separated, e.g. 0.003, 0.01, 0.03. They share one compiled program.")),
+    SweepField("seed", N_("Seed"), None, parse_int,
+               help=N_("Comma-separated, e.g. 0, 1, 2. Seeds of one setting are drawn as a mean and a band.")),
 )
 FIELDS: dict[str, SweepField] = {f.name: f for f in SWEEP_FIELDS}
 # What the Compare page varies before anyone changes it (comma-separated, as typed; empty: the base's value):
 # a GRU against a simple RNN, three seeds each (does gating help?).
 COMPARE_DEFAULTS: dict[str, str] = {"carry_mode": "", "carry_init": "", "cell": "gru, simple", "lr": "",
                                     "seed": "0, 1, 2"}
+
+
+def _sweep():
+    """:mod:`rnnlab.probing.sweep` (imported when first needed: it imports this module)."""
+    from rnnlab.probing import sweep
+
+    return sweep
+
+
+# ---- the reader's words for what the sweep keeps in English (its labels, verdicts and the CSV stay English) ----
+def shown_verdict(verdict: str) -> str:
+    """A verdict of :func:`rnnlab.probing.sweep.memory_verdict` (or :data:`~rnnlab.probing.sweep.NOT_EVALUATED`)
+    in the reader's language."""
+    words = {
+        # TRANSLATORS: a verdict in the Compare table: the run's loss became infinite or NaN.
+        "diverged": tp("verdict", "diverged"),
+        # TRANSLATORS: a verdict in the Compare table: the final loss is at most 10% of the memoryless baseline.
+        "learned the task": tp("verdict", "learned the task"),
+        # TRANSLATORS: a verdict in the Compare table: below 90% of the memoryless baseline, above 10%.
+        "uses some memory, not solved": tp("verdict", "uses some memory, not solved"),
+        "no better than memoryless": tp("verdict", "no better than memoryless"),
+        "worse than memoryless": tp("verdict", "worse than memoryless"),
+        _sweep().NOT_EVALUATED: tp("verdict", "not evaluated (stopped while compiling)"),
+    }
+    return words.get(verdict, verdict)
+
+
+def shown_zero_cause(cause: str) -> str:
+    """Why an exact 0 is 0 (a key of :data:`rnnlab.probing.logscale.ZERO_CAUSES`) as the table shows it."""
+    words = {"unread": tp("why a gradient is exactly 0", "unread"),
+             "saturated": tp("why a gradient is exactly 0", "saturated"),
+             "gate": tp("why a gradient is exactly 0", "gate"),
+             "cancelled": tp("why a gradient is exactly 0", "cancelled")}
+    return words.get(cause, cause)
+
+
+def shown_size(log10: float) -> str:
+    """||dL/dh_0|| as the table writes it: the machine format of :func:`format_log10`, or words."""
+    if math.isnan(log10):
+        return _("not measured")
+    if math.isinf(log10) and log10 < 0:
+        return _("0 in float32")
+    from rnnlab.probing.probes import format_log10  # it imports this module
+
+    return format_log10(log10)
+
+
+def program_of(configs: list, number: int) -> str:
+    """The reader's words for the compiled program ``number`` (from 1) of ``configs``: 'GRU, fixed carry, init
+    zeros'."""
+    groups = _sweep().group_configs(configs)
+    if not 1 <= number <= len(groups):
+        return ""
+    config = configs[groups[number - 1][0]]
+    return list_separator().join([_(CELLS[config.cell].label), carry_mode_carry(config.carry_mode),
+                                  t("init {name}", name=config.carry_init)])
+
+
+COMPILING = re.compile(r"^Compiling program (\d+) of (\d+) \(.*\)…$")
+TRAINING = re.compile(r"^step (\d+) / (\d+) of program (\d+) of (\d+)$")
+
+
+def progress_note(note, configs: list) -> str:
+    """What the sweep says it does (its worker thread writes English) in the reader's language."""
+    text = str(note or "")
+    if (match := COMPILING.match(text)) is not None:
+        number, total = int(match[1]), int(match[2])
+        return t("Compiling program {number} of {total} ({program})…", number=number, total=total,
+                 program=program_of(configs, number))
+    if (match := TRAINING.match(text)) is not None:
+        # TRANSLATORS: progress of a sweep: the training step reached by compiled program {number} of {total}.
+        return t("step {step} / {steps} of program {number} of {total}", step=int(match[1]), steps=int(match[2]),
+                 number=int(match[3]), total=int(match[4]))
+    if text == _sweep().MEASURING:
+        return _("Measuring the gradient that reaches the initial carry…")
+    return text
+
+
+def too_many_runs(base, axes: dict[str, list]) -> str | None:
+    """Why the grid is refused when it has more runs than a sweep trains (what
+    :func:`rnnlab.probing.sweep.expand` says in English), in the reader's language; None when it is not."""
+    values = {name: list(dict.fromkeys(axes.get(name) or [getattr(base, name)])) for name in FIELDS}
+    count = math.prod(len(v) for v in values.values())
+    if count <= _sweep().MAX_RUNS:
+        return None
+    # TRANSLATORS: one factor of a grid's size: {n} values of the field {field}, e.g. "25 seed".
+    sizes = [t("{n} {field}", n=len(v), field=FIELDS[n].shown_label.lower()) for n, v in values.items()
+             if len(v) > 1]
+    return tn("{sizes} make {n} run; a sweep trains at most {most}. Choose fewer values.",
+              "{sizes} make {n} runs; a sweep trains at most {most}. Choose fewer values.", count,
+              sizes=(" x " if language() == "en" else " × ").join(sizes), most=_sweep().MAX_RUNS)
+
+
+def over_memory(configs: list) -> str | None:
+    """Why the grid is refused when its runs together need more memory than the server allows."""
+    need, budget = _sweep().total_memory_bytes(configs), _sweep().memory_budget_bytes()
+    if need <= budget:
+        return None
+    return tn("The {n} run together needs about {need} for backpropagation through time; the limit is {limit}. "
+              "Choose fewer runs, or lower the sequence length, the batch or the features.",
+              "The {n} runs together need about {need} for backpropagation through time; the limit is {limit}. "
+              "Choose fewer runs, or lower the sequence length, the batch or the features.", len(configs),
+              need=format_bytes(need), limit=format_bytes(budget))
+
+
+def describe_plan(configs: list, base) -> str:
+    """'**6 runs in 2 compiled programs (about 1.2 MB for backpropagation)**, each 50 steps of 10 per chunk ...'."""
+    runs, programs = len(configs), len(_sweep().group_configs(configs))
+    return t("**{runs} in {programs} (about {size} for backpropagation)**, each {steps} of {chunk} per chunk "
+             "(a sweep's runs share the number of steps).",
+             runs=tn("{n} run", "{n} runs", runs),
+             programs=tn("{n} compiled program", "{n} compiled programs", programs),
+             size=format_bytes(_sweep().total_memory_bytes(configs)),
+             # TRANSLATORS: part of "each {steps} of {chunk} per chunk": the training steps of every run.
+             steps=tn("{n} step", "{n} steps", base.steps), chunk=base.chunk)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+from rnnlab.i18n import language, localize_number
+
 
 def parse_int(text: str) -> int:
     """'12' or '-3' -> int; ValueError for anything else (no '1.0', '1_0' or '²'; Python refuses 5000 digits)."""
@@ -44,11 +46,17 @@ def error_text(e: BaseException, limit: int = 500) -> str:
     return (f"{type(e).__name__}: {lines[0]}" if lines else type(e).__name__)[:limit]
 
 
-def format_bytes(n: float) -> str:
-    """1234567 -> '1.2 MB'."""
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if n < 1000 or unit == "TB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+BYTE_UNITS = {"ru": ("Б", "КБ", "МБ", "ГБ", "ТБ")}  # each language's units where they differ from English
+
+
+def format_bytes(n: float, lang: str | None = None) -> str:
+    """1234567 -> '1.2 MB' in the reader's language (Russian: '1,2 МБ'; Chinese: '1.2 MB')."""
+    lang = lang or language()
+    units = BYTE_UNITS.get(lang, ("B", "KB", "MB", "GB", "TB"))
+    for i, unit in enumerate(units):
+        if n < 1000 or i == len(units) - 1:
+            written = f"{n:.0f}" if i == 0 else f"{n:.1f}"
+            return f"{localize_number(written, lang)} {unit}"
         n /= 1000
     raise AssertionError
 

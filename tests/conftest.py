@@ -10,6 +10,16 @@ import pytest
 os.environ.setdefault("RNNLAB_RUNS_DIR", tempfile.mkdtemp(prefix="rnnlab-test-runs-"))
 
 
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``gpu`` run only where JAX has an accelerator (tests/gpu/check.sh on a GPU machine)."""
+    if jax.default_backend() != "cpu":
+        return
+    skip = pytest.mark.skip(reason="needs an accelerator: JAX runs on the CPU here")
+    for item in items:
+        if item.get_closest_marker("gpu") is not None:
+            item.add_marker(skip)
+
+
 @pytest.fixture(autouse=True, scope="module")
 def release_compiled_programs():
     """After each test module, drop every compiled program. Each XLA:CPU program holds about 20 memory mappings

@@ -46,3 +46,25 @@ def test_the_qr_code_decodes_to_the_link(hide):
     decoded = zxingcpp.read_barcodes(np.asarray(image))
     assert [d.text for d in decoded] == [link]
     assert decoded[0].format == zxingcpp.BarcodeFormat.QRCode
+
+
+@pytest.mark.parametrize("lang", classroom.CLASS_LANGUAGES)
+@pytest.mark.parametrize("teacher", [None, "en", "zh", "ru"])
+def test_the_link_has_the_class_language_or_none_for_each_students_browser(lang, teacher):
+    shared = UrlState(config=Config(cell="gru", seq_len=40), lang=teacher)
+    link = classroom.class_link(BASE, shared, {"cell"}, True, lang)
+    query = parse_qs(urlsplit(link).query)
+    assert query.get("lang") == ([lang] if lang else None)  # no lang: each student's browser chooses
+    back = read_back(link)
+    assert back.lang == lang and back.config == shared.config and back.notes == []
+
+
+@pytest.mark.parametrize("teacher", [None, "en", "zh", "ru"])
+def test_the_class_language_starts_as_the_teachers_chosen_one(teacher):
+    assert classroom.default_class_language(UrlState(lang=teacher)) == teacher
+    assert classroom.CLASS_LANGUAGES == (None, "en", "zh", "ru")
+
+
+def test_an_unknown_class_language_is_refused():
+    with pytest.raises(ValueError, match="unknown language"):
+        classroom.class_link(BASE, UrlState(), set(), True, "de")

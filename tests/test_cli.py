@@ -71,3 +71,30 @@ def test_grad_prints_true_sizes_below_float32_and_fits_them(capsys):
     assert "(1 of these is below float32's smallest normal number, 1.2e-38" in out
     rate = probes.fit_decay(sweep)["rate_per_step"].iloc[0]
     assert f"lstm: ×{rate:.3g} per step: the gradient halves every" in out and 0.7 < rate < 0.85
+
+
+def test_lang_chooses_the_language_of_the_messages_and_the_help(tmp_path, capsys):
+    from rnnlab.i18n import language
+
+    assert main(["train", "--cell", "conv_lstm", "--quiet", "--lang", "ru"]) == 2
+    assert capsys.readouterr().err.startswith("ошибка: ConvLSTM не может решать задачу «Задача сложения»")
+    assert main(["--lang", "zh", "grad", "--cells", "gru,nope"]) == 2
+    assert "错误：未知的单元：nope；可选：" in capsys.readouterr().err
+    assert main(["grad", "--cells", "gru,nope", "--lang", "en"]) == 2
+    assert "error: Unknown cell(s): nope" in capsys.readouterr().err
+    assert language() == "en"  # the command's language ends with it
+    out = tmp_path / "h.csv"
+    assert main(["train", "--seq-len", "10", "--batch", "8", "--features", "8", "--steps", "12", "--chunk", "5",
+                 "--out", str(out), "--quiet", "--lang", "ru"]) == 0
+    assert "12 шагов; итоговые потери" in capsys.readouterr().out
+    assert list(pd.read_csv(out).columns)[:2] == ["step", "loss"]  # the file stays as it is
+
+
+def test_the_help_in_russian(capsys):
+    from rnnlab.i18n import using
+
+    with using("ru"):
+        parser = build_parser()
+    train_help = " ".join(parser._subparsers._group_actions[0].choices["train"].format_help().split())
+    assert "насколько сильно каждый шаг оптимизатора сдвигает веса (default: 0.01)" in train_help
+    assert "--lang {en,zh,ru}" in train_help

@@ -208,3 +208,23 @@ def test_a_crafted_file_within_the_size_of_a_wide_model_is_refused_before_unpack
     with pytest.raises(ExportError, match=r"not a parameter file for this configuration .* Nothing of it was unpacked"):
         load_params(crafted, wide)
     assert not unpacked
+
+
+# ---- the same files in every language ----------------------------------------------------------------------
+def test_downloads_are_the_same_bytes_in_every_language(runs):
+    """CSV headers and content, the reproduction script and file names stay English; refusals are translated."""
+    from rnnlab.i18n import using
+
+    history = runs["gru"].history
+    english = (history_csv(history), evaluations_csv(history), reproduce_script(GRU), filename_stem(GRU))
+    for lang in ("ru", "zh"):
+        with using(lang):
+            assert (history_csv(history), evaluations_csv(history), reproduce_script(GRU),
+                    filename_stem(GRU)) == english
+    good = params_msgpack(runs["lstm"].params)
+    with using("ru"), pytest.raises(ExportError) as info:
+        load_params(good, GRU)
+    message = str(info.value)
+    assert message.startswith("файл параметров не подходит к этой конфигурации (ячейка gru, скрытых нейронов: 8")
+    assert "нет params/GRUCell_0" in message
+    assert "Похоже, в файле параметры ячейки LSTM (скрытых нейронов: 8, обучаемое начальное состояние)." in message

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from streamlit.runtime import Runtime
 
 from rnnlab.config import Config
+from rnnlab.i18n import N_, t
 from rnnlab.server import jobs
 from rnnlab.server.executor import CANCELLED, Work, current_executor
 from rnnlab.training import estimate
@@ -28,21 +29,23 @@ def compile_first(config: Config, status_slot, keep_going: Callable[[], bool]) -
     if get_program(config).is_compiled():
         return True
     if not jobs.long_compile(config):
-        status_slot.info("Compiling the training step for this configuration (once per configuration)…",
+        status_slot.info(t("Compiling the training step for this configuration (once per configuration)…"),
                          icon=":material/hourglass_top:")
         return True
     expected = estimate.estimate(config, 1).compile_s
     started, shown, me = time.monotonic(), -1, session_id()
     job = current_executor().submit(Work(jobs.compile_program, (config, estimate.max_job_seconds()), kind="compile",
-                                         label="compiling", client=client_id(), slot=False))
+                                         label=N_("compiling"), client=client_id(), slot=False))
     try:
         while not job.poll(POLL_S):
             elapsed = int(time.monotonic() - started)
             if elapsed != shown:  # also where a Stop click or a page change interrupts the wait
                 shown = elapsed
-                status_slot.info(f"Compiling the training step for this configuration (once per configuration): "
-                                 f"{estimate.format_seconds(elapsed)} so far, about "
-                                 f"{estimate.format_seconds(expected)} expected. Stop ends it at once.",
+                # TRANSLATORS: {elapsed} and {expected} are durations such as "12 s"
+                status_slot.info(t("Compiling the training step for this configuration (once per configuration): "
+                                   "{elapsed} so far, about {expected} expected. Stop ends it at once.",
+                                   elapsed=estimate.format_seconds(elapsed),
+                                   expected=estimate.format_seconds(expected)),
                                  icon=":material/hourglass_top:")
             if not keep_going() or (Runtime.exists() and not connected(me)):  # stopped, or the tab is gone
                 job.cancel(force=True)

@@ -9,6 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from rnnlab.config import Config, ConfigError
+from rnnlab.i18n import Msg
 from rnnlab.session.explore_actions import (
     ActionState,
     Cost,
@@ -91,7 +92,7 @@ def facts(run: Run | None, config: Config, errors: list[str]) -> Facts:
                                               stopped=bool(run.history.stop_reason))
     if errors:
         return Facts(errors=True, run=known)
-    train, step = (Cost(guess.total_s, guess.describe(), estimate.over_limit(guess)) for guess in costs(run, config))
+    train, step = (Cost(guess.total_s, guess.described(), estimate.refusal(guess)) for guess in costs(run, config))
     return Facts(run=known, train=train, step=step)
 
 
@@ -124,6 +125,22 @@ def start_new_run(state: ExploreState, config: Config) -> None:
         state.run = new_run(config)
     except ConfigError as e:
         state.run = None
-        state.apply(RunFailed(" ".join(e.messages)))
+        state.apply(RunFailed(Sentences(e.messages)))
     else:
         state.apply(RunStarted(state.run.done))
+
+
+class Sentences(Msg):
+    """Messages (or text) shown one after another, each rendered in the reader's language when shown."""
+
+    __slots__ = ("parts",)
+
+    def __init__(self, parts):
+        super().__init__(" ")
+        self.parts = tuple(parts)
+
+    def __str__(self) -> str:
+        return " ".join(str(part) for part in self.parts)
+
+    def key(self) -> tuple:
+        return ("Sentences", tuple(repr(part) for part in self.parts))

@@ -15,6 +15,7 @@ import streamlit as st
 
 from rnnlab.config import Config, ConfigError
 from rnnlab.files import export
+from rnnlab.i18n import Msg, t, tn
 from rnnlab.server.executor import Cancelled
 from rnnlab.text import error_text
 from rnnlab.training import estimate
@@ -53,8 +54,9 @@ def follow_settings(run: Run, config: Config) -> None:
         run.update(**dynamic)
 
 
-def load_run(file, config: Config) -> tuple[Run | None, str]:
-    """A new run of ``config`` from an uploaded parameter file, and what to tell; None when the file is bad."""
+def load_run(file, config: Config) -> tuple[Run | None, Msg]:
+    """A new run of ``config`` from an uploaded parameter file, and what to tell (kept: a message rendered when
+    shown); None when the file is bad."""
     try:
         loaded = work.load_run(file.getvalue(), file.name, config, st.empty())
     except (export.ExportError, ConfigError) as e:
@@ -62,12 +64,17 @@ def load_run(file, config: Config) -> tuple[Run | None, str]:
     except Exception as e:  # noqa: BLE001  (a file must never crash the page)
         why = error_text(e)
     else:
-        return loaded, (
-            f"Loaded the parameters in {file.name}. A new run starts from them at step 0: the file holds only "
-            f"the parameters, so the optimiser's state ({config.optimizer}'s running averages, if it keeps any) "
-            f"starts fresh, and the step count, history and batches start over from seed {config.seed}. "
-            f"The charts show the loaded parameters; press Train or Step to train them further.")
-    return None, f"{file.name} was not loaded: {why.rstrip('.')}. The current run is unchanged."
+        # TRANSLATORS: {file} is the uploaded file's name, {optimizer} an optimiser's name (adam, sgd), {seed} the
+        # random seed
+        return loaded, Msg(
+            "Loaded the parameters in {file}. A new run starts from them at step 0: the file holds only the "
+            "parameters, so the optimiser's state ({optimizer}'s running averages, if it keeps any) starts fresh, "
+            "and the step count, history and batches start over from seed {seed}. The charts show the loaded "
+            "parameters; press Train or Step to train them further.",
+            file=file.name, optimizer=config.optimizer, seed=config.seed)
+    # TRANSLATORS: {file} is the uploaded file's name; {why} says what is wrong with it
+    return None, Msg("{file} was not loaded: {why}. The current run is unchanged.", file=file.name,
+                     why=why.rstrip("."))
 
 
 def robustness(run: Run, cache: dict, keep: tuple[Run, ...], queue) -> pd.DataFrame:
@@ -115,7 +122,12 @@ def train(run: Run, keep: Callable[[Run], None], keep_going: Callable[[], bool],
 
 
 class TrainingFailed(Exception):
-    """A part of the training failed (e.g. a cluster left without workers); the message says so for the page."""
+    """A part of the training failed (e.g. a cluster left without workers); ``message`` says so for the page (kept:
+    rendered in the reader's language when shown)."""
+
+    def __init__(self, message: Msg):
+        super().__init__(str(message))
+        self.message = message
 
 
 def trained_part(training: work.Training, queue) -> None:
@@ -126,8 +138,9 @@ def trained_part(training: work.Training, queue) -> None:
     except Cancelled:
         raise
     except Exception as e:  # a failed part must not end the page with a traceback
-        raise TrainingFailed(f"Training stopped at step {training.run.step}: {error_text(e)} The run is kept; "
-                             "press Train to go on.") from e
+        # TRANSLATORS: {error} is the error's own text, in English (e.g. "RuntimeError: no worker")
+        raise TrainingFailed(Msg("Training stopped at step {step}: {error} The run is kept; press Train to go on.",
+                                 step=training.run.step, error=error_text(e))) from e
 
 
 def chunk_end(run: Run) -> int:
@@ -145,7 +158,9 @@ def step_once(run: Run, keep: Callable[[Run], None], status, queue, draw_progres
             return None
         began, first_step, target = time.monotonic(), lead.step, chunk_end(lead)
         watched = tab_open(session_id())
-        with st.spinner(f"Training one chunk of {lead.config.chunk} steps: {described}…"):
+        # TRANSLATORS: {time} is an estimate such as "about 2 s (10 steps at about 0.2 s each)"
+        with st.spinner(tn("Training one chunk of {n} step: {time}…", "Training one chunk of {n} steps: {time}…",
+                           lead.config.chunk, time=described)):
             while not lead.done and lead.step < target and watched():
                 trained_part(training, queue)
                 draw_progress(lead.view())  # also where a Stop click takes effect
@@ -158,16 +173,19 @@ def zero_twin(run: Run, queue) -> Run:
     """``run``'s configuration trained as many steps with a fixed zero initial carry (a progress bar meanwhile)."""
     zero_config = replace(run.config, carry_mode="fixed", carry_init="zeros", steps=run.step)
     twin: dict[str, Run] = {}
-    with st.spinner(f"Training the zero-carry comparison ({run.step} steps, "
-                    f"{estimate.estimate(zero_config).describe()})…"):
+    # TRANSLATORS: {time} is an estimate such as "about 2 s (50 steps at about 20 ms each)"
+    with st.spinner(tn("Training the zero-carry comparison ({n} step, {time})…",
+                       "Training the zero-carry comparison ({n} steps, {time})…", run.step,
+                       time=estimate.estimate(zero_config).describe())):
         with work.training(new_run(zero_config, queue), lambda r: twin.update(run=r), queue,
                            "zero-carry comparison") as training:
             lead = training.run
-            bar = st.progress(0.0, text="zero-carry comparison: step 0")
+            bar = st.progress(0.0, text=t("zero-carry comparison: step {step}", step=0))
             watched = tab_open(session_id())
             while not lead.done and watched():
                 training.part(queue)
                 bar.progress(min(1.0, lead.step / lead.config.steps),
-                             text=f"zero-carry comparison: step {lead.step} / {lead.config.steps}")
+                             text=t("zero-carry comparison: step {step} / {total}", step=lead.step,
+                                    total=lead.config.steps))
             bar.empty()
     return twin["run"]

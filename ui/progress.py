@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from rnnlab.i18n import Msg, t, text
 from rnnlab.server.executor import Job
 from rnnlab.training.estimate import format_seconds
 from rnnlab.training.train import PART_SECONDS
@@ -16,9 +17,10 @@ SETTLE_QUIET_S = 5 * PART_SECONDS  # a part of training takes about PART_SECONDS
 SETTLE_LONGEST_S = 120.0  # a first call compiles first, which cannot be cut short
 
 
-def progress_bar(what: str, placeholder=None) -> Callable[..., None]:
+def progress_bar(what: Msg | str, placeholder=None) -> Callable[..., None]:
     """A ``progress(fraction)`` for :mod:`rnnlab` work that reports between pieces: a bar with ``what``, the
-    share done and the time left at the pace so far.
+    share done and the time left at the pace so far. ``what`` and a note are messages or marked text (``N_``):
+    they are shown in the reader's language.
 
     Each call writes to the page, which is where a click, a page change or a closed tab (Streamlit asks the
     script to stop when its connection closes) ends the work.
@@ -26,18 +28,23 @@ def progress_bar(what: str, placeholder=None) -> Callable[..., None]:
     slot = placeholder if placeholder is not None else st.empty()
     started = time.monotonic()
 
-    def update(fraction: float, note: str = "") -> None:
+    def update(fraction: float, note: Msg | str = "") -> None:
         fraction = min(1.0, max(0.0, float(fraction)))
         elapsed = time.monotonic() - started
-        text = f"{note or what}: {fraction:.0%} done"
+        doing = text(note or what)
         if SHOW_LEFT_AFTER <= fraction < 1:
-            text += f", about {format_seconds(elapsed * (1 - fraction) / fraction)} left"
-        slot.progress(fraction, text=text)
+            left = format_seconds(elapsed * (1 - fraction) / fraction)
+            # TRANSLATORS: a progress bar; {what} is what runs (e.g. "training"), {share} the part done (45%),
+            # {left} a duration such as "12 s"
+            said = t("{what}: {share:.0%} done, about {left} left", what=doing, share=fraction, left=left)
+        else:
+            said = t("{what}: {share:.0%} done", what=doing, share=fraction)
+        slot.progress(fraction, text=said)
 
     return update
 
 
-def job_progress(what: str, placeholder=None) -> Callable[[Job], None]:
+def job_progress(what: Msg | str, placeholder=None) -> Callable[[Job], None]:
     """A drawing of a job for its polling loop (the work itself never draws: it runs in another thread): its
     place in the queue while it waits, then a bar of the fraction it reports (with what it says it does)."""
     slot = placeholder if placeholder is not None else st.empty()
@@ -46,7 +53,7 @@ def job_progress(what: str, placeholder=None) -> Callable[[Job], None]:
     def draw(job: Job) -> None:
         info = job.queue
         if info is not None:
-            slot.info(info.message, icon=":material/hourglass_top:")
+            slot.info(str(info.message), icon=":material/hourglass_top:")  # in the reader's language
         elif job.progress is not None:
             bar(job.progress, job.note)
         else:
@@ -61,6 +68,6 @@ def settle(wait: Callable[[float], bool]) -> bool:
     then says why it is still waiting, up to :data:`SETTLE_LONGEST_S`; True once the work is done."""
     if wait(SETTLE_QUIET_S):
         return True
-    st.toast("Finishing the computation still in progress: a first call compiles before it runs, which cannot be "
-             "cut short. The page shows what it trained when it ends.", icon=":material/hourglass_top:")
+    st.toast(t("Finishing the computation still in progress: a first call compiles before it runs, which cannot be "
+               "cut short. The page shows what it trained when it ends."), icon=":material/hourglass_top:")
     return wait(SETTLE_LONGEST_S)

@@ -52,7 +52,7 @@ def show_queue(placeholder, info: QueueInfo | None) -> None:
     if info is None:
         placeholder.empty()
     else:
-        placeholder.info(info.message, icon=":material/hourglass_top:")
+        placeholder.info(str(info.message), icon=":material/hourglass_top:")  # a message: in the reader's language
 
 
 def wait(job: Job, placeholder=None, draw: Callable[[Job], None] | None = None) -> Any:

@@ -1,6 +1,9 @@
 """A page's heavy work on runs, through the executor (:mod:`ui.queue`): starting, loading and training runs, and
 probing them. Each function submits a :class:`~rnnlab.server.executor.Work` of :mod:`rnnlab.server.jobs` and waits
 for it on the page; none computes anything itself.
+
+Labels and progress texts are marked (``N_``) and stay English in the work (the queue's ledger reads them); the
+progress bar shows them in the reader's language (:func:`ui.progress.progress_bar`).
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import pandas as pd
 import streamlit as st
 
 from rnnlab.config import Config
+from rnnlab.i18n import N_
 from rnnlab.server import jobs
 from rnnlab.server.executor import RunLease, Work, current_executor
 from rnnlab.training.train import PART_SECONDS, ChunkProgress, Run
@@ -23,20 +27,20 @@ def start_run(config: Config, placeholder=None) -> Run:
     """A run of ``config`` (``Run(config)``: an initialisation and one evaluation), or a copy of the one another
     session trained. It takes no slot of its own: a page builds the run before it draws its buttons, and the
     run's training (where Stop acts) is what waits for a slot."""
-    return run_job(Work(jobs.start_run, (config,), kind="start run", label="starting a run",
+    return run_job(Work(jobs.start_run, (config,), kind="start run", label=N_("starting a run"),
                         memory_bytes=config.memory_bytes(), client=client_id(), slot=False), placeholder)
 
 
 def untrained_run(config: Config, placeholder=None) -> Run:
     """A new run of ``config``, never a shared one (e.g. the untrained model a page probes); like
     :func:`start_run`, without a slot of its own (the probes of it take one)."""
-    return run_job(Work(jobs.untrained_run, (config,), kind="start run", label="building the untrained model",
+    return run_job(Work(jobs.untrained_run, (config,), kind="start run", label=N_("building the untrained model"),
                         memory_bytes=config.memory_bytes(), client=client_id(), slot=False), placeholder)
 
 
 def load_run(data: bytes, name: str, config: Config, placeholder=None) -> Run:
     """A new run of ``config`` from a parameter file's ``data`` (its errors raised: ExportError, ConfigError)."""
-    return run_job(Work(jobs.load_run, (data, name, config), kind="upload", label="parameter upload",
+    return run_job(Work(jobs.load_run, (data, name, config), kind="upload", label=N_("parameter upload"),
                         memory_bytes=config.memory_bytes(), client=client_id()), placeholder)
 
 
@@ -50,7 +54,7 @@ def probe(fn: Callable, run: Run, label: str, what: str, placeholder=None) -> pd
 
 def robustness(run: Run, placeholder=None) -> pd.DataFrame:
     """``run``'s losses from other starts (nine small evaluations), with a progress bar."""
-    return probe(jobs.robustness, run, "robustness check", "Starting the model elsewhere", placeholder)
+    return probe(jobs.robustness, run, N_("robustness check"), N_("Starting the model elsewhere"), placeholder)
 
 
 @dataclass
@@ -63,7 +67,7 @@ class Training:
     def part(self, placeholder=None) -> ChunkProgress | None:
         """One compiled call of the run (about :data:`PART_SECONDS`), or, while another watcher's call on it is in
         progress, a wait for that one (None then)."""
-        return run_job(Work(jobs.train_part, (self.run, PART_SECONDS), kind="train part", label="training",
+        return run_job(Work(jobs.train_part, (self.run, PART_SECONDS), kind="train part", label=N_("training"),
                             client=client_id()), placeholder, lease=self.lease)
 
 

@@ -556,6 +556,8 @@ def _rgba(hex_color: str, alpha: float) -> str:
 
 def sweep_curves_figure(spread: pd.DataFrame, baseline: float | None = None) -> go.Figure:
     """Training loss against step per label: the mean over seeds as a line, min-max over seeds as a band."""
+    from rnnlab.i18n import _, t, tn
+
     fig = go.Figure()
     for n, (label, group) in enumerate(spread.groupby("label", sort=False)):
         color = SWEEP_COLORS[n % len(SWEEP_COLORS)]
@@ -564,37 +566,44 @@ def sweep_curves_figure(spread: pd.DataFrame, baseline: float | None = None) -> 
             fig.add_trace(go.Scatter(x=group["step"], y=group["max"], mode="lines", line=dict(width=0),
                                      showlegend=False, hoverinfo="skip", legendgroup=label))
             fig.add_trace(go.Scatter(x=group["step"], y=group["min"], mode="lines", line=dict(width=0),
-                                     fill="tonexty", fillcolor=_rgba(color, 0.2), name=f"{label}: min-max",
+                                     fill="tonexty", fillcolor=_rgba(color, 0.2),
+                                     name=t("{label}: min-max", label=label),
                                      showlegend=False, hoverinfo="skip", legendgroup=label))
-        name = f"{label} (mean of {seeds} seeds)" if seeds > 1 else label
+        # TRANSLATORS: a legend entry: a configuration's training loss averaged over its {n} seeds.
+        name = (tn("{label} (mean of {n} seed)", "{label} (mean of {n} seeds)", seeds, label=label) if seeds > 1
+                else label)
         fig.add_trace(go.Scatter(x=group["step"], y=group["mean"], mode="lines", name=name,
                                  line=dict(color=color), legendgroup=label))
     if baseline is not None and len(spread):
         fig.add_trace(go.Scatter(x=[0, int(spread["step"].max())], y=[baseline, baseline], mode="lines",
-                                 name=f"memoryless baseline {baseline:.4g}", line=dict(color="gray", dash="dash")))
-    return style_figure(fig, "Training loss: mean and spread over seeds", "training step", "loss (log scale)",
-                   log_y=True)
+                                 name=t("memoryless baseline {baseline:.4g}", baseline=baseline),
+                                 line=dict(color="gray", dash="dash")))
+    return style_figure(fig, _("Training loss: mean and spread over seeds"), _("training step"), _("loss (log scale)"),
+                        log_y=True)
 
 
 def sweep_bar_figure(summary: pd.DataFrame, column: str, title: str, y_title: str,
                      baseline: float | None = None) -> go.Figure:
     """``column`` per label: a bar at the mean over seeds with a min-max whisker, each seed as a dot."""
+    from rnnlab.i18n import _, t
+
     stats = summary.groupby("label", sort=False)[column].agg(["mean", "min", "max"]).reset_index()
     fig = go.Figure(go.Bar(
-        x=stats["label"], y=stats["mean"], name="mean over seeds",
+        x=stats["label"], y=stats["mean"], name=_("mean over seeds"),
         marker_color=[SWEEP_COLORS[n % len(SWEEP_COLORS)] for n in range(len(stats))],
         error_y=dict(type="data", symmetric=False, array=stats["max"] - stats["mean"],
                      arrayminus=stats["mean"] - stats["min"])))
     fig.add_trace(go.Scatter(x=summary["label"], y=summary[column].where(summary[column] > 0), mode="markers",
-                             name="each seed", marker=dict(color="black", size=6),
-                             hovertext=[f"seed {s}" for s in summary["seed"]]))
+                             name=_("each seed"), marker=dict(color="black", size=6),
+                             hovertext=[t("seed {seed}", seed=s) for s in summary["seed"]]))
     add_zeros(fig, summary["label"], summary[column], log_floor(summary[column]))
     if baseline is not None:
         fig.add_hline(y=baseline, line=dict(color="gray", dash="dash"))
         fig.add_trace(go.Scatter(x=[stats["label"].iloc[0], stats["label"].iloc[-1]] if len(stats) else [],
                                  y=[baseline] * min(2, len(stats)), mode="lines",
-                                 name=f"memoryless baseline {baseline:.4g}", line=dict(color="gray", dash="dash")))
-    fig = style_figure(fig, title, "configuration", y_title, log_y=True)
+                                 name=t("memoryless baseline {baseline:.4g}", baseline=baseline),
+                                 line=dict(color="gray", dash="dash")))
+    fig = style_figure(fig, title, _("configuration"), y_title, log_y=True)
     # Half-width charts: a legend above the plot would cover the title, so it goes under the axis.
     return fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0.0),
                              margin=dict(l=10, r=10, t=50, b=90), height=420)

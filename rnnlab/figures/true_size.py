@@ -92,6 +92,11 @@ def log10_bar_figure(summary: pd.DataFrame, title: str, y_title: str, log10: str
     """Sizes per label from their log10 (column ``log10``): a bar at the mean over seeds with a lowest-to-highest
     whisker, each seed as a dot, exact zeros on a row of their own named by ``cause``/``at``; float32's and
     float64's floors drawn across the plot (:func:`add_floor_lines`) when the values come near them."""
+    from rnnlab.i18n import _, localize_number, t
+
+    def size(log10_value: float) -> str:  # a size in a hover, written the reader's way
+        return _("0 in float32") if np.isneginf(log10_value) else localize_number(format_log10(log10_value))
+
     values = summary[log10].astype(float)
     shown = summary[~values.isna()]
     floors = floors_near(float(finite(values).min()) if len(finite(values)) else math.inf)
@@ -107,27 +112,28 @@ def log10_bar_figure(summary: pd.DataFrame, title: str, y_title: str, log10: str
         highs.append(max(float(seeds.max()), bottom))
     heights = [m - bottom if math.isfinite(m) else 0.0 for m in means]
     fig.add_trace(go.Bar(
-        x=labels, y=heights, base=bottom, name="mean over seeds",
+        x=labels, y=heights, base=bottom, name=_("mean over seeds"),
         marker_color=[COLORS[n % len(COLORS)] for n in range(len(labels))],
-        hovertext=[f"{label}: mean over seeds {format_log10(m)}" for label, m in zip(labels, means)],
+        hovertext=[t("{label}: mean over seeds {size}", label=label, size=size(m)) for label, m in zip(labels, means)],
         hoverinfo="text",
         error_y=dict(type="data", symmetric=False, array=[h - max(m, bottom) for h, m in zip(highs, means)],
                      arrayminus=[max(m, bottom) - low for low, m in zip(lows, means)])))
     live = shown[np.isfinite(shown[log10].astype(float))]
     fig.add_trace(go.Scatter(
-        x=live["label"], y=live[log10], mode="markers", name="each seed", marker=dict(color="black", size=6),
-        hovertext=[f"{row.label}, seed {row.seed}: {format_log10(v)}"
+        x=live["label"], y=live[log10], mode="markers", name=_("each seed"), marker=dict(color="black", size=6),
+        hovertext=[t("{label}, seed {seed}: {size}", label=row.label, seed=row.seed, size=size(v))
                    for row, v in zip(live.itertuples(), live[log10])],
         hoverinfo="text"))
     zeros = shown[np.isneginf(shown[log10].astype(float))]
     if len(zeros):
         fig.add_trace(go.Scatter(
-            x=zeros["label"], y=[bottom] * len(zeros), mode="markers", name=ZERO_NAME,
+            x=zeros["label"], y=[bottom] * len(zeros), mode="markers", name=_("exactly 0 (hover: why)"),
             marker=dict(symbol="triangle-down-open", size=9, color="black"), hoverinfo="text",
-            hovertext=[f"{row.label}, seed {row.seed}: " + describe_zero(getattr(row, cause), getattr(row, at), "h", 0)
+            hovertext=[t("{label}, seed {seed}: {size}", label=row.label, seed=row.seed,
+                         size=describe_zero(getattr(row, cause), getattr(row, at), "h", 0))
                        for row in zeros.itertuples()]))
     add_floor_lines(fig, floors)
-    fig = style_figure(fig, title, "configuration", y_title)
+    fig = style_figure(fig, title, _("configuration"), y_title)
     fig.update_yaxes(**log_axis(bottom, top, y_title))
     return fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0.0),
                              margin=dict(l=10, r=10, t=50, b=90), height=420, hovermode="closest")

@@ -22,6 +22,7 @@ import numpy as np
 import rnnlab
 from rnnlab.config import HELP, Config, ConfigError
 from rnnlab.files.msgpack_scan import TooManyObjects, count_objects
+from rnnlab.i18n import ENGLISH, language, t, tn
 from rnnlab.model.cells import CELLS
 from rnnlab.text import error_text
 from rnnlab.training.program import get_program, hyper_args
@@ -31,7 +32,8 @@ Params = dict[str, Any]
 
 
 class ExportError(ValueError):
-    """A parameter file that cannot be loaded for a configuration; the message says what did not match."""
+    """A parameter file that cannot be loaded for a configuration; the message (in the language of the run that
+    loaded it) says what did not match."""
 
 
 MAX_PARAMS_BYTES = 20 * 2**20  # the largest parameter file load_params reads (the app's upload limit too)
@@ -80,45 +82,65 @@ def load_params(data: bytes, config: Config, max_bytes: int = MAX_PARAMS_BYTES) 
     also says what the file seems to hold.
     """
     if not data:
-        raise ExportError("not a msgpack parameter file: the file is empty")
+        raise ExportError(t("not a msgpack parameter file: the file is empty"))
     if len(data) > max_bytes:
-        raise ExportError(f"the file is {_size(len(data))}, more than the {_size(max_bytes)} a parameter file "
-                          "may have")
+        # TRANSLATORS: {size} and {limit} are sizes with their unit ('21 MB', '100 bytes').
+        raise ExportError(t("the file is {size}, more than the {limit} a parameter file may have",
+                            size=_size(len(data)), limit=_size(max_bytes)))
     target = params_target(config)
     expected = sum(int(np.prod(leaf.shape)) * np.dtype(leaf.dtype).itemsize
                    for leaf in jax.tree_util.tree_leaves(target))
     if len(data) > 2 * expected + PARAMS_SLACK_BYTES:  # refused before anything is unpacked
-        raise ExportError(f"the file is {_size(len(data))}, while a parameter file for this configuration "
-                          f"({config.cell} cell, {config.features} features, {config.task} task, {config.carry_mode} "
-                          f"carry) is about {_size(expected)}: it is for a much larger model, or not a parameter "
-                          "file")
+        # TRANSLATORS: {size} and {expected} are sizes with their unit; {cell}, {task} and {mode} are ids (gru,
+        # adding, learnable), {features} a number of hidden features.
+        raise ExportError(t("the file is {size}, while a parameter file for this configuration ({cell} cell, "
+                            "{features} features, {task} task, {mode} carry) is about {expected}: it is for a much "
+                            "larger model, or not a parameter file", size=_size(len(data)), cell=config.cell,
+                            features=config.features, task=config.task, mode=config.carry_mode,
+                            expected=_size(expected)))
     nodes = len(jax.tree_util.tree_leaves(target)) + _groups(target)
     try:
         count_objects(bytes(data), OBJECTS_PER_NODE * nodes + OBJECTS_SLACK)
     except TooManyObjects as e:  # refused before anything is unpacked
-        raise ExportError(f"not a parameter file for this configuration ({config.cell} cell, {config.features} "
-                          f"features): it holds {e}, where such a file holds about {8 * nodes:,}. Nothing of it was "
-                          "unpacked.") from None
+        # TRANSLATORS: {cell} is a cell's id, {features} a number of hidden features; {found} says how many
+        # msgpack objects the file holds ('more than 1,000 msgpack objects'), {n:,} how many such a file holds.
+        raise ExportError(t("not a parameter file for this configuration ({cell} cell, {features} features): it "
+                            "holds {found}, where such a file holds about {n:,}. Nothing of it was unpacked.",
+                            cell=config.cell, features=config.features, found=str(e), n=8 * nodes)) from None
     except ValueError:
         pass  # msgpack says below what is wrong with it
     try:
         state = flax.serialization.msgpack_restore(bytes(data))
     except Exception as e:  # noqa: BLE001 - msgpack raises several unrelated types for corrupt or truncated input
-        raise ExportError(f"not a msgpack parameter file: {_why_unreadable(e, bytes(data))}") from None
+        # TRANSLATORS: {why} says what is wrong with the file (a clause).
+        raise ExportError(t("not a msgpack parameter file: {why}", why=_why_unreadable(e, bytes(data)))) from None
     if not isinstance(state, Mapping):
-        raise ExportError(f"not a msgpack parameter file: it holds {_describe(state)}, not a tree of arrays")
+        # TRANSLATORS: {what} says what the file holds ('a value of type int').
+        raise ExportError(t("not a msgpack parameter file: it holds {what}, not a tree of arrays",
+                            what=_describe(state)))
     problems: list[str] = []
     _compare(target, state, "", problems)
     if problems:
-        shown = "; ".join(problems[:6]) + (f"; and {len(problems) - 6} more" if len(problems) > 6 else "")
+        shown = "; ".join(problems[:6])
+        if len(problems) > 6:
+            # TRANSLATORS: the end of a list of differences ('missing a; unexpected b; and 3 more').
+            shown += tn("; and {n} more", "; and {n} more", len(problems) - 6)
         seems = _guess_origin(state)
-        raise ExportError(f"the parameter file does not fit this configuration ({config.cell} cell, "
-                          f"{config.features} features, {config.task} task, {config.carry_mode} carry): {shown}."
-                          + (f" The file seems to hold {seems}." if seems else ""))
+        # TRANSLATORS: {cell}, {task} and {mode} are ids (gru, adding, learnable), {features} a number of hidden
+        # features; {problems} lists what differs ('missing params/readout; unexpected params/h0').
+        message = t("the parameter file does not fit this configuration ({cell} cell, {features} features, {task} "
+                    "task, {mode} carry): {problems}.", cell=config.cell, features=config.features, task=config.task,
+                    mode=config.carry_mode, problems=shown)
+        if seems:
+            # TRANSLATORS: {what} describes the file ('parameters of an LSTM cell with 8 features and ...').
+            message += " " + t("The file seems to hold {what}.", what=seems)
+        raise ExportError(message)
     bad = [path for path, leaf in _leaves(state, "") if not np.isfinite(leaf).all()]
     if bad:
-        raise ExportError(f"the parameter file holds NaN or infinite values (in {', '.join(bad[:3])}"
-                          f"{', …' if len(bad) > 3 else ''}), e.g. saved from a run that diverged")
+        paths = ", ".join(bad[:3]) + (", …" if len(bad) > 3 else "")
+        # TRANSLATORS: {paths} lists where, in the file's tree ('params/readout/kernel').
+        raise ExportError(t("the parameter file holds NaN or infinite values (in {paths}), e.g. saved from a run "
+                            "that diverged", paths=paths))
     restored = flax.serialization.from_state_dict(target, dict(state))
     return jax.tree_util.tree_map(jnp.asarray, restored)
 
@@ -132,21 +154,24 @@ def _groups(tree) -> int:
 
 def _size(n: int) -> str:
     """Bytes in the units of Streamlit's upload limit (MB = 2**20 bytes), e.g. '20 MB', '21.5 MB', '100 bytes'."""
-    return f"{n / 2**20:.3g} MB" if n >= 2**20 else f"{n} bytes"
+    if n >= 2**20:
+        # TRANSLATORS: a file's size in megabytes (2**20 bytes, as the upload limit counts them).
+        return t("{mb:.3g} MB", mb=n / 2**20)
+    return tn("{n} byte", "{n} bytes", n)
 
 
 def _why_unreadable(e: Exception, data: bytes) -> str:
     """What is wrong with bytes msgpack could not read, in words."""
     text = str(e).lower()
     if "incomplete" in text or "truncat" in text or "insufficient" in text:
-        return "the file ends too early (cut short, e.g. an interrupted download)"
+        return t("the file ends too early (cut short, e.g. an interrupted download)")
     kind: str | None
     if data.startswith(b"\x89PNG"):
-        kind = "a PNG image"
+        kind = t("a PNG image")
     elif data.startswith(b"PK"):
-        kind = "a zip archive"
+        kind = t("a zip archive")
     elif data.startswith(b"step,"):
-        kind = "a history CSV"
+        kind = t("a history CSV")
     else:
         try:
             head = data[:200].decode("utf-8")
@@ -154,10 +179,13 @@ def _why_unreadable(e: Exception, data: bytes) -> str:
             head = ""
         lines = head.strip().splitlines()
         printable = all(c.isprintable() or c.isspace() for c in head)
-        kind = f"text ({lines[0][:40]!r}…)" if head and printable and lines else None
+        # TRANSLATORS: {start!r} is the file's first line, quoted as it is.
+        kind = t("text ({start!r}…)", start=lines[0][:40]) if head and printable and lines else None
     if kind:
-        return f"it looks like {kind}; choose the .msgpack file the Parameters download wrote"
-    return f"its contents could not be read ({error_text(e)})"
+        # TRANSLATORS: {kind} is what the file seems to be ('a PNG image'); Parameters names the download button.
+        return t("it looks like {kind}; choose the .msgpack file the Parameters download wrote", kind=kind)
+    # TRANSLATORS: {error} is the msgpack library's own message, as it is.
+    return t("its contents could not be read ({error})", error=error_text(e))
 
 
 def _leaves(tree: Any, path: str):
@@ -185,32 +213,56 @@ def _guess_origin(state: Mapping) -> str | None:
     kernel = readout.get("kernel") if isinstance(readout, Mapping) else None
     if isinstance(kernel, np.ndarray) and kernel.ndim == 2:
         features = kernel.shape[0]
-    carry = "a learnable carry" if "h0" in params else "a fixed or noisy carry"
-    size = f" with {features} features" if features else ""
-    article = "an" if cells[0].label[0] in "AEIOULM" else "a"  # an LSTM, an MGU, a GRU
-    return f"parameters of {article} {cells[0].label} cell{size} and {carry}"
+    label = cells[0].label
+    if language() == ENGLISH:  # an LSTM, an MGU, a GRU: the article goes with the name, in English only
+        label = f"{'an' if cells[0].label_en[0] in 'AEIOULM' else 'a'} {label}"
+    learnable = "h0" in params
+    if features and learnable:
+        # TRANSLATORS: {cell} is a cell's name; in English it comes with its article ('an LSTM', 'a GRU').
+        return t("parameters of {cell} cell with {features} features and a learnable carry", cell=label,
+                 features=features)
+    if features:
+        return t("parameters of {cell} cell with {features} features and a fixed or noisy carry", cell=label,
+                 features=features)
+    if learnable:
+        return t("parameters of {cell} cell and a learnable carry", cell=label)
+    return t("parameters of {cell} cell and a fixed or noisy carry", cell=label)
 
 
 def _compare(target: Any, got: Any, path: str, problems: list[str]) -> None:
     """Append to ``problems`` every difference of tree structure, shape or dtype between ``got`` and ``target``."""
     if isinstance(target, Mapping):
         if not isinstance(got, Mapping):
-            problems.append(f"expected a group of parameters at {path or 'the top level'}, got {_describe(got)}")
+            if path:
+                # TRANSLATORS: {path} is a place in the file's tree ('params/readout'); {got} what is there.
+                problems.append(t("expected a group of parameters at {path}, got {got}", path=path,
+                                  got=_describe(got)))
+            else:
+                # TRANSLATORS: {got} is what the file holds at its top level.
+                problems.append(t("expected a group of parameters at the top level, got {got}", got=_describe(got)))
             return
         for key, sub in target.items():
             if key in got:
                 _compare(sub, got[key], _join(path, key), problems)
             else:
-                problems.append(f"missing {_join(path, key)}")
-        problems.extend(f"unexpected {_join(path, key)}" for key in got if key not in target)
+                # TRANSLATORS: a difference of a parameter file; {path} is a place in its tree ('params/readout').
+                problems.append(t("missing {path}", path=_join(path, key)))
+        # TRANSLATORS: a difference of a parameter file; {path} is a place in its tree ('params/h0').
+        problems.extend(t("unexpected {path}", path=_join(path, key)) for key in got if key not in target)
         return
     shape, dtype = tuple(target.shape), np.dtype(target.dtype)
     if not isinstance(got, np.ndarray):
-        problems.append(f"expected {path} to be an array of shape {shape}, got {_describe(got)}")
+        # TRANSLATORS: {path} is a place in the file's tree, {shape} a shape such as (8, 8), {got} what is there.
+        problems.append(t("expected {path} to be an array of shape {shape}, got {got}", path=path, shape=str(shape),
+                          got=_describe(got)))
     elif got.shape != shape:
-        problems.append(f"expected {path} of shape {shape}, got {got.shape}")
+        # TRANSLATORS: {path} is a place in the file's tree; {shape} and {got} are shapes such as (8, 8).
+        problems.append(t("expected {path} of shape {shape}, got {got}", path=path, shape=str(shape),
+                          got=str(got.shape)))
     elif got.dtype != dtype:
-        problems.append(f"expected {path} of dtype {dtype}, got {got.dtype}")
+        # TRANSLATORS: {path} is a place in the file's tree; {dtype} and {got} are number types (float32).
+        problems.append(t("expected {path} of dtype {dtype}, got {got}", path=path, dtype=str(dtype),
+                          got=str(got.dtype)))
 
 
 def _join(path: str, key: Any) -> str:
@@ -219,10 +271,12 @@ def _join(path: str, key: Any) -> str:
 
 def _describe(value: Any) -> str:
     if isinstance(value, np.ndarray):
-        return f"an array of shape {value.shape}"
+        # TRANSLATORS: {shape} is a shape such as (8, 8).
+        return t("an array of shape {shape}", shape=str(value.shape))
     if isinstance(value, Mapping):
-        return f"a group of {len(value)} entries"
-    return f"a value of type {type(value).__name__}"
+        return tn("a group of {n} entry", "a group of {n} entries", len(value))
+    # TRANSLATORS: {type} is a Python type's name (int, str).
+    return t("a value of type {type}", type=type(value).__name__)
 
 
 # ---- reproduction script -------------------------------------------------------------------------------

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import struct
 
+from rnnlab.i18n import tn
+
 FLAX_EXT_TYPES = (1, 2, 3)  # flax.serialization: ndarray, native complex, numpy scalar
 MAX_DEPTH = 64
 
@@ -42,10 +44,12 @@ def count_objects(data: bytes, limit: int) -> int:
 def _walk(view: memoryview, pos: int, limit: int, count: int, depth: int) -> tuple[int, int]:
     """One object from ``pos``: (position after it, objects counted so far)."""
     if depth > MAX_DEPTH:
-        raise TooManyObjects(f"msgpack objects nested more than {MAX_DEPTH} levels deep")
+        # TRANSLATORS: what a refused file holds, inside a sentence ('it holds {found}').
+        raise TooManyObjects(tn("msgpack objects nested more than {n} level deep",
+                                "msgpack objects nested more than {n} levels deep", MAX_DEPTH))
     count += 1
     if count > limit:
-        raise TooManyObjects(f"more than {limit:,} msgpack objects")
+        raise TooManyObjects(_too_many(limit))
     if pos >= len(view):
         raise ValueError("cut short")
     first = view[pos]
@@ -74,6 +78,11 @@ def _walk(view: memoryview, pos: int, limit: int, count: int, depth: int) -> tup
     return _items(view, pos, length * (2 if kind == "map" else 1), limit, count, depth)
 
 
+def _too_many(limit: int) -> str:
+    # TRANSLATORS: what a refused file holds, inside a sentence ('it holds {found}').
+    return tn("more than {n:,} msgpack object", "more than {n:,} msgpack objects", limit)
+
+
 def _length(view: memoryview, pos: int, width: int) -> int:
     if pos + width > len(view):
         raise ValueError("cut short")
@@ -88,7 +97,7 @@ def _skip(view: memoryview, pos: int, length: int) -> int:
 
 def _items(view: memoryview, pos: int, n: int, limit: int, count: int, depth: int) -> tuple[int, int]:
     if count + n > limit:
-        raise TooManyObjects(f"more than {limit:,} msgpack objects")
+        raise TooManyObjects(_too_many(limit))
     for _ in range(n):
         pos, count = _walk(view, pos, limit, count, depth + 1)
     return pos, count

@@ -20,12 +20,14 @@ from rnnlab.flaxapi.legacy import (
     LAST_OLD_VERSION,
     LATER_CELLS,
     NEW_API_VERSION,
+    OLD_JAX_VERSION,
     OLD_MISSING_INITS,
-    OLD_PRNG,
     legacy_initialize_carry,
+    old_missing_init,
     old_prng,
 )
 from rnnlab.flaxapi.trees import Initializer, kernel_shape, param_count, resolve_cell
+from rnnlab.i18n import N_, _, language, t, tn, tp
 from rnnlab.model.cells import CARRY_INITS, CELLS, CarryInitSpec, CellSpec
 from rnnlab.text import error_text
 
@@ -39,12 +41,20 @@ def compare_size_error(cell: str, batch_dims: tuple[int, ...], in_features: int,
     spec = resolve_cell(cell)
     sizes = [*batch_dims, *(spatial if spec.spatial else ()), in_features, hidden]
     if any(not isinstance(d, int) or isinstance(d, bool) or d < 1 for d in sizes):
-        return f"Every size must be a whole number of at least 1 (got {tuple(sizes)})."
+        return t("Every size must be a whole number of at least 1 (got {sizes}).", sizes=tuple(sizes))
     leaf = math.prod(batch_dims) * math.prod(spatial if spec.spatial else ()) * hidden
+    if leaf > MAX_CARRY_ELEMENTS and spec.spatial:
+        # TRANSLATORS: {n} numbers in one carry leaf; {max} the largest the page builds
+        return tn("The carry would have {n:,} number per leaf (batch x spatial x hidden); the comparison builds at "
+                  "most {max:,}. Use fewer batch dims or hidden features.",
+                  "The carry would have {n:,} numbers per leaf (batch x spatial x hidden); the comparison builds at "
+                  "most {max:,}. Use fewer batch dims or hidden features.", leaf, max=MAX_CARRY_ELEMENTS)
     if leaf > MAX_CARRY_ELEMENTS:
-        what = "batch x spatial x hidden" if spec.spatial else "batch x hidden"
-        return (f"The carry would have {leaf:,} numbers per leaf ({what}); the comparison builds at most "
-                f"{MAX_CARRY_ELEMENTS:,}. Use fewer batch dims or hidden features.")
+        # TRANSLATORS: {n} numbers in one carry leaf; {max} the largest the page builds
+        return tn("The carry would have {n:,} number per leaf (batch x hidden); the comparison builds at most "
+                  "{max:,}. Use fewer batch dims or hidden features.",
+                  "The carry would have {n:,} numbers per leaf (batch x hidden); the comparison builds at most "
+                  "{max:,}. Use fewer batch dims or hidden features.", leaf, max=MAX_CARRY_ELEMENTS)
     return None
 
 # --------------------------------------------------------------------------------------------------------------
@@ -112,6 +122,11 @@ class Comparison:
     pairs: tuple[PairVerdict, ...]
     verdict: str
 
+    @property
+    def identical(self) -> bool:
+        """Every column worked and every pair gave the same arrays."""
+        return all(c.ok for c in self.columns) and all(p.status == "identical" for p in self.pairs)
+
     def column(self, key: str) -> Column:
         return next(c for c in self.columns if c.key == key)
 
@@ -119,11 +134,31 @@ class Comparison:
         return next(p for p in self.pairs if {p.left, p.right} == {left, right})
 
 
-TITLES = {
-    "old_linen": f"Old Linen (flax <= {LAST_OLD_VERSION})",
-    "new_linen": f"New Linen (flax >= {NEW_API_VERSION})",
-    "nnx": "NNX (flax.nnx)",
+TITLES = {  # {version}: a Flax version; translated by title()
+    "old_linen": N_("Old Linen (flax <= {version})"),
+    "new_linen": N_("New Linen (flax >= {version})"),
+    "nnx": N_("NNX (flax.nnx)"),
 }
+VERSIONS = {"old_linen": LAST_OLD_VERSION, "new_linen": NEW_API_VERSION, "nnx": ""}
+
+
+def title(key: str) -> str:
+    """The column ``key``'s title in the reader's language."""
+    return t(TITLES[key], version=VERSIONS[key])
+
+
+def status_label(status: str) -> str:
+    """A pair verdict's status ("identical", "different", "not comparable") in the reader's language."""
+    if status == "identical":
+        return tp("verdict", "identical")
+    if status == "different":
+        return tp("verdict", "different")
+    return tp("verdict", "not comparable")
+
+
+def _join(parts: list[str] | tuple[str, ...]) -> str:
+    """Clauses joined the way the language joins them with a semicolon."""
+    return ("；" if language() == "zh" else "; ").join(parts)
 
 
 def _key_bits(key: jax.Array) -> tuple[int, ...]:
@@ -156,12 +191,16 @@ def _leaves(spec: CellSpec, carry: Any) -> tuple[Leaf, ...]:
 
 
 def _structure(spec: CellSpec) -> str:
-    return f"tuple ({', '.join(spec.leaves)})" if len(spec.leaves) > 1 else f"array {spec.leaves[0]}"
+    if len(spec.leaves) > 1:
+        # TRANSLATORS: a Python tuple of carry arrays, e.g. "tuple (c, h)"
+        return t("tuple ({leaves})", leaves=", ".join(spec.leaves))
+    # TRANSLATORS: one carry array, e.g. "array h"
+    return t("array {leaf}", leaf=spec.leaves[0])
 
 
 def _done(key: str, code: str, spec: CellSpec, carry: Any, calls: list[InitCall], notes=(), caveats=()) -> Column:
     arrays = tuple(np.asarray(a) for a in spec.carry_as_tuple(carry))
-    return Column(key, TITLES[key], code, _structure(spec), _leaves(spec, carry), None, tuple(notes),
+    return Column(key, title(key), code, _structure(spec), _leaves(spec, carry), None, tuple(notes),
                   tuple(caveats), tuple(calls), arrays)
 
 
@@ -173,11 +212,14 @@ def _old_column(spec, batch_dims, hidden, spatial, kernel, init_spec, value, see
             "import jax\nimport flax.linen as nn\nfrom jax.nn import initializers\n\n")
     if name in LATER_CELLS:
         code = f"# nn.{name} did not exist in flax 0.6.x (added in flax {LATER_CELLS[name]})\n"
-        return Column("old_linen", TITLES["old_linen"], head + code,
-                      error=f"{name} did not exist in flax 0.6.x: it was added in flax {LATER_CELLS[name]}")
+        return Column("old_linen", title("old_linen"), head + code,
+                      error=t("{cell} did not exist in flax 0.6.x: it was added in flax {version}", cell=name,
+                              version=LATER_CELLS[name]))
     if init_spec.name in OLD_MISSING_INITS:
-        return Column("old_linen", TITLES["old_linen"], head + f"# {OLD_MISSING_INITS[init_spec.name]}\n",
-                      error=f"{OLD_MISSING_INITS[init_spec.name]}, so flax {LAST_OLD_VERSION} code could not use it")
+        return Column("old_linen", title("old_linen"), head + f"# {OLD_MISSING_INITS[init_spec.name]}\n",
+                      # TRANSLATORS: {missing} says which initializer jax lacked; {version} is a flax version
+                      error=t("{missing}, so flax {version} code could not use it",
+                              missing=old_missing_init(init_spec.name), version=LAST_OLD_VERSION))
     code = head + (f"key = jax.random.PRNGKey({seed})\n"
                    f"carry = nn.{name}.initialize_carry(key, {tuple(batch_dims)!r}, {size!r}{init_arg})\n")
     if spec.spatial:
@@ -185,10 +227,13 @@ def _old_column(spec, batch_dims, hidden, spatial, kernel, init_spec, value, see
     calls: list[InitCall] = []
     init = init_spec.build(value)
     carry = legacy_initialize_carry(name, jax.random.PRNGKey(seed), tuple(batch_dims), size, _spy(init, calls))
-    notes = ["init_fn is called without a dtype: the carry is float32 whatever the cell's param_dtype",
-             f"the numbers are flax {LAST_OLD_VERSION}'s: drawn with {OLD_PRNG}"]
+    notes = [_("init_fn is called without a dtype: the carry is float32 whatever the cell's param_dtype"),
+             # TRANSLATORS: {version} the last flax 0.6 release, {jax} the jax it ran on
+             t("the numbers are flax {version}'s: drawn with jax < 0.5 random numbers "
+               "(jax_threefry_partitionable=False, as on jax {jax}); today's jax draws other numbers from the same "
+               "key", version=LAST_OLD_VERSION, jax=OLD_JAX_VERSION)]
     if param_dtype != "float32":
-        notes.append(f"param_dtype={param_dtype} cannot reach the carry in 0.6.x; cast it yourself")
+        notes.append(t("param_dtype={dtype} cannot reach the carry in 0.6.x; cast it yourself", dtype=param_dtype))
     return _done("old_linen", code, spec, carry, calls, notes)
 
 
@@ -216,7 +261,7 @@ def _new_column(spec, batch_dims, input_shape, hidden, kernel, init_spec, value,
     carry = cell.initialize_carry(jax.random.key(seed), tuple(input_shape))
     notes = [f"input_shape {tuple(input_shape)}: batch_dims = input_shape[:-{cell.num_feature_axes}] = "
              f"{tuple(input_shape)[:-cell.num_feature_axes]}; num_feature_axes = {cell.num_feature_axes}",
-             f"the cell passes param_dtype={jnp.dtype(param_dtype).name} to carry_init"]
+             t("the cell passes param_dtype={dtype} to carry_init", dtype=jnp.dtype(param_dtype).name)]
     return _done("new_linen", code, spec, carry, calls, notes)
 
 
@@ -245,13 +290,21 @@ def _gru_bias_note(in_features: int, hidden: int, nnx_cell: Any) -> str:
     n_linen, n_nnx = param_count(linen), param_count(nnx.state(nnx_cell, nnx.Param))
     has_b_hn = "bias" in linen.get("hn", {})
     nnx_h_bias = getattr(nnx_cell.dense_h, "bias", None) is not None
-    text = f"parameters: Linen GRUCell {n_linen}, NNX GRUCell {n_nnx}"
     if has_b_hn and not nnx_h_bias:
         same, apart = gru_output_gap(in_features, hidden, 0.0), gru_output_gap(in_features, hidden, 0.5)
-        text += (f"; NNX has no b_hn (Linen's 'hn' bias, {hidden} numbers). With Linen's weights copied into NNX "
-                 f"the two give the same step while b_hn = 0 (max |difference| {same:.2g}), as it starts; once b_hn "
-                 f"is not 0 they differ (b_hn = 0.5: {apart:.2g}), so a trained Linen GRU may have no NNX twin")
-    return text
+        # TRANSLATORS: {linen}, {nnx}: parameter counts; {n}: the size of Linen's b_hn bias; {same}, {apart}: the
+        # largest output difference with b_hn = 0 and b_hn = 0.5
+        return tn("parameters: Linen GRUCell {linen}, NNX GRUCell {nnx}; NNX has no b_hn (Linen's 'hn' bias, {n} "
+                  "number). With Linen's weights copied into NNX the two give the same step while b_hn = 0 (max "
+                  "|difference| {same:.2g}), as it starts; once b_hn is not 0 they differ (b_hn = 0.5: {apart:.2g}), "
+                  "so a trained Linen GRU may have no NNX twin",
+                  "parameters: Linen GRUCell {linen}, NNX GRUCell {nnx}; NNX has no b_hn (Linen's 'hn' bias, {n} "
+                  "numbers). With Linen's weights copied into NNX the two give the same step while b_hn = 0 (max "
+                  "|difference| {same:.2g}), as it starts; once b_hn is not 0 they differ (b_hn = 0.5: {apart:.2g}), "
+                  "so a trained Linen GRU may have no NNX twin", hidden, linen=n_linen, nnx=n_nnx, same=same,
+                  apart=apart)
+    # TRANSLATORS: {linen}, {nnx}: parameter counts of the two GRU cells
+    return t("parameters: Linen GRUCell {linen}, NNX GRUCell {nnx}", linen=n_linen, nnx=n_nnx)
 
 
 def _nnx_column(spec, input_shape, in_features, hidden, init_spec, value, seed, param_dtype) -> Column:
@@ -260,8 +313,8 @@ def _nnx_column(spec, input_shape, in_features, hidden, init_spec, value, seed, 
     nnx_cls = getattr(nnx, name, None)
     if nnx_cls is None:
         have = ", ".join(s.cls.__name__ for s in CELLS.values() if hasattr(nnx, s.cls.__name__))
-        return Column("nnx", TITLES["nnx"], head + f"# flax.nnx has no {name}\n",
-                      error=f"flax.nnx has no {name} (NNX cells: {have})")
+        return Column("nnx", title("nnx"), head + f"# flax.nnx has no {name}\n",
+                      error=t("flax.nnx has no {cell} (NNX cells: {cells})", cell=name, cells=have))
     dtype_arg = f", param_dtype=jnp.{param_dtype}" if param_dtype != "float32" else ""
     init_arg = "" if init_spec.name == "zeros" else f", carry_init={_init_expr(init_spec, value)}"
     code = ("# flax.nnx: the cell is built eagerly (in_features, hidden_features, rngs); "
@@ -273,10 +326,11 @@ def _nnx_column(spec, input_shape, in_features, hidden, init_spec, value, seed, 
     notes, caveats = [], []
     try:  # NNX needs an RNG even for zeros: reproduce it live
         cell.initialize_carry(tuple(input_shape), carry_init=initializers.zeros)
-        notes.append("cell.initialize_carry(input_shape) without rngs worked")
+        notes.append(_("cell.initialize_carry(input_shape) without rngs worked"))
     except ValueError as e:
-        caveats.append(f"NNX needs an RNG even for zeros: cell.initialize_carry({tuple(input_shape)!r}) without rngs "
-                       f"-> {error_text(e)}")
+        # TRANSLATORS: {shape} an input shape, {error} Flax's own error message (English)
+        caveats.append(t("NNX needs an RNG even for zeros: cell.initialize_carry({shape}) without rngs -> {error}",
+                         shape=repr(tuple(input_shape)), error=error_text(e)))
     calls: list[InitCall] = []
     carry = cell.initialize_carry(tuple(input_shape), rngs=nnx.Rngs(seed), carry_init=_spy(init_spec.build(value),
                                                                                             calls))
@@ -292,7 +346,8 @@ def _key_names(bits: tuple[int, ...], seed: int, old: bool = False) -> str:
     """
     if old:
         with old_prng():
-            return _key_names(bits, seed) + " (jax 0.4.x split)"
+            # TRANSLATORS: {names} names of a random key, made by jax 0.4.x's split
+            return t("{names} (jax 0.4.x split)", names=_key_names(bits, seed))
     key = jax.random.key(seed)
     names = []
     if bits == _key_bits(key):
@@ -303,50 +358,64 @@ def _key_names(bits: tuple[int, ...], seed: int, old: bool = False) -> str:
     for i in range(4):
         if bits == _key_bits(jax.random.fold_in(key, i)):
             names.append(f"fold_in(key({seed}), {i})")
-    return " = ".join(names) or f"key bits {list(bits)}"
+    return " = ".join(names) or t("key bits {bits}", bits=list(bits))
 
 
 def _compare(a: Column, b: Column, seed: int, random_init: bool) -> PairVerdict:
     if not (a.ok and b.ok):
-        return PairVerdict(a.key, b.key, "not comparable", tuple(f"{c.title}: {c.error}" for c in (a, b) if c.error))
+        # TRANSLATORS: {title} a column's title, {error} why that API cannot build the carry
+        return PairVerdict(a.key, b.key, "not comparable", tuple(t("{title}: {error}", title=c.title, error=c.error)
+                                                                 for c in (a, b) if c.error))
     reasons: list[str] = []
     if a.structure != b.structure:
-        reasons.append(f"structure: {a.structure} vs {b.structure}")
+        reasons.append(t("structure: {left} vs {right}", left=a.structure, right=b.structure))
     shapes_a, shapes_b = [x.shape for x in a.arrays], [x.shape for x in b.arrays]
     if shapes_a != shapes_b:
-        reasons.append(f"shapes: {shapes_a} vs {shapes_b}")
+        reasons.append(t("shapes: {left} vs {right}", left=shapes_a, right=shapes_b))
     dtypes_a, dtypes_b = {x.dtype.name for x in a.arrays}, {x.dtype.name for x in b.arrays}
     if dtypes_a != dtypes_b:
-        passed = {c.key: sorted({call.dtype or "no dtype (float32)" for call in c.calls}) for c in (a, b)}
-        reasons.append(f"dtype: {sorted(dtypes_a)} vs {sorted(dtypes_b)}; the initializer got {passed[a.key]} from "
-                       f"{a.title} and {passed[b.key]} from {b.title} (0.6.x passed no dtype, from 0.7 the cell "
-                       "passes param_dtype)")
+        passed = {c.key: sorted({call.dtype or _("no dtype (float32)") for call in c.calls}) for c in (a, b)}
+        # TRANSLATORS: {left}, {right}: lists of dtypes; {left_got}, {right_got}: the dtypes the initializer was
+        # called with by the columns {left_title} and {right_title}
+        reasons.append(t("dtype: {left} vs {right}; the initializer got {left_got} from {left_title} and {right_got} "
+                         "from {right_title} (0.6.x passed no dtype, from 0.7 the cell passes param_dtype)",
+                         left=sorted(dtypes_a), right=sorted(dtypes_b), left_got=passed[a.key], left_title=a.title,
+                         right_got=passed[b.key], right_title=b.title))
     keys_a, keys_b = [c.key for c in a.calls], [c.key for c in b.calls]
-    keys_text = (f"{a.title} used {', '.join(_key_names(k, seed, a.key == 'old_linen') for k in keys_a)}; "
-                 f"{b.title} used {', '.join(_key_names(k, seed, b.key == 'old_linen') for k in keys_b)}")
+    # TRANSLATORS: {left}, {right}: column titles; {left_keys}, {right_keys}: the random keys each one used
+    keys_text = t("{left} used {left_keys}; {right} used {right_keys}",
+                  left=a.title, left_keys=", ".join(_key_names(k, seed, a.key == "old_linen") for k in keys_a),
+                  right=b.title, right_keys=", ".join(_key_names(k, seed, b.key == "old_linen") for k in keys_b))
     same_values = shapes_a == shapes_b and all(
         np.array_equal(x.astype(np.float32), y.astype(np.float32)) for x, y in zip(a.arrays, b.arrays, strict=True))
     if not same_values and shapes_a == shapes_b:
         diff = max(float(np.max(np.abs(x.astype(np.float32) - y.astype(np.float32)), initial=0.0))
                    for x, y in zip(a.arrays, b.arrays, strict=True))
         if {a.key, b.key} == {"old_linen", "new_linen"} and dtypes_a == dtypes_b:
-            cause = ("flax 0.6 ran on jax 0.4.x, whose PRNG splits keys and draws numbers differently from today's "
-                     "(jax_threefry_partitionable); under one PRNG the two compute the same arrays")
+            cause = _("flax 0.6 ran on jax 0.4.x, whose PRNG splits keys and draws numbers differently from today's "
+                      "(jax_threefry_partitionable); under one PRNG the two compute the same arrays")
         elif keys_a != keys_b:
-            cause = "different keys"
+            cause = _("different keys")
         elif dtypes_a != dtypes_b:
             low = min((x.dtype for x in (*a.arrays, *b.arrays)), key=lambda d: d.itemsize)
             rounded = all(np.array_equal(x.astype(low), y.astype(low)) for x, y in zip(a.arrays, b.arrays, strict=True))
-            cause = ("same keys; only rounding to " + low.name if rounded else
-                     f"same keys, but the initializer draws in {low.name} directly (not a rounded float32)")
+            cause = (t("same keys; only rounding to {dtype}", dtype=low.name) if rounded else
+                     t("same keys, but the initializer draws in {dtype} directly (not a rounded float32)",
+                       dtype=low.name))
         else:
-            cause = "same keys"
-        reasons.append(f"values differ (max |difference| {diff:.3g}), {cause}: {keys_text}")
+            cause = _("same keys")
+        # TRANSLATORS: {diff} the largest difference; {cause} why the values differ; {keys} which keys each used
+        reasons.append(t("values differ (max |difference| {diff:.3g}), {cause}: {keys}", diff=diff, cause=cause,
+                         keys=keys_text))
     elif keys_a != keys_b:
-        why = "the initializer ignores the key" if not random_init else "the keys drew the same numbers"
-        reasons.append(f"same values although the keys differ ({why}): {keys_text}")
+        if not random_init:
+            reasons.append(t("same values although the keys differ (the initializer ignores the key): {keys}",
+                             keys=keys_text))
+        else:
+            reasons.append(t("same values although the keys differ (the keys drew the same numbers): {keys}",
+                             keys=keys_text))
     else:
-        reasons.append(f"same keys: {keys_text}")
+        reasons.append(t("same keys: {keys}", keys=keys_text))
     status = "identical" if same_values and dtypes_a == dtypes_b and a.structure == b.structure else "different"
     return PairVerdict(a.key, b.key, status, tuple(reasons))
 
@@ -355,9 +424,12 @@ def _verdict(columns: tuple[Column, ...], pairs: tuple[PairVerdict, ...]) -> str
     """First line "identical: ..." when every pair is identical; then each pair with its reasons, then caveats."""
     lines = []
     if all(c.ok for c in columns) and all(p.status == "identical" for p in pairs):
-        lines.append("identical: all three APIs give the same arrays")
+        lines.append(_("identical: all three APIs give the same arrays"))
     for p in pairs:
-        lines.append(f"{TITLES[p.left]} vs {TITLES[p.right]}: {p.status}: " + "; ".join(p.reasons))
+        # TRANSLATORS: {left}, {right}: column titles; {status}: identical / different / not comparable;
+        # {reasons}: why, clauses joined by semicolons
+        lines.append(t("{left} vs {right}: {status}: {reasons}", left=title(p.left), right=title(p.right),
+                       status=status_label(p.status), reasons=_join(p.reasons)))
     lines += [caveat for c in columns for caveat in c.caveats]
     return "\n".join(lines)
 

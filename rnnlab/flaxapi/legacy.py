@@ -22,6 +22,8 @@ import jax
 from flax.linen import initializers
 from jax import random
 
+from rnnlab.i18n import N_, t
+
 Initializer = Callable[..., jax.Array]
 
 LAST_OLD_VERSION = "0.6.11"  # the last release with the static initialize_carry
@@ -30,9 +32,17 @@ NEW_API_VERSION = "0.7.0"  # the RNNCellBase refactor (FLIP 3099)
 TIME_MAJOR_VERSION = "0.7.5"  # nn.RNN's second field became time_major (0.7.0-0.7.4 still had cell_size)
 OLD_PRNG = ("jax < 0.5 random numbers (jax_threefry_partitionable=False, as on jax "
             f"{OLD_JAX_VERSION}); today's jax draws other numbers from the same key")
-OLD_MISSING_INITS: dict[str, str] = {  # carry initializers jax 0.4.13 did not have
-    "truncated_normal": f"jax.nn.initializers.truncated_normal did not exist in jax {OLD_JAX_VERSION}",
+OLD_MISSING_INIT_MESSAGES: dict[str, str] = {  # carry initializers jax 0.4.13 did not have ({jax}: its version)
+    "truncated_normal": N_("jax.nn.initializers.truncated_normal did not exist in jax {jax}"),
 }
+OLD_MISSING_INITS: dict[str, str] = {  # the same in English, for code comments
+    name: message.format(jax=OLD_JAX_VERSION) for name, message in OLD_MISSING_INIT_MESSAGES.items()
+}
+
+
+def old_missing_init(name: str) -> str:
+    """Why jax 0.4.13 could not give the carry initializer ``name``, in the reader's language."""
+    return t(OLD_MISSING_INIT_MESSAGES[name], jax=OLD_JAX_VERSION)
 
 
 @contextlib.contextmanager

@@ -17,6 +17,7 @@ import numpy as np
 from jax.nn import initializers
 
 from rnnlab.flaxapi.trees import Initializer, attempt, output, param_count, shapes
+from rnnlab.i18n import N_, _, t, tn
 
 SEED_LOOP_CODE = """\
 class RNN(nn.Module):
@@ -109,7 +110,7 @@ class LearnedCarryLoop(nn.Module):
         carry = jnp.broadcast_to(h0, inputs.shape[:-2] + (self.features,))
         cell = nn.GRUCell(self.features)  # one cell, so every step shares the same weights
         outputs = []
-        for t in range(inputs.shape[-2]):  # the time axis (np.moveaxis(inputs, 0, -1) walked the features)
+        for t in range(inputs.shape[-2]):  # the time axis (np.moveaxis(inputs, 0, -1) walked the features)  # noqa: F402
             carry, y = cell(carry, inputs[..., t, :])
             outputs.append(y)
         return jnp.stack(outputs, axis=-2)
@@ -242,6 +243,12 @@ def _seq(t: int, batch: tuple[int, ...] = (2,)) -> jax.Array:
     return jax.random.normal(jax.random.key(t), batch + (t, D))
 
 
+def grad_text(name: str, norm: float) -> str:
+    """The size of the loss's gradient with respect to the parameter ``name``, e.g. ``|dL/dh0| = 0.0693``."""
+    # TRANSLATORS: notation: {name} a parameter's name (code), {norm} the gradient's size
+    return t("|dL/d{name}| = {norm:.3g}", name=name, norm=norm)
+
+
 def _standard_checks(init_fn: Callable[[jax.Array], Any], loss_fn: Callable[[Any, jax.Array], jax.Array],
                      name: str) -> tuple[Check, ...]:
     """The three checks: the carry parameter is in params, gets a non-zero gradient, params do not grow with T."""
@@ -252,10 +259,14 @@ def _standard_checks(init_fn: Callable[[jax.Array], Any], loss_fn: Callable[[Any
     n3 = param_count(_split_carry(params3["params"])[1])
     n7 = param_count(_split_carry(init_fn(_seq(7))["params"])[1])
     return (
-        Check(f"'{name}' is in params", in_params, f"params keys: {sorted(params3['params'])}"),
-        Check(f"'{name}' gets a non-zero gradient", norm > 0, f"|dL/d{name}| = {norm:.3g}"),
-        Check("cell parameters do not grow with sequence length", n3 == n7,
-              f"cell parameters: {n3} for T=3, {n7} for T=7"),
+        # TRANSLATORS: {name} the carry's parameter name (code)
+        Check(t("'{name}' is in params", name=name), in_params,
+              t("params keys: {keys}", keys=sorted(params3["params"]))),
+        # TRANSLATORS: {name} the carry's parameter name (code)
+        Check(t("'{name}' gets a non-zero gradient", name=name), norm > 0, grad_text(name, norm)),
+        Check(_("cell parameters do not grow with sequence length"), n3 == n7,
+              # TRANSLATORS: {short}, {long}: parameter counts for sequences of length 3 and 7
+              t("cell parameters: {short} for T=3, {long} for T=7", short=n3, long=n7)),
     )
 
 
@@ -264,9 +275,9 @@ def _mean_square_output(model: nn.Module, params: Any, x: jax.Array) -> jax.Arra
 
 
 def _source(*objs: Any) -> str:
-    """The source of ``objs`` as shown, without the type checker's comments."""
+    """The source of ``objs`` as shown, without the type checker's and the linter's comments."""
     text = "\n\n".join(textwrap.dedent(inspect.getsource(o)).strip() for o in objs) + "\n"
-    return re.sub(r"  # type: ignore\[[\w-]+\]", "", text)
+    return re.sub(r"  # (type: ignore\[[\w-]+\]|noqa: [A-Z0-9]+)", "", text)
 
 
 def _recipe_param() -> Recipe:
@@ -275,49 +286,59 @@ def _recipe_param() -> Recipe:
     for cls in (LearnedCarryRNN, LearnedCarryLoop):
         model = cls(F)
         for c in _standard_checks(partial(model.init, key), partial(_mean_square_output, model), "h0"):
-            checks.append(Check(f"{cls.__name__}: {c.name}", c.passed, c.detail))
+            # TRANSLATORS: {model} a class name, {check} what was checked on it
+            checks.append(Check(t("{model}: {check}", model=cls.__name__, check=c.name), c.passed, c.detail))
     x = _seq(7)
     params = LearnedCarryRNN(F).init(key, x)
     same_tree = shapes(params) == shapes(LearnedCarryLoop(F).init(key, x))
     diff = float(jnp.max(jnp.abs(output(LearnedCarryRNN(F), params, x) - output(LearnedCarryLoop(F), params, x))))
-    checks.append(Check("nn.RNN and the one-cell loop are the same model", same_tree and diff < 1e-5,
-                        f"same parameter tree: {same_tree}; with nn.RNN's parameters the loop's outputs differ by "
-                        f"at most {diff:.2g}"))
+    checks.append(Check(_("nn.RNN and the one-cell loop are the same model"), same_tree and diff < 1e-5,
+                        # TRANSLATORS: {same} True or False; {diff} the largest difference between the outputs
+                        t("same parameter tree: {same}; with nn.RNN's parameters the loop's outputs differ by at "
+                          "most {diff:.2g}", same=repr(same_tree), diff=diff)))
 
     seed = SeedLoopGRU(F)
     seed_checks: list[Check] = []
     counts = {}
-    for t in (3, 7):
-        params = seed.init(jax.random.PRNGKey(1), jax.random.normal(jax.random.key(t), (t, D)))["params"]
+    for length in (3, 7):
+        params = seed.init(jax.random.PRNGKey(1), jax.random.normal(jax.random.key(length), (length, D)))["params"]
         cells = [k for k in params if k.startswith("GRUCell_")]
-        counts[t] = (param_count(_split_carry(params)[1]), len(cells),
+        counts[length] = (param_count(_split_carry(params)[1]), len(cells),
                      tuple(params[cells[0]]["ir"]["kernel"].shape))
     x3 = jax.random.normal(jax.random.key(3), (3, D))
     p3 = seed.init(jax.random.PRNGKey(1), x3)
     g = jax.grad(lambda p: jnp.mean(output(seed, p, x3)[1] ** 2))(p3)
     seed_checks += [
-        Check("'initial_carry' is in params", "initial_carry" in p3["params"], f"keys: {sorted(p3['params'])}"),
-        Check("'initial_carry' gets a non-zero gradient", _grad_norm(g, "initial_carry") > 0,
-              f"|dL/dinitial_carry| = {_grad_norm(g, 'initial_carry'):.3g}"),
-        Check("cell parameters do not grow with sequence length", counts[3][0] == counts[7][0],
-              f"cell parameters: {counts[3][0]} for T=3, {counts[7][0]} for T=7 (input kernel {counts[3][2]} vs "
-              f"{counts[7][2]}: each step's input is a column of length T)"),
-        Check("one cell shared by all steps", counts[3][1] == 1,
-              f"{counts[3][1]} separate GRUCells (GRUCell_0..GRUCell_{counts[3][1] - 1}) for input (T, {D}): one "
-              f"per loop step, and the loop ran {counts[3][1]} times = the {D} features, not the T time steps"),
+        Check(t("'{name}' is in params", name="initial_carry"), "initial_carry" in p3["params"],
+              t("keys: {keys}", keys=sorted(p3["params"]))),
+        Check(t("'{name}' gets a non-zero gradient", name="initial_carry"), _grad_norm(g, "initial_carry") > 0,
+              grad_text("initial_carry", _grad_norm(g, "initial_carry"))),
+        Check(_("cell parameters do not grow with sequence length"), counts[3][0] == counts[7][0],
+              # TRANSLATORS: {short}, {long}: parameter counts for T=3 and T=7; {short_kernel}, {long_kernel}: the
+              # input kernel's shapes
+              t("cell parameters: {short} for T=3, {long} for T=7 (input kernel {short_kernel} vs {long_kernel}: "
+                "each step's input is a column of length T)", short=counts[3][0], long=counts[7][0],
+                short_kernel=counts[3][2], long_kernel=counts[7][2])),
+        Check(_("one cell shared by all steps"), counts[3][1] == 1,
+              # TRANSLATORS: {n} cells made (one per loop step); {last} = {n} - 1; {d} input features
+              tn("{n} separate GRUCell (GRUCell_0..GRUCell_{last}) for input (T, {d}): one per loop step, and the "
+                 "loop ran {n} time = the {d} features, not the T time steps",
+                 "{n} separate GRUCells (GRUCell_0..GRUCell_{last}) for input (T, {d}): one per loop step, and the "
+                 "loop ran {n} times = the {d} features, not the T time steps", counts[3][1],
+                 last=counts[3][1] - 1, d=D)),
     ]
     return Recipe(
-        "param", "A self.param inside the module",
-        "Register the initial carry with self.param (no batch axis), broadcast it over the batch, and run ONE cell "
-        "over time: with nn.RNN, or with a Python loop around a cell created once.",
-        "a Q&A answer on making GRUCell's carry learnable (first recipe)", SEED_LOOP_CODE,
-        (Defect("nn.GRUCell()", "no features: TypeError on flax >= 0.7"),
-         Defect("for x in np.moveaxis(inputs, 0, -1):", MOVEAXIS_DEFECT),
-         Defect("carry, out = nn.GRUCell()(carry, x)", "a new cell (new weights) on every loop step")),
+        "param", _("A self.param inside the module"),
+        _("Register the initial carry with self.param (no batch axis), broadcast it over the batch, and run ONE cell "
+          "over time: with nn.RNN, or with a Python loop around a cell created once."),
+        _("a Q&A answer on making GRUCell's carry learnable (first recipe)"), SEED_LOOP_CODE,
+        (Defect("nn.GRUCell()", _("no features: TypeError on flax >= 0.7")),
+         Defect("for x in np.moveaxis(inputs, 0, -1):", _(MOVEAXIS_DEFECT)),
+         Defect("carry, out = nn.GRUCell()(carry, x)", _("a new cell (new weights) on every loop step"))),
         _source(LearnedCarryRNN, LearnedCarryLoop), tuple(checks), _source(SeedLoopGRU), tuple(seed_checks))
 
 
-MOVEAXIS_DEFECT = ("moves axis 0 to the end, so the loop walks the old axis 1: for (T, D) input the feature "
+MOVEAXIS_DEFECT = N_("moves axis 0 to the end, so the loop walks the old axis 1: for (T, D) input the feature "
                    "axis (D steps of T numbers), for (batch, T, D) input the time axis but with every step "
                    "transposed to (D, batch)")
 
@@ -335,14 +356,16 @@ def _recipe_default() -> Recipe:
                                    lambda p, x: jnp.mean(output(model, p, x)[1] ** 2), "carry_init"))
     x = _seq(3)
     params = model.init(key, x)
-    carry, _ = model.apply(params, x)
+    carry = model.apply(params, x)[0]
     g = jax.grad(lambda p: jnp.mean(output(model, p, x, carry)[1] ** 2))(params)
     with_carry = model.init(key, x, carry)
     checks += [
-        Check("a passed carry is used instead (no gradient to the learned one)", _grad_norm(g, "carry_init") == 0.0,
-              f"|dL/dcarry_init| = {_grad_norm(g, 'carry_init'):.3g} when the previous chunk's carry is passed"),
-        Check("init with a carry still creates the parameter", "carry_init" in with_carry["params"],
-              f"keys: {sorted(with_carry['params'])}"),
+        Check(_("a passed carry is used instead (no gradient to the learned one)"), _grad_norm(g, "carry_init") == 0.0,
+              # TRANSLATORS: {norm} the gradient's size
+              t("|dL/dcarry_init| = {norm:.3g} when the previous chunk's carry is passed",
+                norm=_grad_norm(g, "carry_init"))),
+        Check(_("init with a carry still creates the parameter"), "carry_init" in with_carry["params"],
+              t("keys: {keys}", keys=sorted(with_carry["params"]))),
     ]
 
     seed = SeedCarryDefaultGRU(F)
@@ -350,29 +373,32 @@ def _recipe_default() -> Recipe:
     p_none = seed.init(jax.random.PRNGKey(1), xs, None)
     g = jax.grad(lambda p: jnp.mean(output(seed, p, xs)[1] ** 2))(p_none)
     p_carry = seed.init(jax.random.PRNGKey(1), xs, jnp.zeros((F,)))
-    _, err = attempt(lambda: seed.apply(p_carry, xs))
+    err = attempt(lambda: seed.apply(p_carry, xs))[1]
     seq_counts = {t: param_count(_split_carry(seed.init(jax.random.PRNGKey(1), _seq(t)[:, 0], None)["params"])[1])
                   for t in (3, 7)}
     seed_checks = (
-        Check("'carry_init' is in params after model.init(rng, inputs, None)", "carry_init" in p_none["params"],
-              f"keys: {sorted(p_none['params'])}"),
-        Check("'carry_init' gets a non-zero gradient", _grad_norm(g, "carry_init") > 0,
-              f"|dL/dcarry_init| = {_grad_norm(g, 'carry_init'):.3g}"),
-        Check("cell parameters do not grow with sequence length", seq_counts[3] == seq_counts[7],
-              f"one step per apply: {seq_counts[3]} parameters whatever T"),
-        Check("init with a carry creates the parameter", "carry_init" in p_carry["params"],
-              f"model.init(rng, inputs, carry) gives keys {sorted(p_carry['params'])}; apply(params, inputs) "
-              f"then fails: {err}"),
+        Check(_("'carry_init' is in params after model.init(rng, inputs, None)"), "carry_init" in p_none["params"],
+              t("keys: {keys}", keys=sorted(p_none["params"]))),
+        Check(t("'{name}' gets a non-zero gradient", name="carry_init"), _grad_norm(g, "carry_init") > 0,
+              grad_text("carry_init", _grad_norm(g, "carry_init"))),
+        Check(_("cell parameters do not grow with sequence length"), seq_counts[3] == seq_counts[7],
+              # TRANSLATORS: {n} parameters of one step
+              tn("one step per apply: {n} parameter whatever T", "one step per apply: {n} parameters whatever T",
+                 seq_counts[3])),
+        Check(_("init with a carry creates the parameter"), "carry_init" in p_carry["params"],
+              # TRANSLATORS: {keys} the parameter names; {error} Flax's own error message (English)
+              t("model.init(rng, inputs, carry) gives keys {keys}; apply(params, inputs) then fails: {error}",
+                keys=sorted(p_carry["params"]), error=err)),
     )
     return Recipe(
-        "default", "A carry=None default that falls back to the learned carry",
-        "Create the parameter on every call and use it only when no carry is passed: the first chunk starts from "
-        "the learned carry, later chunks pass the carry returned by the previous one.",
-        "a Q&A answer on a trainable GRUCell carry", SEED_CARRY_NONE_CODE,
-        (Defect("nn.GRUCell()", "no features: TypeError on flax >= 0.7"),
+        "default", _("A carry=None default that falls back to the learned carry"),
+        _("Create the parameter on every call and use it only when no carry is passed: the first chunk starts from "
+          "the learned carry, later chunks pass the carry returned by the previous one."),
+        _("a Q&A answer on a trainable GRUCell carry"), SEED_CARRY_NONE_CODE,
+        (Defect("nn.GRUCell()", _("no features: TypeError on flax >= 0.7")),
          Defect("if carry is None:\n        # Learnable initial carry\n        carry = self.param(",
-                "the parameter exists only if model.init was called with carry=None"),
-         Defect("jnp.zeros(shape)", "the question imported jax.numpy as np, so jnp is undefined there")),
+                _("the parameter exists only if model.init was called with carry=None")),
+         Defect("jnp.zeros(shape)", _("the question imported jax.numpy as np, so jnp is undefined there"))),
         _source(CarryDefaultRNN), tuple(checks), _source(SeedCarryDefaultGRU), seed_checks)
 
 
@@ -392,23 +418,26 @@ def _recipe_merge() -> Recipe:
     g_out = jax.grad(lambda p: jnp.mean(output(seed, p, outside, xs)[1] ** 2))(params)
     g_in = jax.grad(lambda p: jnp.mean(output(seed, p, p["params"]["initial_carry"], xs)[1] ** 2))(params)
     seed_checks = (
-        Check("'initial_carry' is in params", "initial_carry" in params["params"],
-              f"keys: {sorted(params['params'])}"),
-        Check("'initial_carry' gets a non-zero gradient when read outside the loss (as the seed does)",
+        Check(t("'{name}' is in params", name="initial_carry"), "initial_carry" in params["params"],
+              t("keys: {keys}", keys=sorted(params["params"]))),
+        Check(_("'initial_carry' gets a non-zero gradient when read outside the loss (as the seed does)"),
               _grad_norm(g_out, "initial_carry") > 0,
-              f"|dL/dinitial_carry| = {_grad_norm(g_out, 'initial_carry'):.3g}; read inside the loss: "
-              f"{_grad_norm(g_in, 'initial_carry'):.3g}"),
-        Check("cell parameters do not grow with sequence length", len(set(step_counts.values())) == 1,
-              f"one step per apply: {step_counts[3]} parameters for T=3, {step_counts[7]} for T=7"),
+              # TRANSLATORS: {outside}, {inside}: the gradient's size with the carry read outside / inside the loss
+              t("|dL/dinitial_carry| = {outside:.3g}; read inside the loss: {inside:.3g}",
+                outside=_grad_norm(g_out, "initial_carry"), inside=_grad_norm(g_in, "initial_carry"))),
+        Check(_("cell parameters do not grow with sequence length"), len(set(step_counts.values())) == 1,
+              # TRANSLATORS: {short}, {long}: parameter counts for T=3 and T=7
+              t("one step per apply: {short} parameters for T=3, {long} for T=7", short=step_counts[3],
+                long=step_counts[7])),
     )
     return Recipe(
-        "merge", "Merging a hand-made carry into the params dict",
-        "Initialise the cell with model.init, make the carry with an initializer, and put it next to the cell's "
-        "parameters under 'params'; read it from params inside the loss so the gradient reaches it.",
-        "a Q&A answer on making GRUCell's carry learnable (second recipe)", SEED_MERGE_CODE,
-        (Defect("nn.GRUCell()", "no features: TypeError on flax >= 0.7"),
+        "merge", _("Merging a hand-made carry into the params dict"),
+        _("Initialise the cell with model.init, make the carry with an initializer, and put it next to the cell's "
+          "parameters under 'params'; read it from params inside the loss so the gradient reaches it."),
+        _("a Q&A answer on making GRUCell's carry learnable (second recipe)"), SEED_MERGE_CODE,
+        (Defect("nn.GRUCell()", _("no features: TypeError on flax >= 0.7")),
          Defect("initial_carry = params['params']['initial_carry']",
-                "read outside the differentiated function, the carry gets no gradient")),
+                _("read outside the differentiated function, the carry gets no gradient"))),
         _source(merged_carry_model, merged_carry_params, merged_carry_loss), checks, _source(SeedStepGRU), seed_checks)
 
 

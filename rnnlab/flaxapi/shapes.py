@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 
 from rnnlab.flaxapi.trees import kernel_shape, output, recording_cell, resolve_cell, shapes
+from rnnlab.i18n import N_, t, tn
 from rnnlab.text import error_text
 
 MAX_ELEMENTS = 1_000_000  # largest input (and output) the shape explorer will build
@@ -37,7 +38,7 @@ class ShapeReport:
     notes: tuple[str, ...] = ()
 
 
-TIME_AXIS_EXPLAINED = (
+TIME_AXIS_EXPLAINED = N_(
     "`time_axis = 0 if time_major else inputs.ndim - (cell.num_feature_axes + 1)`: a plain cell has one feature "
     "axis, a ConvLSTM `len(kernel_size) + 1` (its spatial axes count as features). Every axis that is neither time "
     "nor a feature axis is batch: with `time_major=False` (the default) the axes before time, with "
@@ -45,18 +46,22 @@ TIME_AXIS_EXPLAINED = (
     "of batch `(2, 7)`. `initialize_carry` gets the input shape without the time axis. The table above is read "
     "off a real run, not computed from this formula."
 )
-"""The rule the page states next to the table (a test runs nn.RNN on the example it gives)."""
+"""The rule the page states next to the table (a test runs nn.RNN on the example it gives); shown through ``_()``."""
 
 def shape_size_error(input_shape: tuple[int, ...], features: int) -> str | None:
     """Why :func:`explore_shapes` refuses to build this input (or its output), or None."""
     if not input_shape:
-        return "Input shape: give at least one axis, e.g. (batch, time, features) = 2, 5, 3."
+        return t("Input shape: give at least one axis, e.g. (batch, time, features) = 2, 5, 3.")
     if any(d < 1 for d in input_shape) or math.prod(input_shape) > MAX_ELEMENTS:
-        return f"Input shape: every axis needs at least 1 element and at most {MAX_ELEMENTS:,} in all."
+        return t("Input shape: every axis needs at least 1 element and at most {max:,} in all.", max=MAX_ELEMENTS)
     out = math.prod(input_shape[:-1]) * features
     if out > MAX_ELEMENTS:
-        return (f"The output would have {out:,} numbers (every axis but the last, times {features} features); "
-                f"the explorer builds at most {MAX_ELEMENTS:,}. Use a smaller shape or fewer features.")
+        # TRANSLATORS: {n} numbers in the output; {features} the features chosen; {max} the largest allowed
+        return tn("The output would have {n:,} number (every axis but the last, times {features} features); "
+                  "the explorer builds at most {max:,}. Use a smaller shape or fewer features.",
+                  "The output would have {n:,} numbers (every axis but the last, times {features} features); "
+                  "the explorer builds at most {max:,}. Use a smaller shape or fewer features.", out,
+                  features=features, max=MAX_ELEMENTS)
     return None
 
 
@@ -114,10 +119,14 @@ def explore_shapes(
     except Exception as e:  # noqa: BLE001 - the error is the report
         failed: tuple[str, ...] = ()
         if "init_input_shape" in seen:
-            failed += (f"nn.RNN passed {seen['init_input_shape']} to initialize_carry before the cell failed",)
+            failed += (t("nn.RNN passed {shape} to initialize_carry before the cell failed",
+                         shape=seen["init_input_shape"]),)
         if len(shape) < nfa + 1:
-            failed += (f"the input has {len(shape)} axes; with num_feature_axes = {nfa} the cell needs at least "
-                       f"{nfa + 1}: (time, *features)",)
+            # TRANSLATORS: {n} axes of the input; {axes} the cell's num_feature_axes; {need} = {axes} + 1
+            failed += (tn("the input has {n} axis; with num_feature_axes = {axes} the cell needs at least {need}: "
+                          "(time, *features)",
+                          "the input has {n} axes; with num_feature_axes = {axes} the cell needs at least {need}: "
+                          "(time, *features)", len(shape), axes=nfa, need=nfa + 1),)
         return ShapeReport(**base, carry_input_shape=seen.get("init_input_shape"), error=error_text(e), notes=failed)
     step = seen["init_input_shape"]
     candidates = [a for a in range(len(shape)) if shape[:a] + shape[a + 1:] == step]
@@ -126,10 +135,22 @@ def explore_shapes(
         axis = candidates[0]
     else:
         axis = _time_axis(lambda v: output(rnn, params, v)[1], jax.random.normal(jax.random.key(2), shape), candidates)
-        notes.append(f"axes {candidates} all leave {step}; a causality probe picked axis {axis}")
+        # TRANSLATORS: {axes} a list of axes; {step} the shape each leaves; {axis} the one a probe picked
+        notes.append(t("axes {axes} all leave {step}; a causality probe picked axis {axis}", axes=candidates,
+                       step=step, axis=axis))
     batch_dims = step[: len(step) - nfa]
-    notes.append(f"num_feature_axes = {nfa}: the last {nfa} axis(es) of each step are features"
-                 + (" (spatial dims + channels)" if spec.spatial else "") + f", the rest {batch_dims} are batch")
+    if spec.spatial:
+        # TRANSLATORS: {n} = num_feature_axes; {batch} the batch dims, a shape
+        notes.append(tn("num_feature_axes = {n}: the last {n} axis of each step is features (spatial dims + "
+                        "channels), the rest {batch} are batch",
+                        "num_feature_axes = {n}: the last {n} axes of each step are features (spatial dims + "
+                        "channels), the rest {batch} are batch", nfa, batch=batch_dims))
+    else:
+        # TRANSLATORS: {n} = num_feature_axes; {batch} the batch dims, a shape
+        notes.append(tn("num_feature_axes = {n}: the last {n} axis of each step is features, the rest {batch} "
+                        "are batch",
+                        "num_feature_axes = {n}: the last {n} axes of each step are features, the rest {batch} "
+                        "are batch", nfa, batch=batch_dims))
     return ShapeReport(**base, time_axis=axis, time_steps=shape[axis], batch_dims=batch_dims,
                        carry_input_shape=step, step_input_shape=seen.get("step_input"),
                        carry_shapes=shapes(carry), output_shape=tuple(y.shape), notes=tuple(notes))

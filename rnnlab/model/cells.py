@@ -13,6 +13,7 @@ import flax.linen as nn
 import jax
 from jax.nn import initializers
 
+from rnnlab.i18n import N_, _
 from rnnlab.model.gates import GRU_GATES, LSTM_GATES, MGU_GATES, GateSpec
 
 Initializer = Callable[..., jax.Array]
@@ -23,16 +24,21 @@ class CellSpec:
     """How to build one Linen cell and read its carry."""
 
     name: str
-    label: str
+    label_en: str  # the readable name in English (marked for the catalog where it has words): see ``label``
     cls: Callable[..., nn.RNNCellBase]  # the Flax class
     leaves: tuple[str, ...]  # names of the carry leaves, in the order the cell's carry holds them
     spatial: bool = False  # needs inputs with spatial axes (ConvLSTM)
     saved_per_step: int = 4  # arrays of (batch, features) kept per step by backprop (memory estimate)
-    description: str = ""
+    description: str = ""  # English, marked for the catalog: translate where shown
     # Settings that run this cell quickly, applied when it is chosen with a task it cannot run (setting, value).
     quick_settings: tuple[tuple[str, object], ...] = ()
     gates: GateSpec | None = None  # gate activations, for the cells with gates (not the ConvLSTM's convolutions)
     fused: bool = False  # trains and probes through its fused form (rnnlab.model.fused: same functions and parameters)
+
+    @property
+    def label(self) -> str:
+        """The readable name in the reader's language ('Simple RNN', '简单 RNN'; names like GRU stay)."""
+        return _(self.label_en)
 
     @property
     def output_leaf(self) -> int:
@@ -61,21 +67,21 @@ CELLS: dict[str, CellSpec] = {
     spec.name: spec
     for spec in [
         CellSpec("gru", "GRU", nn.GRUCell, ("h",), saved_per_step=6,
-                 description="Gated recurrent unit: reset and update gates, one state vector.", gates=GRU_GATES,
+                 description=N_("Gated recurrent unit: reset and update gates, one state vector."), gates=GRU_GATES,
                  fused=True),
         CellSpec("lstm", "LSTM", nn.LSTMCell, ("c", "h"), saved_per_step=9,
-                 description="Long short-term memory: a cell state c with an additive path, and h.",
+                 description=N_("Long short-term memory: a cell state c with an additive path, and h."),
                  gates=LSTM_GATES, fused=True),
-        CellSpec("optimized_lstm", "Optimized LSTM", nn.OptimizedLSTMCell, ("c", "h"), saved_per_step=9,
-                 description="The same LSTM maths with the gate matmuls fused.", gates=LSTM_GATES,
+        CellSpec("optimized_lstm", N_("Optimized LSTM"), nn.OptimizedLSTMCell, ("c", "h"), saved_per_step=9,
+                 description=N_("The same LSTM maths with the gate matmuls fused."), gates=LSTM_GATES,
                  fused=True),
         CellSpec("mgu", "MGU", nn.MGUCell, ("h",), saved_per_step=5,
-                 description="Minimal gated unit: a single forget gate.", gates=MGU_GATES, fused=True),
-        CellSpec("simple", "Simple RNN", nn.SimpleCell, ("h",), saved_per_step=2,
-                 description="h_t = tanh(W h_{t-1} + U x_t + b): no gates, the textbook vanishing gradient.",
+                 description=N_("Minimal gated unit: a single forget gate."), gates=MGU_GATES, fused=True),
+        CellSpec("simple", N_("Simple RNN"), nn.SimpleCell, ("h",), saved_per_step=2,
+                 description=N_("h_t = tanh(W h_{t-1} + U x_t + b): no gates, the textbook vanishing gradient."),
                  fused=True),
         CellSpec("conv_lstm", "ConvLSTM", nn.ConvLSTMCell, ("c", "h"), spatial=True, saved_per_step=9,
-                 description="An LSTM whose matmuls are convolutions: needs a spatial task.",
+                 description=N_("An LSTM whose matmuls are convolutions: needs a spatial task."),
                  quick_settings=(("task", "moving_dot"), ("features", 16), ("batch", 16), ("seq_len", 20))),
     ]
 }
@@ -91,11 +97,16 @@ class CarryInitSpec:
     """
 
     name: str
-    label: str
+    label_en: str  # English (the code-like ones are not translated): see ``label``
     build: Callable[[float], Initializer]
     param: str | None = None  # name of the parameter, e.g. "stddev"; None for zeros and ones
     default: float = 1.0
     random: bool = False  # draws from the key
+
+    @property
+    def label(self) -> str:
+        """The readable name in the reader's language."""
+        return _(self.label_en)
 
     def unit(self) -> Initializer:
         """The initialiser with its parameter set to 1 (the compiled functions multiply by the parameter)."""
@@ -118,7 +129,7 @@ CARRY_INITS: dict[str, CarryInitSpec] = {
                       random=True),
         CarryInitSpec("uniform", "uniform(scale)", lambda p: initializers.uniform(scale=p), "scale", 0.1,
                       random=True),
-        CarryInitSpec("truncated_normal", "truncated normal(stddev)",
+        CarryInitSpec("truncated_normal", N_("truncated normal(stddev)"),
                       lambda p: initializers.truncated_normal(stddev=p), "stddev", 0.1, random=True),
     ]
 }

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import jax
 import jax.numpy as jnp
 
+from rnnlab.i18n import N_
+
 GateFn = Callable[[dict, object, jax.Array], dict[str, jax.Array]]
 
 
@@ -44,17 +46,18 @@ class GateSpec:
     """The gates of one cell: their readable names, the one that keeps the carry, and how to compute them."""
 
     compute: GateFn
-    names: dict[str, str]  # gate -> readable name
+    names: dict[str, str]  # gate -> readable name (English, marked for the catalog: translate where shown)
     keeper: str  # the gate that keeps the carry as it is when it is 1
-    keeps: str  # what it keeps, in words
+    keeps: str  # what it keeps, in words (English, marked for the catalog: translate where shown)
 
 
-LSTM_GATES = GateSpec(lstm_gates, {"i": "input gate i", "f": "forget gate f", "o": "output gate o"}, "f",
-                      "c_t = f * c_(t-1) + i * g: where f stays near 1 the cell state, and the gradient through it, "
-                      "carries on")
-GRU_GATES = GateSpec(gru_gates, {"r": "reset gate r", "z": "update gate z"}, "z",
-                     "h_t = (1 - z) * n + z * h_(t-1): where z stays near 1 the carry, and the gradient through it, "
-                     "carries on")
-MGU_GATES = GateSpec(mgu_gates, {"f": "forget gate f"}, "f",
-                     "h_t = (1 - f) * n + f * h_(t-1): where f stays near 1 the carry, and the gradient through it, "
-                     "carries on")
+LSTM_GATES = GateSpec(lstm_gates,
+                      {"i": N_("input gate i"), "f": N_("forget gate f"), "o": N_("output gate o")}, "f",
+                      N_("c_t = f * c_(t-1) + i * g: where f stays near 1 the cell state, and the gradient through "
+                         "it, carries on"))
+GRU_GATES = GateSpec(gru_gates, {"r": N_("reset gate r"), "z": N_("update gate z")}, "z",
+                     N_("h_t = (1 - z) * n + z * h_(t-1): where z stays near 1 the carry, and the gradient through "
+                        "it, carries on"))
+MGU_GATES = GateSpec(mgu_gates, {"f": N_("forget gate f")}, "f",
+                     N_("h_t = (1 - f) * n + f * h_(t-1): where f stays near 1 the carry, and the gradient through "
+                        "it, carries on"))

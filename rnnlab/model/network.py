@@ -16,15 +16,29 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from rnnlab.i18n import N_, tp
 from rnnlab.model.cells import CELLS, CellSpec, carry_init_fn
 from rnnlab.model.fused import fused_scan
 from rnnlab.model.tasks import TASKS
 
-CARRY_MODES: dict[str, str] = {
-    "fixed": "sampled once per run from carry_init (not trained)",
-    "noisy": "resampled from carry_init for every batch (not trained)",
-    "learnable": "a parameter initialised by carry_init and trained with the weights",
+CARRY_MODES: dict[str, str] = {  # id -> description (English, marked for the catalog: translate where shown)
+    "fixed": N_("sampled once per run from carry_init (not trained)"),
+    "noisy": N_("resampled from carry_init for every batch (not trained)"),
+    "learnable": N_("a parameter initialised by carry_init and trained with the weights"),
 }
+
+
+def carry_mode_label(mode: str) -> str:
+    """A carry mode's name in the reader's language ('learnable', '可学习', 'обучаемое'); the id stays in links."""
+    labels = {
+        # TRANSLATORS: a carry mode (how the initial carry h_0 is made), shown as an option; the id stays 'fixed'.
+        "fixed": tp("carry mode", "fixed"),
+        # TRANSLATORS: a carry mode: redrawn for every batch; the id stays 'noisy'.
+        "noisy": tp("carry mode", "noisy"),
+        # TRANSLATORS: a carry mode: a parameter trained with the weights; the id stays 'learnable'.
+        "learnable": tp("carry mode", "learnable"),
+    }
+    return labels.get(mode, mode)
 
 
 class ProbedCell(nn.RNNCellBase):

@@ -13,22 +13,29 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from rnnlab.i18n import N_, _
+
 
 @dataclass(frozen=True)
 class OptimizerSpec:
     name: str
-    label: str
+    label_en: str  # English, marked for the catalog where it has words: see ``label``
     make: Callable[[float], optax.GradientTransformation]
-    description: str = ""
+    description: str = ""  # English, marked for the catalog: translate where shown
+
+    @property
+    def label(self) -> str:
+        """The readable name in the reader's language."""
+        return _(self.label_en)
 
 
 OPTIMIZERS: dict[str, OptimizerSpec] = {
     spec.name: spec
     for spec in [
-        OptimizerSpec("adam", "Adam", lambda lr: optax.adam(lr), "Adam (b1=0.9, b2=0.999)."),
-        OptimizerSpec("sgd", "SGD + momentum", lambda lr: optax.sgd(lr, momentum=0.9),
-                      "Stochastic gradient descent with momentum 0.9."),
-        OptimizerSpec("rmsprop", "RMSProp", lambda lr: optax.rmsprop(lr), "RMSProp (decay 0.9)."),
+        OptimizerSpec("adam", "Adam", lambda lr: optax.adam(lr), N_("Adam (b1=0.9, b2=0.999).")),
+        OptimizerSpec("sgd", N_("SGD + momentum"), lambda lr: optax.sgd(lr, momentum=0.9),
+                      N_("Stochastic gradient descent with momentum 0.9.")),
+        OptimizerSpec("rmsprop", "RMSProp", lambda lr: optax.rmsprop(lr), N_("RMSProp (decay 0.9).")),
     ]
 }
 

@@ -17,6 +17,8 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from rnnlab.i18n import N_, _
+
 Batch = tuple[jax.Array, jax.Array]
 
 
@@ -29,7 +31,7 @@ class SequenceView:
     target: np.ndarray  # (steps,) the answer at each scored step (a value or a class index), NaN elsewhere
     symbols: tuple[str, ...] | None = None  # names of the input symbols (None: values are numbers)
     classes: tuple[str, ...] | None = None  # names of the answer's classes (None: the answer is a number)
-    input_name: str = "input"
+    input_name: str = N_("input")  # English, marked for the catalog: translate where shown
 
 
 @dataclass(frozen=True)
@@ -37,23 +39,28 @@ class TaskSpec:
     """One synthetic task. ``preds`` always has shape (batch, steps, out_features)."""
 
     name: str
-    label: str
+    label_en: str  # the readable name in English, marked for the catalog: see ``label``
     in_features: int
     out_features: int
     generate: Callable[[jax.Array, int, int], Batch]  # (key, batch, T) -> (inputs, targets)
     per_step_loss: Callable[[jax.Array, jax.Array], jax.Array]  # -> (steps,), batch mean at each step
     loss: Callable[[jax.Array, jax.Array], jax.Array]  # -> scalar
     metric: Callable[[jax.Array, jax.Array], jax.Array]  # -> scalar
-    metric_name: str
+    metric_name: str  # English, marked for the catalog: translate where shown
     higher_is_better: bool
     step_baselines: Callable[[int], np.ndarray]  # T -> (steps,): memoryless loss per step, NaN where not scored
-    baseline_text: str
+    baseline_text: str  # English, marked for the catalog: translate where shown
     min_T: int = 2
     spatial: bool = False  # inputs (batch, steps, side, side, channels)
     extra_steps: int = 0  # the input holds T + extra_steps steps
-    description: str = ""
+    description: str = ""  # English, marked for the catalog: translate where shown
     metric_is_loss: bool = False  # the readable metric is the loss itself (MSE tasks): no chart of its own
     view: Callable[[np.ndarray, np.ndarray], SequenceView] | None = None  # (one example's x, y) -> what to draw
+
+    @property
+    def label(self) -> str:
+        """The readable name in the reader's language ('Adding problem', '加法问题', 'Задача сложения')."""
+        return _(self.label_en)
 
     def steps(self, T: int) -> int:
         """Number of scanned time steps for sequence length T."""
@@ -114,7 +121,7 @@ def adding_view(x: np.ndarray, y: np.ndarray) -> SequenceView:
     """The values, the two marked steps, and their sum as the answer at the last step."""
     target = np.full(len(x), np.nan)
     target[-1] = float(y[0])
-    return SequenceView(x[:, 0].astype(float), x[:, 1] > 0, target, input_name="value")
+    return SequenceView(x[:, 0].astype(float), x[:, 1] > 0, target, input_name=N_("value"))
 
 
 # --- copy memory --------------------------------------------------------------------------------------
@@ -148,7 +155,7 @@ def copy_view(x: np.ndarray, y: np.ndarray) -> SequenceView:
     symbols = np.argmax(x, axis=-1)
     marked = np.zeros(len(x), bool)
     marked[:COPY_LEN] = True
-    return SequenceView(symbols.astype(float), marked, np.asarray(y, float), COPY_NAMES, COPY_NAMES, "symbol")
+    return SequenceView(symbols.astype(float), marked, np.asarray(y, float), COPY_NAMES, COPY_NAMES, N_("symbol"))
 
 
 def _copy_accuracy(preds, labels):
@@ -193,7 +200,7 @@ def order_view(x: np.ndarray, y: np.ndarray) -> SequenceView:
     target = np.full(len(x), np.nan)
     target[-1] = float(y[0])
     return SequenceView(symbols.astype(float), (symbols == 4) | (symbols == 5), target, ORDER_SYMBOLS,
-                        ORDER_CLASSES, "symbol")
+                        ORDER_CLASSES, N_("symbol"))
 
 
 def order_step_baselines(T: int) -> np.ndarray:
@@ -234,7 +241,7 @@ def sine_generate(key: jax.Array, batch: int, T: int) -> Batch:
 def sine_view(x: np.ndarray, y: np.ndarray) -> SequenceView:
     """The prompt (the previous value, then 0) and the curve to predict at every step."""
     marked = np.arange(len(x)) < sine_prompt(len(x))
-    return SequenceView(x[:, 0].astype(float), marked, y[:, 0].astype(float), input_name="previous value")
+    return SequenceView(x[:, 0].astype(float), marked, y[:, 0].astype(float), input_name=N_("previous value"))
 
 
 @lru_cache(maxsize=1)
@@ -288,14 +295,16 @@ def dot_generate(key: jax.Array, batch: int, T: int) -> Batch:
     return frames, cells[:, 1:]
 
 
-DOT_NAMES = tuple(f"row {r}, column {c}" for r in range(DOT_SIDE) for c in range(DOT_SIDE))
+# TRANSLATORS: a cell of the moving dot's 6 x 6 grid, e.g. 'row 2, column 5'.
+DOT_NAME = N_("row {r}, column {c}")  # translate where shown: t(DOT_NAME, r=..., c=...)
+DOT_NAMES = tuple(DOT_NAME.format(r=r, c=c) for r in range(DOT_SIDE) for c in range(DOT_SIDE))
 
 
 def dot_view(x: np.ndarray, y: np.ndarray) -> SequenceView:
     """The dot's cell in each frame, and its cell in the next frame as the answer."""
     cells = np.argmax(x.reshape(len(x), -1), axis=-1)
     return SequenceView(cells.astype(float), np.zeros(len(x), bool), np.asarray(y, float), DOT_NAMES, DOT_NAMES,
-                        "dot's cell")
+                        N_("dot's cell"))
 
 
 def _dot_accuracy(preds, cells):
@@ -306,47 +315,47 @@ TASKS: dict[str, TaskSpec] = {
     spec.name: spec
     for spec in [
         TaskSpec(
-            "adding", "Adding problem", 2, 1, adding_generate, _adding_steps, _adding_loss,
+            "adding", N_("Adding problem"), 2, 1, adding_generate, _adding_steps, _adding_loss,
             lambda p, t: _adding_loss(p, t), "MSE", False,
             step_baselines=adding_step_baselines,
-            baseline_text="guess 1 (the last value + 0.5 when it is marked): about 1/6",
+            baseline_text=N_("guess 1 (the last value + 0.5 when it is marked): about 1/6"),
             min_T=4, metric_is_loss=True, view=adding_view,
-            description="Add the two marked numbers of a long sequence; the answer is read at the last step.",
+            description=N_("Add the two marked numbers of a long sequence; the answer is read at the last step."),
         ),
         TaskSpec(
-            "copy", "Copy memory", COPY_SYMBOLS, COPY_SYMBOLS, copy_generate, _ce_steps,
-            lambda p, t: jnp.mean(_ce_steps(p, t)), _copy_accuracy, "accuracy (10 recalled symbols)", True,
+            "copy", N_("Copy memory"), COPY_SYMBOLS, COPY_SYMBOLS, copy_generate, _ce_steps,
+            lambda p, t: jnp.mean(_ce_steps(p, t)), _copy_accuracy, N_("accuracy (10 recalled symbols)"), True,
             step_baselines=copy_step_baselines,
-            baseline_text="blanks, then uniform over 8 symbols: 10 ln 8 / (T + 20)",
+            baseline_text=N_("blanks, then uniform over 8 symbols: 10 ln 8 / (T + 20)"),
             min_T=1, extra_steps=20, view=copy_view,
-            description="Read 10 symbols, wait T steps, then write them back after the delimiter.",
+            description=N_("Read 10 symbols, wait T steps, then write them back after the delimiter."),
         ),
         TaskSpec(
-            "temporal_order", "Temporal order", len(ORDER_SYMBOLS), 4, order_generate, _order_steps,
+            "temporal_order", N_("Temporal order"), len(ORDER_SYMBOLS), 4, order_generate, _order_steps,
             lambda p, t: jnp.mean(
                 optax.softmax_cross_entropy_with_integer_labels(p[:, -1], t[:, 0])),
-            lambda p, t: jnp.mean(jnp.argmax(p[:, -1], -1) == t[:, 0]), "accuracy", True,
-            step_baselines=order_step_baselines, baseline_text="chance over 4 classes: ln 4",
+            lambda p, t: jnp.mean(jnp.argmax(p[:, -1], -1) == t[:, 0]), N_("accuracy"), True,
+            step_baselines=order_step_baselines, baseline_text=N_("chance over 4 classes: ln 4"),
             min_T=10, view=order_view,
-            description="Classify the order of two X/Y symbols hidden among distractors (XX, XY, YX, YY).",
+            description=N_("Classify the order of two X/Y symbols hidden among distractors (XX, XY, YX, YY)."),
         ),
         TaskSpec(
-            "sine", "Sine continuation", 1, 1, sine_generate, _mse_steps,
+            "sine", N_("Sine continuation"), 1, 1, sine_generate, _mse_steps,
             lambda p, t: jnp.mean((p - t) ** 2), lambda p, t: jnp.mean((p - t) ** 2), "MSE", False,
             step_baselines=sine_step_baselines,
-            baseline_text="the best guess from the position and the current input alone",
+            baseline_text=N_("the best guess from the position and the current input alone"),
             min_T=2, metric_is_loss=True, view=sine_view,
-            description="See one period of sin(w t + phi) (each step's input is the previous value), then "
-                        "continue the curve alone (input 0); phi is near a fixed phase, so a learned initial "
-                        "carry can know the start.",
+            description=N_("See one period of sin(w t + phi) (each step's input is the previous value), then "
+                           "continue the curve alone (input 0); phi is near a fixed phase, so a learned initial "
+                           "carry can know the start."),
         ),
         TaskSpec(
-            "moving_dot", "Moving dot (spatial)", 1, DOT_SIDE * DOT_SIDE, dot_generate, _ce_steps,
-            lambda p, t: jnp.mean(_ce_steps(p, t)), _dot_accuracy, "accuracy", True,
+            "moving_dot", N_("Moving dot (spatial)"), 1, DOT_SIDE * DOT_SIDE, dot_generate, _ce_steps,
+            lambda p, t: jnp.mean(_ce_steps(p, t)), _dot_accuracy, N_("accuracy"), True,
             step_baselines=lambda T: np.full(T, math.log(8)),
-            baseline_text="sees only the current frame: uniform over the 8 moves, ln 8",
+            baseline_text=N_("sees only the current frame: uniform over the 8 moves, ln 8"),
             min_T=2, spatial=True, view=dot_view,
-            description="A dot moves on a 6x6 torus at a constant velocity; predict its next position.",
+            description=N_("A dot moves on a 6x6 torus at a constant velocity; predict its next position."),
         ),
     ]
 }

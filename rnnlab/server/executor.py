@@ -29,6 +29,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from rnnlab.i18n import Msg
 from rnnlab.server import gate as gates
 from rnnlab.server import results as kept_results
 from rnnlab.server import shared_runs
@@ -40,7 +41,7 @@ EXECUTORS = ("embedded", "ray")
 QUEUED, RUNNING, DONE, FAILED, CANCELLED = "queued", "running", "done", "failed", "cancelled"
 FINISHED = frozenset({DONE, FAILED, CANCELLED})
 LEFT_ALONE_S = 60.0  # a job nobody has polled for this long is cancelled: nothing runs that nobody waits for
-RESULT_MESSAGE = "Someone else on this server is computing exactly this; waiting for their result…"
+RESULT_MESSAGE = Msg("Someone else on this server is computing exactly this; waiting for their result…")
 
 
 class Cancelled(Exception):
@@ -74,11 +75,12 @@ class Work:
 @dataclass(frozen=True)
 class QueueInfo:
     """Why a job or lease waits: ``reason`` 'slots', 'memory', 'share' or 'result' (another session computes
-    it); ``position`` its place in the queue (0 while it waits for a result); ``message`` what the user reads."""
+    it); ``position`` its place in the queue (0 while it waits for a result); ``message`` what the user reads: a
+    :class:`~rnnlab.i18n.Msg` that the page renders (``str``) in the reader's language."""
 
     position: int
     reason: str
-    message: str
+    message: Msg | str
 
 
 class Job(Protocol):
@@ -91,7 +93,7 @@ class Job(Protocol):
     @property
     def progress(self) -> float | None: ...
     @property
-    def note(self) -> str: ...
+    def note(self) -> Msg | str: ...
     def poll(self, timeout_s: float = 0.0) -> bool: ...
     def result(self) -> Any: ...
     def cancel(self, force: bool = False) -> None: ...
@@ -122,7 +124,7 @@ class Reporter(Protocol):
 
     kills: list[Callable[[], None]]
 
-    def reported(self, fraction: float | None, note: str | None) -> None: ...
+    def reported(self, fraction: float | None, note: Msg | str | None) -> None: ...
     def stopping(self) -> bool: ...
 
 
@@ -138,15 +140,16 @@ def reporting_to(reporter: Reporter) -> Iterator[None]:
         _local.job = previous
 
 
-def report(fraction: float | None = None, note: str | None = None) -> None:
-    """From inside work: how far it is (and what it does now); raises :class:`Cancelled` when it should stop.
+def report(fraction: float | None = None, note: Msg | str | None = None) -> None:
+    """From inside work: how far it is (and what it does now: a :class:`~rnnlab.i18n.Msg`, which the page renders
+    in its reader's language; work runs in another thread); raises :class:`Cancelled` when it should stop.
     Outside a job it does nothing."""
     job = getattr(_local, "job", None)
     if job is not None:
         job.reported(fraction, note)
 
 
-def keep_going(fraction: float | None = None, note: str | None = None) -> bool:
+def keep_going(fraction: float | None = None, note: Msg | str | None = None) -> bool:
     """:func:`report` for callbacks that return False to stop (the work then returns what it has)."""
     try:
         report(fraction, note)
@@ -261,7 +264,7 @@ class EmbeddedJob:
         self._status, self._claimed, self._waits_for_result = QUEUED, False, False
         self._ticket: Ticket | None = None
         self._progress: float | None = None
-        self._note = ""
+        self._note: Msg | str = ""
         self._stop, self._ended = threading.Event(), threading.Event()
         self._value: Any = None
         self._error: BaseException | None = None
@@ -275,7 +278,7 @@ class EmbeddedJob:
         return self._progress
 
     @property
-    def note(self) -> str:
+    def note(self) -> Msg | str:
         return self._note
 
     @property
@@ -322,7 +325,7 @@ class EmbeddedJob:
             kill()
 
     # ---- called by the work's thread (report) and by the executor -------------------------------------------
-    def reported(self, fraction: float | None, note: str | None) -> None:
+    def reported(self, fraction: float | None, note: Msg | str | None) -> None:
         if fraction is not None:
             self._progress = min(1.0, max(0.0, float(fraction)))
         if note is not None:

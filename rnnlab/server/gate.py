@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping
 
 from rnnlab import ledger
 from rnnlab.device import memory_budget_bytes
-from rnnlab.text import format_bytes
+from rnnlab.i18n import Msg, MsgN, localize_number, tp
 
 ENV_LIMIT = "RNNLAB_MAX_TRAININGS"
 ENV_PER_CLIENT = "RNNLAB_MAX_JOBS_PER_CLIENT"
@@ -273,21 +273,67 @@ class JobGate:
             self._cond.notify_all()
 
 
-def queue_message(ticket: Ticket, gate: JobGate) -> str:
-    """What a waiting user reads: why ``ticket`` waits, its place, and that it starts by itself."""
+class Bytes:
+    """A memory size that a message shows the reader's way ('1.2 MB'; ru '1,2 МБ'), as
+    :func:`rnnlab.text.format_bytes` writes it: a value of a kept message, rendered when the message is."""
+
+    __slots__ = ("n",)
+
+    def __init__(self, n: float):
+        self.n = float(n)
+
+    def __str__(self) -> str:
+        n = self.n
+        for unit in ("B", "KB", "MB", "GB", "TB"):
+            if n < 1000 or unit == "TB":
+                return f"{localize_number(f'{n:.0f}' if unit == 'B' else f'{n:.1f}')} {_unit(unit)}"
+            n /= 1000
+        raise AssertionError
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+    def __repr__(self) -> str:
+        return f"Bytes({self.n!r})"
+
+
+def _unit(unit: str) -> str:
+    """A unit of memory in the reader's language."""
+    units = {"B": lambda: tp("unit of memory", "B"), "KB": lambda: tp("unit of memory", "KB"),
+             "MB": lambda: tp("unit of memory", "MB"), "GB": lambda: tp("unit of memory", "GB"),
+             "TB": lambda: tp("unit of memory", "TB")}
+    return units[unit]()
+
+
+def queue_message(ticket: Ticket, gate: JobGate) -> Msg:
+    """What a waiting user reads: why ``ticket`` waits, its place, and that it starts by itself. A message kept as
+    its id and numbers: the page renders it (``str``) in the reader's language, whichever thread made it."""
     running, waiting = gate.counts()
     reason = gate.waiting_reason(ticket)
     if reason == "share":
-        return (f"You already have {gate.per_client} job(s) running on this server, your share while others "
-                f"may be waiting ({running} running, {waiting} waiting in all). This one starts by itself when "
-                "one of yours ends (Stop it in its tab to start this one sooner).")
+        # TRANSLATORS: {n} is how many jobs this person runs (their share); {running} and {waiting} count every
+        # person's jobs on the server
+        return MsgN("You already have {n} job(s) running on this server, your share while others may be waiting "
+                    "({running} running, {waiting} waiting in all). This one starts by itself when one of yours "
+                    "ends (Stop it in its tab to start this one sooner).",
+                    "You already have {n} job(s) running on this server, your share while others may be waiting "
+                    "({running} running, {waiting} waiting in all). This one starts by itself when one of yours "
+                    "ends (Stop it in its tab to start this one sooner).",
+                    gate.per_client, running=running, waiting=waiting)
     if reason == "memory":
-        return (f"Waiting for memory: this needs about {format_bytes(ticket.memory_bytes)} and "
-                f"{format_bytes(max(0, gate.available_bytes()))} of the server's budget is free while "
-                f"{running} job(s) run. It starts by itself when enough is freed; smaller settings (T, batch, "
-                "features) need less.")
-    return (f"All {gate.limit} slots of this server are busy ({running} running, {waiting} waiting). You are "
-            f"number {ticket.position} in the queue; your job starts by itself.")
+        # TRANSLATORS: {need} and {free} are memory sizes such as "1.2 GB"; {n} counts the jobs running now
+        return MsgN("Waiting for memory: this needs about {need} and {free} of the server's budget is free while "
+                    "{n} job(s) run. It starts by itself when enough is freed; smaller settings (T, batch, "
+                    "features) need less.",
+                    "Waiting for memory: this needs about {need} and {free} of the server's budget is free while "
+                    "{n} job(s) run. It starts by itself when enough is freed; smaller settings (T, batch, "
+                    "features) need less.",
+                    running, need=Bytes(ticket.memory_bytes), free=Bytes(max(0, gate.available_bytes())))
+    # TRANSLATORS: {limit} is the number of jobs the server runs at once (its slots); {position} is the place in
+    # the queue (1 = next)
+    return Msg("All {limit} slots of this server are busy ({running} running, {waiting} waiting). You are number "
+               "{position} in the queue; your job starts by itself.",
+               limit=gate.limit, running=running, waiting=waiting, position=ticket.position)
 
 
 GATE = JobGate()  # the server's: shared by every session in this process

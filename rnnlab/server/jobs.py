@@ -16,6 +16,7 @@ import pandas as pd
 
 from rnnlab.config import Config
 from rnnlab.files import export
+from rnnlab.i18n import Msg
 from rnnlab.model.cells import CELLS
 from rnnlab.probing import example, probes, sweep
 from rnnlab.server import executor, precompile, run_files
@@ -137,11 +138,18 @@ def decay_sweep(base: Config, cells: list[str], lengths: list[int], weights: str
     if weights == "trained":
         params = {}
         for i, cell in enumerate(cells):
-            label = f"Training the {CELLS[cell].label} briefly ({i + 1} of {len(cells)}; once per server)"
-            executor.report(share * i / len(cells), f"{label}…")
+            # Messages, not text: the page renders them in its reader's language (this runs in a worker thread).
+            name = Msg(CELLS[cell].label)  # the cell's label, translated where it is shown
+            # TRANSLATORS: progress of a sweep that first trains each cell a little; {cell} is a cell's name
+            # (GRU, LSTM, Simple RNN), {i} of {n} counts the cells
+            label = Msg("Training the {cell} briefly ({i} of {n}; once per server)", cell=name, i=i + 1,
+                        n=len(cells))
+            executor.report(share * i / len(cells), Msg("{what}…", what=label))
 
-            def trained(p: ChunkProgress, i: int = i, label: str = label) -> None:
-                executor.report(share * (i + p.step / p.total) / len(cells), f"{label}: step {p.step} / {p.total}")
+            def trained(p: ChunkProgress, i: int = i, label: Msg = label) -> None:
+                # TRANSLATORS: {what} says what is trained, e.g. "Training the GRU briefly (1 of 2; once per server)"
+                executor.report(share * (i + p.step / p.total) / len(cells),
+                                Msg("{what}: step {step} / {total}", what=label, step=p.step, total=p.total))
 
             params[cell] = probes.trained_params(probes.sweep_training_config(base, cell), trained,
                                                  max_seconds=1.0)

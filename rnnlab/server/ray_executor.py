@@ -46,6 +46,7 @@ import ray.exceptions
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from rnnlab.config import Config, ConfigError
+from rnnlab.i18n import Msg
 from rnnlab.server import cluster_runs, executor, jobs, ray_actors, ray_registry, shared_runs
 from rnnlab.server import results as kept_results
 from rnnlab.server.executor import Cancelled, EmbeddedExecutor, Lease, QueueInfo, RunLease, Work
@@ -312,7 +313,7 @@ class RayJob:
         return self.job.progress
 
     @property
-    def note(self) -> str:
+    def note(self) -> Msg | str:
         return self.job.note
 
     def poll(self, timeout_s: float = 0.0) -> bool:

@@ -26,6 +26,7 @@ from typing import Any
 
 import ray
 
+from rnnlab.i18n import Msg
 from rnnlab.server.results import DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, Results
 
 RESULTS_NAME = "rnnlab-results"
@@ -190,15 +191,15 @@ class ProgressActor:
     once. Entries not updated for :data:`PROGRESS_KEPT_S` are forgotten."""
 
     def __init__(self) -> None:
-        self.latest: dict[str, tuple[float | None, str | None, float]] = {}
+        self.latest: dict[str, tuple[float | None, Msg | str | None, float]] = {}
 
-    def set(self, token: str, fraction: float | None, note: str | None) -> None:
+    def set(self, token: str, fraction: float | None, note: Msg | str | None) -> None:
         now = time.monotonic()
         self.latest[token] = (fraction, note, now)
         if len(self.latest) > 1000:
             self.latest = {k: v for k, v in self.latest.items() if now - v[2] < PROGRESS_KEPT_S}
 
-    def get(self, token: str) -> tuple[float | None, str | None] | None:
+    def get(self, token: str) -> tuple[float | None, Msg | str | None] | None:
         found = self.latest.get(token)
         return None if found is None else found[:2]
 
@@ -224,7 +225,7 @@ class TaskProgress:
         self.sent_at = 0.0
         self.actor: Any = None
 
-    def reported(self, fraction: float | None, note: str | None) -> None:
+    def reported(self, fraction: float | None, note: Msg | str | None) -> None:
         now = time.monotonic()
         if now - self.sent_at < REPORT_EVERY_S:
             return

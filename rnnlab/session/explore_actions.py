@@ -7,6 +7,9 @@ effects that have an outcome answer with another event: a new run built (:class:
 built (:class:`RunFailed`) or waits for a worker's compile (:class:`Deferred`), that compile
 (:class:`PendingSeen`, :class:`Compiled`), a parameter file (:class:`Loaded`), the end of training
 (:class:`TrainingEnded`, :class:`StepBegun`).
+
+What the page tells later (a question, a refusal, an error, an upload's outcome) is kept as a :class:`~rnnlab.i18n.Msg`
+(:data:`Text`), rendered in the language of whoever reads it when shown: switching the language shows it in the new one.
 """
 
 from __future__ import annotations
@@ -15,7 +18,10 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from rnnlab.config import Config
+from rnnlab.i18n import Msg
 from rnnlab.training.estimate import CONFIRM_S
+
+Text = Msg | str  # something to tell: a message rendered when shown (``str(text)``), or text already in words
 
 COSTLY = ("train", "step", "autorun")  # the requests that start work, so may be refused or asked about first
 
@@ -38,7 +44,7 @@ class Question:
     """Long work waiting for "Start anyway": what was asked and how long it will take."""
 
     action: str  # train, step or autorun
-    described: str
+    described: Text
 
     @property
     def answer(self) -> str:
@@ -54,8 +60,8 @@ class ActionState:
     step_once: bool = False  # Step: the page trains one chunk
     pending: Config | None = None  # a new run waiting for its first compile in a worker
     question: Question | None = None  # "this will take over a minute, start anyway?"
-    error: str | None = None  # why the last request did nothing (over the server's limits, a bad config)
-    load_message: tuple[str, str] | None = None  # ("success" or "error", text) of the last parameter upload
+    error: Text | None = None  # why the last request did nothing (over the server's limits, a bad config)
+    load_message: tuple[str, Text] | None = None  # ("success" or "error", text) of the last parameter upload
 
     @property
     def busy(self) -> bool:
@@ -78,8 +84,8 @@ class Cost:
     """An estimate of some work: seconds, in words, and why the server refuses it (None: it does not)."""
 
     seconds: float
-    described: str
-    refusal: str | None = None
+    described: Text
+    refusal: Text | None = None
 
 
 @dataclass(frozen=True)
@@ -107,7 +113,7 @@ class Asked:
 class RunFailed:
     """Effect.NEW_RUN could not build the run."""
 
-    message: str
+    message: Text
 
 
 @dataclass(frozen=True)
@@ -144,14 +150,14 @@ class Loaded:
     """Effect.LOAD_FILE's outcome: ``ok`` (a new run from the file) or not, and what to tell."""
 
     ok: bool
-    message: str
+    message: Text
 
 
 @dataclass(frozen=True)
 class TrainingEnded:
     """The Train loop ended (done, stopped, or its compile stopped); ``error``: a part failed, and why."""
 
-    error: str | None = None
+    error: Text | None = None
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import Any
 
 from rnnlab.config import CONTROL_RANGES, Config
 from rnnlab.grids import COMPARE_DEFAULTS, DEFAULT_SWEEP_CELLS, DEFAULT_SWEEP_LENGTHS, FIELDS, SWEEP_WEIGHTS
-from rnnlab.i18n import LANGUAGES, parse_language
+from rnnlab.i18n import ENGLISH, LANGUAGES, N_, language, parse_language, t, tn, using
 from rnnlab.model.cells import CELLS
 from rnnlab.text import shorten, whole
 
@@ -55,17 +55,22 @@ def parse_lengths(text: str) -> tuple[tuple[int, ...], str | None]:
     """'10, 20,40' -> (10, 20, 40); a message instead when it is not 1-12 whole numbers from 1 to 100000."""
     parts = [p.strip() for p in str(text).replace(";", ",").split(",") if p.strip()]
     if not parts:
-        return (), "Give at least one sequence length, e.g. 10, 20, 40."
+        return (), t("Give at least one sequence length, e.g. 10, 20, 40.")
     numbers = [whole(p) for p in parts]
     if None in numbers:
         bad = parts[numbers.index(None)]
         if bad.lstrip("-").isascii() and bad.lstrip("-").isdigit():
-            return (), f"Sequence lengths must be from 1 to {MAX_SWEEP_LENGTH} (got '{shorten(bad)}')."
-        return (), f"Sequence lengths must be whole numbers separated by commas (got '{shorten(text)}')."
+            # TRANSLATORS: {text} is what was typed, shown as it is.
+            return (), t("Sequence lengths must be from 1 to {high} (got '{text}').", high=MAX_SWEEP_LENGTH,
+                         text=shorten(bad))
+        # TRANSLATORS: {text} is what was typed, shown as it is.
+        return (), t("Sequence lengths must be whole numbers separated by commas (got '{text}').",
+                     text=shorten(text))
     lengths = tuple(sorted({n for n in numbers if n is not None}))
     if len(lengths) > MAX_SWEEP_LENGTHS or lengths[0] < 1 or lengths[-1] > MAX_SWEEP_LENGTH:
-        return (), (f"Give 1 to {MAX_SWEEP_LENGTHS} sequence lengths from 1 to {MAX_SWEEP_LENGTH} "
-                    f"(got '{shorten(text)}').")
+        # TRANSLATORS: {most} is how many lengths a sweep may have; {text} is what was typed, shown as it is.
+        return (), t("Give 1 to {most} sequence lengths from 1 to {high} (got '{text}').", most=MAX_SWEEP_LENGTHS,
+                     high=MAX_SWEEP_LENGTH, text=shorten(text))
     return lengths, None
 
 
@@ -74,10 +79,13 @@ def parse_cells(text: str) -> tuple[tuple[str, ...], str | None]:
     cells = tuple(dict.fromkeys(c.strip() for c in str(text).split(",") if c.strip()))
     usable = ", ".join(n for n, c in CELLS.items() if not c.spatial)
     if not cells:
-        return (), f"Pick at least one cell for the sweep ({usable})."
+        # TRANSLATORS: {cells} lists the ids of the cells a sweep can use (gru, lstm, ...).
+        return (), t("Pick at least one cell for the sweep ({cells}).", cells=usable)
     bad = [c for c in cells if c not in CELLS or CELLS[c].spatial]
     if bad:
-        return (), f"Unknown or unusable cell(s) '{shorten(', '.join(bad))}' for the sweep; use: {usable}."
+        # TRANSLATORS: {bad} is what was asked, shown as it is; {cells} lists the ids of the usable cells.
+        return (), t("Unknown or unusable cell(s) '{bad}' for the sweep; use: {cells}.", bad=shorten(", ".join(bad)),
+                     cells=usable)
     return cells, None
 
 
@@ -85,9 +93,11 @@ def parse_cells(text: str) -> tuple[tuple[str, ...], str | None]:
 class UrlKey:
     """One URL key besides the settings (:data:`rnnlab.config.SETTINGS`) and the hidden controls.
 
-    ``read(text)`` gives the value, or raises ValueError with the reason; the value then stays UrlState's
-    default and ``bad`` is the note, formatted with ``key``, ``reason`` and ``value`` (the text stripped, in
-    lower case, shortened). ``attr`` is where the value goes in :class:`UrlState` (``entry``: the item of a
+    ``read(text)`` gives the value, or raises ValueError with the reason (in the reader's language); the value then
+    stays UrlState's default and ``bad`` is the note (English, marked for the catalog), translated and filled with
+    ``key``, ``reason`` and ``value`` (the text stripped, in lower case, shortened). A ``bilingual`` note is followed
+    by its English when the reader's language is another, for a reader who chose a language by mistake.
+    ``attr`` is where the value goes in :class:`UrlState` (``entry``: the item of a
     dict field); ``write(value)`` is its text in a link, written only when it differs from the default.
     """
 
@@ -97,6 +107,7 @@ class UrlKey:
     write: Callable[[Any], str]
     bad: str
     entry: str | None = None
+    bilingual: bool = False
 
     def get(self, state: UrlState) -> Any:
         """This key's value in ``state``."""
@@ -112,7 +123,14 @@ class UrlKey:
 
     def note(self, text: str, reason: str) -> str:
         """The note for a ``text`` that cannot be used, and why."""
-        return self.bad.format(key=self.name, reason=reason, value=shorten(text.strip().lower()))
+        values = dict(key=self.name, reason=reason, value=shorten(text.strip().lower()))
+        note = t(self.bad, **values)
+        if self.bilingual and language() != ENGLISH:
+            with using(ENGLISH):
+                english = t(self.bad, **values)
+            if english != note:
+                note = f"{note} {english}"
+        return note
 
 
 ON, OFF = ("1", "true", "yes"), ("0", "false", "no")  # how a flag is written
@@ -135,14 +153,16 @@ def _read_lengths(text: str) -> tuple[int, ...]:
 def _read_weights(text: str) -> str:
     weights = text.strip().lower()
     if weights not in SWEEP_WEIGHTS:
-        raise ValueError(f"use {' or '.join(SWEEP_WEIGHTS)}.")
+        trained, untrained = SWEEP_WEIGHTS
+        # TRANSLATORS: {trained} and {untrained} are the values a link may give (trained, untrained), as they are.
+        raise ValueError(t("use {trained} or {untrained}.", trained=trained, untrained=untrained))
     return weights
 
 
 def _read_flag(text: str) -> bool:
     value = text.strip().lower()
     if value not in ON + OFF:
-        raise ValueError("use 1 or 0.")
+        raise ValueError(t("use 1 or 0."))
     return value in ON
 
 
@@ -156,19 +176,25 @@ def _read_lang(text: str) -> str:
 def _compare_key(name: str) -> UrlKey:
     """``cmp_<name>``: what the Compare page varies for one sweep field, as typed (duplicates dropped)."""
     return UrlKey(f"cmp_{name}", "compare", lambda text: ", ".join(map(str, FIELDS[name].parse(text))),
-                  lambda text: text.replace(" ", ""), "{reason} Kept the Compare page's default for it.", entry=name)
+                  lambda text: text.replace(" ", ""),
+                  # TRANSLATORS: {reason} is a sentence saying what is wrong with a value of the link.
+                  N_("{reason} Kept the Compare page's default for it."), entry=name)
 
 
-IGNORED = "Ignored {key}={value!r}: {reason}"
+# TRANSLATORS: {key}={value!r} is what the link asked ("run='maybe'"); {reason} says what it may be instead.
+IGNORED = N_("Ignored {key}={value!r}: {reason}")
 URL_KEYS: tuple[UrlKey, ...] = (
-    UrlKey("sweep_cells", "sweep_cells", _read_cells, ",".join, "{reason} Kept the default cells."),
+    # TRANSLATORS: {reason} is a sentence saying what is wrong with the link's cells.
+    UrlKey("sweep_cells", "sweep_cells", _read_cells, ",".join, N_("{reason} Kept the default cells.")),
     UrlKey("sweep_lengths", "sweep_lengths", _read_lengths, lambda v: ",".join(map(str, v)),
-           "{reason} Kept the default lengths."),
+           # TRANSLATORS: {reason} is a sentence saying what is wrong with the link's sequence lengths.
+           N_("{reason} Kept the default lengths.")),
     UrlKey("sweep_weights", "sweep_weights", _read_weights, str, IGNORED),
     *(_compare_key(name) for name in COMPARE_DEFAULTS),
     UrlKey("compare_zero", "compare_zero", _read_flag, lambda on: "1", IGNORED),
     UrlKey("run", "autorun", _read_flag, lambda on: "1", IGNORED),
-    UrlKey("lang", "lang", _read_lang, str, "Ignored lang={value!r}: use {reason}."),
+    # TRANSLATORS: {value!r} is the language the link asked for ('xx'); {reason} lists the app's: en, zh, ru.
+    UrlKey("lang", "lang", _read_lang, str, N_("Ignored lang={value!r}: use {reason}."), bilingual=True),
 )
 KNOWN_KEYS = frozenset(CONFIG_KEYS) | {"hide"} | {key.name for key in URL_KEYS}
 
@@ -196,8 +222,8 @@ def parse_query(params: Mapping[str, str | list[str]], base: Config | None = Non
     state.config = _make_valid(config, base, changed, state.notes)
     if state.config != config and state.autorun:
         state.autorun = False
-        state.notes.append("The link asked to start the experiment; it was not started because its settings "
-                            "had to be changed. Check them and press the button to start.")
+        state.notes.append(t("The link asked to start the experiment; it was not started because its settings "
+                             "had to be changed. Check them and press the button to start."))
     return state
 
 
@@ -210,12 +236,15 @@ def _known_values(params: Mapping[str, str | list[str]], notes: list[str]) -> di
         if key not in KNOWN_KEYS and not key.endswith("_hide"):
             unknown.append(key)
         elif len(value) > MAX_VALUE_CHARS:
-            notes.append(f"Ignored {shorten(key)}: its value is {len(value):,} characters long.")
+            # TRANSLATORS: {key} is a key of the link; {n:,} how many characters its value has.
+            notes.append(tn("Ignored {key}: its value is {n:,} character long.",
+                            "Ignored {key}: its value is {n:,} characters long.", len(value), key=shorten(key)))
         else:
             raw[key] = value
-    notes.extend(f"Ignored unknown setting '{shorten(k)}'." for k in unknown[:MAX_NOTED_UNKNOWN])
+    notes.extend(t("Ignored unknown setting '{key}'.", key=shorten(k)) for k in unknown[:MAX_NOTED_UNKNOWN])
     if len(unknown) > MAX_NOTED_UNKNOWN:
-        notes.append(f"Ignored {len(unknown) - MAX_NOTED_UNKNOWN} more unknown settings.")
+        more = len(unknown) - MAX_NOTED_UNKNOWN
+        notes.append(tn("Ignored {n} more unknown setting.", "Ignored {n} more unknown settings.", more))
     return raw
 
 
@@ -231,7 +260,8 @@ def _read_hidden(raw: dict[str, str], notes: list[str]) -> frozenset[str]:
         hidden.update(h.strip() for h in raw.pop("hide").split(",") if h.strip())
     unknown_hidden = sorted(hidden - set(CONFIG_KEYS))
     if unknown_hidden:
-        notes.append(f"Cannot hide unknown control(s): {shorten(', '.join(unknown_hidden), 80)}.")
+        # TRANSLATORS: {names} lists the ids the link asked to hide, as they are.
+        notes.append(t("Cannot hide unknown control(s): {names}.", names=shorten(", ".join(unknown_hidden), 80)))
     return frozenset(hidden & set(CONFIG_KEYS))
 
 
@@ -243,8 +273,9 @@ def _read_config(raw: dict[str, str], base: Config, notes: list[str]) -> Config:
         value = getattr(config, key)
         if key in raw and value != getattr(base, key) and not lo <= value <= hi:
             config = replace(config, **{key: getattr(base, key)})
-            notes.append(f"Ignored {key}={shorten(raw[key])!r}: the control accepts {lo:g} to {hi:g}; "
-                         f"kept {getattr(base, key)}.")
+            # TRANSLATORS: {key}={value!r} is what the link asked ("lr='1e9'"); {kept} the value kept.
+            notes.append(t("Ignored {key}={value!r}: the control accepts {lo:g} to {hi:g}; kept {kept}.", key=key,
+                           value=shorten(raw[key]), lo=lo, hi=hi, kept=getattr(base, key)))
     return config
 
 
@@ -257,7 +288,8 @@ def _make_valid(config: Config, base: Config, given: list[str], notes: list[str]
     errors = config.validate()
     if not errors:
         return config
-    notes.append("These settings do not fit together: " + " ".join(errors))
+    # TRANSLATORS: {errors} is one or more sentences saying what does not fit.
+    notes.append(t("These settings do not fit together: {errors}", errors=" ".join(errors)))
     order = list(reversed(given))
     for size in range(1, len(order) + 1):
         if math.comb(len(order), size) > 500:
@@ -265,14 +297,19 @@ def _make_valid(config: Config, base: Config, given: list[str], notes: list[str]
         for keys in itertools.combinations(order, size):
             trial = replace(config, **{k: getattr(base, k) for k in keys})
             if not trial.validate():
-                notes.extend(f"Reset {k} to {getattr(base, k)}." for k in keys)
+                notes.extend(_reset(k, getattr(base, k)) for k in keys)
                 return trial
     for key in order:
         config = replace(config, **{key: getattr(base, key)})
-        notes.append(f"Reset {key} to {getattr(base, key)}.")
+        notes.append(_reset(key, getattr(base, key)))
         if not config.validate():
             return config
     return base if not base.validate() else Config()
+
+
+def _reset(key: str, value: object) -> str:
+    # TRANSLATORS: {key} is a setting's id (cell, seq_len...), {value} the value it went back to.
+    return t("Reset {key} to {value}.", key=key, value=value)
 
 
 def to_query(state: UrlState) -> dict[str, str]:
@@ -294,9 +331,17 @@ def parse_dims(text: str, what: str, max_dims: int = 4, max_size: int = 4096,
     if None in dims:
         bad = parts[dims.index(None)]
         if not (bad.isascii() and bad.isdigit()):
-            return (), f"{what} must be whole numbers separated by commas, e.g. 2, 3 (got '{shorten(text)}')."
+            # TRANSLATORS: {what} is the field's label (e.g. 'Batch dims'); {text} what was typed, as it is.
+            return (), t("{what} must be whole numbers separated by commas, e.g. 2, 3 (got '{text}').", what=what,
+                         text=shorten(text))
     if len(dims) > max_dims or any(d is None or not 1 <= d <= max_size for d in dims):
-        return (), f"{what}: at most {max_dims} numbers, each from 1 to {max_size} (got '{shorten(text)}')."
-    if math.prod(dims) > max_elements:  # type: ignore[arg-type]
-        return (), f"{what}: at most {max_elements} elements in all (got {math.prod(dims)})."  # type: ignore[arg-type]
+        # TRANSLATORS: {what} is the field's label (e.g. 'Batch dims'); {text} what was typed, as it is.
+        return (), tn("{what}: at most {n} number, each from 1 to {high} (got '{text}').",
+                      "{what}: at most {n} numbers, each from 1 to {high} (got '{text}').", max_dims, what=what,
+                      high=max_size, text=shorten(text))
+    elements = math.prod(dims)  # type: ignore[arg-type]
+    if elements > max_elements:
+        # TRANSLATORS: {what} is the field's label (e.g. 'Input shape'); {got} how many elements the shape has.
+        return (), tn("{what}: at most {n} element in all (got {got}).",
+                      "{what}: at most {n} elements in all (got {got}).", max_elements, what=what, got=elements)
     return dims, None  # type: ignore[return-value]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from rnnlab.config import Config
 from rnnlab.device import env_float
+from rnnlab.i18n import Msg, MsgN, t
 from rnnlab.model.cells import CELLS
 from rnnlab.model.tasks import TASKS
 
@@ -67,13 +68,53 @@ class Estimate:
         return self.compile_s + self.step_s * self.steps
 
     def describe(self) -> str:
-        """'about 12 s (compiling about 6 s, then 300 steps at about 20 ms each)'."""
-        parts = []
+        """'about 12 s (compiling about 6 s, then 300 steps at about 20 ms each)', in the reader's language."""
+        return str(self.described())
+
+    def described(self) -> Msg:
+        """:meth:`describe` kept as a message (in session state), rendered in the language of whoever reads it."""
+        total, step, n = Duration(self.total_s), Duration(self.step_s), self.steps
+        if self.compile_s and self.measured:
+            # TRANSLATORS: a time estimate; {total}, {compile} and {step} are durations such as "12 s" or "2.5 min"
+            return MsgN("about {total} (compiling about {compile}, then {n:,} step at about {step} each)",
+                        "about {total} (compiling about {compile}, then {n:,} steps at about {step} each)", n,
+                        total=total, compile=Duration(self.compile_s), step=step)
         if self.compile_s:
-            parts.append(f"compiling about {format_seconds(self.compile_s)}")
-        parts.append(f"{self.steps:,} steps at about {format_seconds(self.step_s)} each"
-                     + ("" if self.measured else ", from its size"))
-        return f"about {format_seconds(self.total_s)} ({', then '.join(parts)})"
+            # TRANSLATORS: "from its size": the step time is guessed from the configuration's size, not measured
+            return MsgN("about {total} (compiling about {compile}, then {n:,} step at about {step} each, from its "
+                        "size)",
+                        "about {total} (compiling about {compile}, then {n:,} steps at about {step} each, from its "
+                        "size)", n, total=total, compile=Duration(self.compile_s), step=step)
+        if self.measured:
+            return MsgN("about {total} ({n:,} step at about {step} each)",
+                        "about {total} ({n:,} steps at about {step} each)", n, total=total, step=step)
+        return MsgN("about {total} ({n:,} step at about {step} each, from its size)",
+                    "about {total} ({n:,} steps at about {step} each, from its size)", n, total=total, step=step)
+
+
+class Duration:
+    """A number of seconds that a message shows as :func:`format_seconds` writes it in the reader's language (a
+    value of a kept :class:`~rnnlab.i18n.Msg`: rendered when the message is)."""
+
+    __slots__ = ("seconds",)
+
+    def __init__(self, seconds: float):
+        self.seconds = float(seconds)
+
+    def __str__(self) -> str:
+        return format_seconds(self.seconds)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+    def __repr__(self) -> str:
+        return f"Duration({self.seconds!r})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Duration) and other.seconds == self.seconds
+
+    def __hash__(self) -> int:
+        return hash(self.seconds)
 
 
 def efficiency(config: Config) -> float:
@@ -118,28 +159,57 @@ def max_step_seconds() -> float:
 
 def over_limit(guess: Estimate, what: str = "This run") -> str | None:
     """Why a job estimated at ``guess`` is refused (one step longer than :func:`max_step_seconds`, or all of it
-    longer than :func:`max_job_seconds`), else None."""
+    longer than :func:`max_job_seconds`), else None; ``what``: "This run" or "This sweep". In the reader's
+    language; :func:`refusal` keeps it as a message."""
+    why = refusal(guess, what)
+    return None if why is None else str(why)
+
+
+def refusal(guess: Estimate, what: str = "This run") -> Msg | None:
+    """:func:`over_limit` as a message, rendered in the language of whoever reads it (kept in session state)."""
+    sweep = what == "This sweep"
     step_limit = max_step_seconds()
     if guess.step_s > step_limit:
-        return (f"{what} would take {format_seconds(guess.step_s)} per training step, more than this server's limit "
-                f"of {format_seconds(step_limit)} per step: a step cannot be stopped midway, so Stop would wait "
-                f"that long. Fewer features, a smaller batch or a shorter sequence make each step shorter; whoever "
-                f"runs the server can raise the limit ({ENV_MAX_STEP}).")
+        values = dict(step=Duration(guess.step_s), limit=Duration(step_limit), variable=ENV_MAX_STEP)
+        if sweep:
+            return Msg("This sweep would take {step} per training step, more than this server's limit of {limit} "
+                       "per step: a step cannot be stopped midway, so Stop would wait that long. Fewer features, a "
+                       "smaller batch or a shorter sequence make each step shorter; whoever runs the server can "
+                       "raise the limit ({variable}).", **values)
+        # TRANSLATORS: {variable} is the name of an environment variable, e.g. RNNLAB_MAX_STEP_SECONDS
+        return Msg("This run would take {step} per training step, more than this server's limit of {limit} per "
+                   "step: a step cannot be stopped midway, so Stop would wait that long. Fewer features, a smaller "
+                   "batch or a shorter sequence make each step shorter; whoever runs the server can raise the "
+                   "limit ({variable}).", **values)
     limit = max_job_seconds()
     if guess.total_s <= limit:
         return None
-    return (f"{what} would take {guess.describe()}, more than this server's limit of {format_seconds(limit)} "
-            f"per job, so it was not started. Fewer steps, a shorter sequence, a smaller batch or fewer features "
-            f"make it shorter; whoever runs the server can raise the limit ({ENV_MAX_JOB}).")
+    values = dict(time=guess.described(), limit=Duration(limit), variable=ENV_MAX_JOB)
+    if sweep:
+        return Msg("This sweep would take {time}, more than this server's limit of {limit} per job, so it was not "
+                   "started. Fewer steps, a shorter sequence, a smaller batch or fewer features make it shorter; "
+                   "whoever runs the server can raise the limit ({variable}).", **values)
+    # TRANSLATORS: {time} is an estimate such as "about 25 min (compiling about 6 s, then 3,000 steps at about
+    # 0.5 s each)"; {variable} is the name of an environment variable
+    return Msg("This run would take {time}, more than this server's limit of {limit} per job, so it was not "
+               "started. Fewer steps, a shorter sequence, a smaller batch or fewer features make it shorter; whoever "
+               "runs the server can raise the limit ({variable}).", **values)
 
 
 def describe_work(compile_s: float, work_s: float) -> str:
-    """'about 40 s (compiling about 35 s, then about 5 s of computing)' for work that is not training steps."""
-    total = format_seconds(compile_s + work_s)
+    """'about 40 s (compiling about 35 s, then about 5 s of computing)' for work that is not training steps, in
+    the reader's language; :func:`work_described` keeps it as a message."""
+    return str(work_described(compile_s, work_s))
+
+
+def work_described(compile_s: float, work_s: float) -> Msg:
+    """:func:`describe_work` as a message, rendered in the language of whoever reads it."""
+    total = Duration(compile_s + work_s)
     if not compile_s:
-        return f"about {total}"
-    return (f"about {total} (compiling about {format_seconds(compile_s)}, "
-            f"then about {format_seconds(work_s)} of computing)")
+        # TRANSLATORS: a time estimate; {total} is a duration such as "40 s"
+        return Msg("about {total}", total=total)
+    return Msg("about {total} (compiling about {compile}, then about {work} of computing)",
+               total=total, compile=Duration(compile_s), work=Duration(work_s))
 
 
 def together(parts: list[tuple[Config, int, bool]], steps: int) -> Estimate:
@@ -183,20 +253,24 @@ def record_compiled(config: Config) -> None:
 
 
 def format_seconds(seconds: float) -> str:
-    """0.0123 -> '12 ms', 42 -> '42 s', 150 -> '2.5 min', 7200 -> '2 h'."""
+    """0.0123 -> '12 ms', 42 -> '42 s', 150 -> '2.5 min', 7200 -> '2 h' (ru '42 с', '2,5 мин'; zh '42 秒')."""
+    # TRANSLATORS: durations; keep the number's placeholder as it is and translate the unit's abbreviation
     if seconds < 1:
-        return f"{seconds * 1000:.0f} ms" if seconds >= 0.01 else f"{seconds * 1000:.2g} ms"
+        ms = seconds * 1000
+        return t("{ms:.0f} ms", ms=ms) if seconds >= 0.01 else t("{ms:.2g} ms", ms=ms)
     if seconds < 90:
-        return f"{seconds:.2g} s" if seconds < 10 else f"{seconds:.0f} s"
+        return t("{s:.2g} s", s=seconds) if seconds < 10 else t("{s:.0f} s", s=seconds)
     if seconds < 5400:
-        return f"{seconds / 60:.2g} min"
-    return f"{seconds / 3600:.2g} h"
+        return t("{min:.2g} min", min=seconds / 60)
+    return t("{h:.2g} h", h=seconds / 3600)
 
 
 def format_rate(steps_per_second: float) -> str:
     """A training speed as people read it: '1,234 steps/s', '3.4 steps/s', or '26 s per step' when slower."""
     if steps_per_second >= 10:
-        return f"{steps_per_second:,.0f} steps/s"
+        # TRANSLATORS: a training speed in training steps per second
+        return t("{rate:,.0f} steps/s", rate=steps_per_second)
     if steps_per_second >= 1:
-        return f"{steps_per_second:.2g} steps/s"
-    return f"{format_seconds(1 / steps_per_second)} per step"
+        return t("{rate:.2g} steps/s", rate=steps_per_second)
+    # TRANSLATORS: a training speed slower than a step a second; {time} is a duration such as "26 s"
+    return t("{time} per step", time=format_seconds(1 / steps_per_second))

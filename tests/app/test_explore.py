@@ -316,8 +316,8 @@ def test_over_the_server_limit_the_queue_position_shows_and_training_starts_by_i
     button(at, "Train").click().run()
     no_exception(at)
     assert shown, "the queue position was never shown"
-    assert shown[0].startswith("All 1 slots of this server are busy (1 running, 1 waiting). "
-                               "You are number 1 in the queue; your job starts by itself.")
+    assert str(shown[0]).startswith("All 1 slots of this server are busy (1 running, 1 waiting). "
+                                    "You are number 1 in the queue; your job starts by itself.")
     assert at.session_state.run.done  # it started by itself once the slot was free
     assert slots.counts() == (0, 0)  # and gave its slot back
     button(at, "Reset").click().run()

@@ -11,6 +11,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from rnnlab.i18n import PSEUDO_CLOSE, PSEUDO_OPEN
+from ui.language import SELECTOR_LABEL
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
@@ -27,7 +28,8 @@ KEEP = {
     "jit", "scan", "lax", "Bidirectional", "nn", "hide", "cmp", "npz",
 }
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:'s)?")
-MARKED = re.compile(re.escape(PSEUDO_OPEN) + r".*?" + re.escape(PSEUDO_CLOSE), re.S)
+# A marked message, innermost first (a message's placeholder may hold another marked message: ⟦a ⟦b⟧ c⟧).
+MARKED = re.compile(re.escape(PSEUDO_OPEN) + f"[^{PSEUDO_OPEN}{PSEUDO_CLOSE}]*" + re.escape(PSEUDO_CLOSE))
 CODE = re.compile(r"`[^`]*`|%\{[^}]*\}|<[^>]*>|:material/[a-z_]+:|https?://\S+|\b[\w.]+\([^)]*\)|\b\w+(?:[._]\w+)+\b")
 
 
@@ -80,6 +82,8 @@ def shown_texts(at: AppTest) -> Iterator[tuple[str, str]]:
     for kind in ("button", "checkbox", "toggle", "radio", "selectbox", "multiselect", "number_input",
                  "text_input", "text_area", "slider", "select_slider", "color_picker", "date_input"):
         for widget in getattr(at, kind, []):
+            if widget.label == SELECTOR_LABEL:
+                continue  # the language selector speaks every language by design: its label, each language's name
             yield f"{kind} label", str(widget.label)
             if getattr(widget, "help", None):
                 yield f"{kind} help", str(widget.help)
@@ -106,7 +110,9 @@ def shown_texts(at: AppTest) -> Iterator[tuple[str, str]]:
 
 def english_left(text: str) -> list[str]:
     """The words of ``text`` outside the pseudo-language's brackets, less names, code and notation."""
-    rest = MARKED.sub(" ", text)
+    rest, inner = text, None
+    while rest != inner:  # the innermost messages first, then those that held them
+        inner, rest = rest, MARKED.sub(" ", rest)
     rest = CODE.sub(" ", rest)
     words = (w.removesuffix("'s") for w in WORD.findall(rest))
     return [w for w in words if len(w) >= 3 and w not in KEEP and not w[0].isdigit()]

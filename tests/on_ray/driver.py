@@ -307,7 +307,7 @@ def gate() -> dict:
         remote = ray_actors.RemoteGate(actor)
         ticket = remote.ticket(2**20, "training", client="b")
         queued = {"position": ticket.position, "reason": remote.waiting_reason(ticket),
-                  "message": queue_message(ticket, remote), "admitted_while_held": ticket.wait(1.0)}
+                  "message": str(queue_message(ticket, remote)), "admitted_while_held": ticket.wait(1.0)}
     finally:
         other.kill()
         other.wait(10)

@@ -59,7 +59,7 @@ def test_one_sync_per_poll_interval_serves_all_tickets_and_readers():
     gate = LocalGate(box)
     tickets = [gate.ticket(1, "training", client=f"c{i}") for i in range(6)]
     assert tickets[0].wait(1.0) and [t.position for t in tickets[1:]] == [1, 2, 3, 4, 5]
-    assert queue_message(tickets[3], gate).startswith("All 1 slots of this server are busy (1 running, 5 waiting)")
+    assert str(queue_message(tickets[3], gate)).startswith("All 1 slots of this server are busy (1 running, 5 waiting)")
     box.calls.clear()
     stop, reads = time.monotonic() + 1.0, Counter()
 

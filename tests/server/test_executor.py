@@ -75,7 +75,7 @@ def test_a_job_is_queued_then_runs_then_is_done(embedded):
     second = embedded.submit(Work(blocked, ("second",), label="probe", client="b"))
     assert not second.poll(0.1) and second.status == QUEUED
     assert second.queue.position == 1 and second.queue.reason == "slots"
-    assert second.queue.message.startswith("All 1 slots of this server are busy (1 running, 1 waiting)")
+    assert str(second.queue.message).startswith("All 1 slots of this server are busy (1 running, 1 waiting)")
     RELEASE.set()
     finish(first)
     assert first.status == DONE and first.result() == "first" and first.queue is None
@@ -93,10 +93,10 @@ def test_fair_shares_and_memory_are_the_reasons_given():
         assert not mine.poll(0.05) and not big.poll(0.05)
         again = ex.submit(Work(blocked, client="me"))
         assert not again.poll(0.05) and again.queue.reason == "share"
-        assert "You already have 1 job(s) running on this server" in again.queue.message
+        assert "You already have 1 job(s) running on this server" in str(again.queue.message)
         huge = ex.submit(Work(blocked, client="third", memory_bytes=2 * GB))
         assert not huge.poll(0.05) and huge.queue.reason == "memory"
-        assert huge.queue.message.startswith("Waiting for memory: this needs about 2")
+        assert str(huge.queue.message).startswith("Waiting for memory: this needs about 2")
         for job in (mine, big, again, huge):
             job.cancel()
     finally:

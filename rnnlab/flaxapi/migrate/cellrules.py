@@ -7,6 +7,7 @@ import ast
 import functools
 
 from rnnlab.flaxapi.migrate.parsing import Edit
+from rnnlab.flaxapi.migrate.report import Message, said
 from rnnlab.flaxapi.migrate.syntax import (
     CELLS,
     CONV_CELLS,
@@ -22,6 +23,7 @@ from rnnlab.flaxapi.migrate.syntax import (
     names_in,
     remove_arg,
 )
+from rnnlab.i18n import Msg
 from rnnlab.text import error_text, shorten
 
 APPLY_METHODS = frozenset({"apply", "init", "init_with_output"})  # cell.<method>(variables or key, carry, x)
@@ -54,7 +56,7 @@ def old_call_error(cls: str, n_positional: int, keywords: tuple[str, ...], on_in
         target.initialize_carry(*args, **kwargs)
     except Exception as e:  # noqa: BLE001 - the error is what the finding quotes
         return error_text(e)
-    return "no error"
+    return said(Msg("no error"))
 
 
 def plain_reference(node: ast.AST) -> bool:
@@ -77,7 +79,8 @@ class CellRules:
     local_cells: dict[str, str]  # local subclass of a Linen cell -> the Linen cell
     custom_cells: set[str]  # local subclasses of nn.RNNCellBase
 
-    def add(self, rule: str, node: ast.AST, message: str, edits: list[Edit] | None = None, note: str = "",
+    def add(self, rule: str, node: ast.AST, message: Message, edits: list[Edit] | None = None,
+            note: Message | str = "",
             covered_by: Issue | None = None, kind: str | None = None) -> Issue:
         raise NotImplementedError  # SiteFinder.add
 
@@ -199,20 +202,23 @@ class CellRules:
     def settle_features(self) -> None:
         """Give each featureless cell its features from one issue, and mark its own finding as covered by it."""
         offers: dict[int, list[Issue]] = {}
+        featureless: dict[int, list[Issue]] = {}  # each cell's own cell-without-features issues
         for issue in self.issues:
             if issue.features_edit is not None and issue.cell is not None:
                 offers.setdefault(id(issue.cell), []).append(issue)
+            if issue.rule == "cell-without-features":
+                featureless.setdefault(id(issue.node), []).append(issue)
         for group in offers.values():
             chosen = min(group, key=lambda i: (FEATURE_PRIORITY.get(i.rule, 9), i.node.lineno))  # type: ignore[attr-defined]
             chosen.edits.append(chosen.features_edit)  # type: ignore[arg-type]
             value = shorten(chosen.features or "", 30)
             if chosen.rule == "rnn-positional-size":
-                chosen.note = (f"Moved `{value}` into the cell as features={value}: it was the flax 0.6 cell_size, "
-                               "which today is read as time_major.")
+                chosen.note = said(Msg("Moved `{value}` into the cell as features={value}: it was the flax 0.6 "
+                                       "cell_size, which today is read as time_major.", value=value))
             elif chosen.rule != "cell-without-features":
-                chosen.note += f" The cell gets features={value}."
-            for issue in self.issues:
-                if issue.rule == "cell-without-features" and issue.node is chosen.cell and issue is not chosen:
+                chosen.note = said(chosen.note, Msg("The cell gets features={value}.", value=value))
+            for issue in featureless.get(id(chosen.cell), []):
+                if issue.node is chosen.cell and issue is not chosen:
                     issue.covered_by, issue.edits = chosen, []
 
     def carry_features(self, carry: ast.AST, cls: str, moved: bool = False) -> str | None:
@@ -258,15 +264,19 @@ class CellRules:
                         if used is not None and self.defined_before(used, node, sub):
                             expr = self.carry_features(used, cls, moved=True)
                             break
-        hint = f" Here it can be read off the carry, as the old cell did: `features={expr}`." if expr else ""
-        message = (
-            f"`{call}` has no `features`: flax <= 0.6 read the hidden size off the carry, flax >= 0.7 requires it "
-            f"(TypeError: missing 1 required positional argument: 'features'). Pass the hidden size: "
-            f"`nn.{cls}(features=<hidden size>)`." + hint
-        )
+        # TRANSLATORS: {call} is the cell's construction as written, {cls} the cell class.
+        message = said(Msg(
+            "`{call}` has no `features`: flax <= 0.6 read the hidden size off the carry, flax >= 0.7 requires it "
+            "(TypeError: missing 1 required positional argument: 'features'). Pass the hidden size: "
+            "`nn.{cls}(features=<hidden size>)`.", call=call, cls=cls))
+        if expr:
+            # TRANSLATORS: {expr} is code that reads the hidden size off the carry, e.g. carry.shape[-1].
+            message = message.plus(Msg("Here it can be read off the carry, as the old cell did: `features={expr}`.",
+                                       expr=expr))
         issue = self.add("cell-without-features", node, message, [],
-                         f"Added features={expr}: flax <= 0.6 read the hidden size off the carry, so this keeps the "
-                         f"model the same; a features field on your module is the cleaner fix.")
+                         said(Msg("Added features={expr}: flax <= 0.6 read the hidden size off the carry, so this "
+                                  "keeps the model the same; a features field on your module is the cleaner fix.",
+                                  expr=expr)))
         self.offer_features(issue, node, expr)
 
     # -- nn.RNN
@@ -283,11 +293,11 @@ class CellRules:
                 issue = self.add(
                     "rnn-cell-size",
                     kw,
-                    f"`cell_size={value}` was removed from nn.RNN in flax 0.7 (today: TypeError: unexpected keyword "
-                    f"argument 'cell_size'); the hidden size is the cell's features. Remove it and build the cell "
-                    f"with features={value}.",
+                    said(Msg("`cell_size={value}` was removed from nn.RNN in flax 0.7 (today: TypeError: unexpected "
+                             "keyword argument 'cell_size'); the hidden size is the cell's features. Remove it and "
+                             "build the cell with features={value}.", value=value)),
                     [remove_arg(src, node, kw)],
-                    f"Removed `cell_size={value}`: nn.RNN reads the size from the cell.",
+                    said(Msg("Removed `cell_size={value}`: nn.RNN reads the size from the cell.", value=value)),
                 )
                 if node.args:
                     ctor, inline = self.cell_constructor(node.args[0], node)
@@ -302,25 +312,29 @@ class CellRules:
         from rnnlab.flaxapi.legacy import TIME_MAJOR_VERSION
 
         edits: list[Edit] = [(src.span(node.args[0])[1], src.span(second)[1], "")]
-        note = (f"Removed `{value}`: it was the flax 0.6 cell_size, which today is read as time_major. The hidden "
-                f"size is the cell's features.")
+        note = said(Msg("Removed `{value}`: it was the flax 0.6 cell_size, which today is read as time_major. The "
+                        "hidden size is the cell's features.", value=value))
         ctor, inline = self.cell_constructor(node.args[0], node)
         cls = self.ctor_cell(ctor) if ctor is not None else None
         first = node.args[0]
         if isinstance(first, ast.Call) and getattr(first.func, "id", None) in self.custom_cells:
-            note += (f" `{shorten(src.text(first.func), 30)}` is a custom cell: flax 0.6 passed this size to "
-                     "its initialize_carry; see the custom-cell finding.")
+            # TRANSLATORS: {cell} is the custom cell class's name. "custom-cell" is a rule id: keep it.
+            note = note.plus(Msg("`{cell}` is a custom cell: flax 0.6 passed this size to its initialize_carry; see "
+                                 "the custom-cell finding.", cell=shorten(src.text(first.func), 30)))
         elif ctor is None or cls is None:
             built = shorten(src.text(node.args[0]), 30)
-            note += f" Make sure `{built}` is built with features={value}."
+            # TRANSLATORS: {cell} is the cell expression passed to nn.RNN, {value} the size (code).
+            note = note.plus(Msg("Make sure `{cell}` is built with features={value}.", cell=built, value=value))
         issue = self.add(
             "rnn-positional-size",
             second,
-            f"`{shorten(src.text(node))}`: the second positional field of nn.RNN was cell_size in flax 0.6 and is "
-            f"time_major since flax {TIME_MAJOR_VERSION} (0.7.0-0.7.4 refused it with an error), so today this "
-            f"silently sets time_major={value}: any truthy value scans axis 0, the batch axis of batch-major input, "
-            f"as time. The size belongs to the cell (features={value}); move it there, and pass time_major=True by "
-            f"keyword only if your input is time-major.",
+            # TRANSLATORS: {call} is the nn.RNN call as written, {version} a flax version, {value} the size (code).
+            said(Msg("`{call}`: the second positional field of nn.RNN was cell_size in flax 0.6 and is time_major "
+                     "since flax {version} (0.7.0-0.7.4 refused it with an error), so today this silently sets "
+                     "time_major={value}: any truthy value scans axis 0, the batch axis of batch-major input, as "
+                     "time. The size belongs to the cell (features={value}); move it there, and pass time_major=True "
+                     "by keyword only if your input is time-major.",
+                     call=shorten(src.text(node)), version=TIME_MAJOR_VERSION, value=value)),
             edits,
             note,
         )
@@ -344,20 +358,21 @@ class CellRules:
         error = old_call_error(cls, min(len(node.args), 4), keywords, True)
         bound = dict(zip(OLD_PARAMS, node.args))
         bound.update({k.arg: k.value for k in node.keywords if k.arg in OLD_PARAMS})
-        message = (
-            f"`{shorten(src.text(node))}` passes flax 0.6's (rng, batch_dims, size) to a cell instance; since flax "
-            f"0.7 initialize_carry takes (rng, input_shape), the shape of one input step, and the carry's size is "
-            f"the cell's features (here: {error})."
-        )
+        # TRANSLATORS: {call} is the call as written; {error} the error the installed Flax gives (kept in English).
+        message = said(Msg(
+            "`{call}` passes flax 0.6's (rng, batch_dims, size) to a cell instance; since flax 0.7 initialize_carry "
+            "takes (rng, input_shape), the shape of one input step, and the carry's size is the cell's features "
+            "(here: {error}).", call=shorten(src.text(node)), error=error))
         edits: list[Edit] = []
-        note = ""
+        note: Message | str = ""
         if cls not in CONV_CELLS and set(bound) <= {"rng", "batch_dims", "size"} and len(node.args) == 3:
             batch, size = node.args[1], node.args[2]
             if "\n" not in src.text(batch) + src.text(size):
                 shape = self.shape_text(batch, src.text(batch), src.text(size))  # type: ignore[attr-defined]
                 edits = [(src.span(batch)[0], src.span(size)[1], shape)]
-                note = (f"Passed the shape {shape}: its last entry stands for the input features and only the batch "
-                        f"dims before it are used, so the carry keeps shape batch_dims + (features,).")
+                note = said(Msg("Passed the shape {shape}: its last entry stands for the input features and only the "
+                                "batch dims before it are used, so the carry keeps shape batch_dims + (features,).",
+                                shape=shape))
         issue = self.add("instance-initialize-carry", node, message, edits, note)
         size_arg = bound.get("size")
         if edits and size_arg is not None and ctor is not None and self.defined_before(size_arg, ctor):
@@ -377,19 +392,28 @@ class CellRules:
                 defined |= set().union(*(names_in(t) for t in targets))
         static = next((s for s in node.body if isinstance(s, ast.FunctionDef) and s.name == "initialize_carry"
                        and any(getattr(d, "id", "") == "staticmethod" for d in s.decorator_list)), None)
-        missing = []
-        if "num_feature_axes" not in defined:
-            missing.append("a `num_feature_axes` property (nn.RNN reads it to find the time axis; RNNCellBase "
-                           "raises NotImplementedError)")
-        if static is not None or "initialize_carry" not in defined:
-            missing.append("an instance method `initialize_carry(self, rng, input_shape)` (nn.RNN calls it on the "
-                           "cell when no initial_carry is given)")
-        if not missing:
+        axes = "num_feature_axes" not in defined
+        method = static is not None or "initialize_carry" not in defined
+        if axes and method:
+            # TRANSLATORS: {cls} is the name of the pasted code's cell class.
+            message = Msg(
+                "`{cls}` subclasses nn.RNNCellBase, whose interface changed in flax 0.7: it needs a "
+                "`num_feature_axes` property (nn.RNN reads it to find the time axis; RNNCellBase raises "
+                "NotImplementedError) and an instance method `initialize_carry(self, rng, input_shape)` (nn.RNN calls "
+                "it on the cell when no initial_carry is given). Add them by hand; for a cell whose carry is (c, h) "
+                "of an LSTM, `num_feature_axes` is 1.", cls=node.name)
+        elif axes:
+            message = Msg(
+                "`{cls}` subclasses nn.RNNCellBase, whose interface changed in flax 0.7: it needs a "
+                "`num_feature_axes` property (nn.RNN reads it to find the time axis; RNNCellBase raises "
+                "NotImplementedError). Add them by hand; for a cell whose carry is (c, h) of an LSTM, "
+                "`num_feature_axes` is 1.", cls=node.name)
+        elif method:
+            message = Msg(
+                "`{cls}` subclasses nn.RNNCellBase, whose interface changed in flax 0.7: it needs an instance method "
+                "`initialize_carry(self, rng, input_shape)` (nn.RNN calls it on the cell when no initial_carry is "
+                "given). Add them by hand; for a cell whose carry is (c, h) of an LSTM, `num_feature_axes` is 1.",
+                cls=node.name)
+        else:
             return
-        self.add(
-            "custom-cell",
-            node,
-            f"`{node.name}` subclasses nn.RNNCellBase, whose interface changed in flax 0.7: it needs "
-            + " and ".join(missing) + ". Add them by hand; for a cell whose carry is (c, h) of an LSTM, "
-            "`num_feature_axes` is 1.",
-        )
+        self.add("custom-cell", node, said(message))

@@ -8,9 +8,10 @@ import re
 from dataclasses import dataclass
 
 from rnnlab.flaxapi.migrate.parsing import NEWLINE, PARSE_ERRORS, parse_code
-from rnnlab.flaxapi.migrate.report import MAX_ATTEMPTS, CodeBlock, syntax_message
+from rnnlab.flaxapi.migrate.report import MAX_ATTEMPTS, CodeBlock, block_error, said, syntax_message
 from rnnlab.flaxapi.migrate.syntax import KEYWORDS
 from rnnlab.flaxapi.migrate.unsquash import KEYWORD_START, maybe_unsquash
+from rnnlab.i18n import Msg
 
 
 def _scan(line: str, state: str | None) -> tuple[str, int, str | None]:
@@ -169,7 +170,8 @@ def _try_units(units: list[_Unit], budget: Budget) -> _Attempt:
     lines, owner = _assemble(units)
     code = "\n".join(cl.text for cl in lines)
     if not budget.spend(len(code) + 1):
-        return _Attempt(False, lines, owner, err_unit=0, message="too much text that does not parse; not analysed")
+        return _Attempt(False, lines, owner, err_unit=0,
+                        message=said(Msg("too much text that does not parse; not analysed")))
     try:
         return _Attempt(True, lines, owner, tree=parse_code(code))
     except SyntaxError as err:
@@ -236,7 +238,8 @@ def _split_run(units: list[_Unit], budget: Budget) -> list[CodeBlock]:
         if failed and _looks_like_code([units[k] for k in failed]):
             lines, _ = _assemble([units[k] for k in failed])
             first = next(cl.doc_line for cl in lines if cl.doc_line)
-            blocks.append(_block(lines, f"line {first}: {failed_msg}" if failed_msg else "does not parse"))
+            error = block_error(first, failed_msg) if failed_msg else said(Msg("does not parse"))
+            blocks.append(_block(lines, error))
         failed, failed_msg = [], ""
 
     i, n = 0, len(units)

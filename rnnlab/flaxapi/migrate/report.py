@@ -1,13 +1,19 @@
 """What the migration checker reports: limits, rule ids, found code blocks, findings and rewrites,
-and the checks on the pasted text before anything is parsed."""
+and the checks on the pasted text before anything is parsed.
+
+Every sentence of the report is a :class:`Message`: its ``str`` value is the English text (what code and tests
+read), and it is rendered in the reader's language when shown (``str()``, ``format()``, f-strings). So a report,
+built once and cached for every reader whatever their language, reads in the language of whoever looks at it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from rnnlab.flaxapi.migrate.parsing import count_lines
+from rnnlab.i18n import ENGLISH, N_, Msg, MsgN, language
 from rnnlab.text import shorten
 
 R = TypeVar("R")
@@ -17,22 +23,93 @@ MAX_LINES = 5_000
 UPLOAD_TYPES = ("py", "txt", "md")
 MAX_ATTEMPTS = 10_000  # parses tried while looking for code in a text that does not parse as a whole
 
-# Rule id -> short title, in the order findings on one line are listed.
-RULES: dict[str, str] = {
-    "static-initialize-carry": "initialize_carry called on the cell class with batch dims and size (flax <= 0.6)",
-    "instance-initialize-carry": "initialize_carry called on a cell with flax 0.6's (rng, batch_dims, size)",
-    "init-fn": "init_fn= passed to initialize_carry (now carry_init= on the cell)",
-    "cell-without-features": "Linen cell built without features",
-    "rnn-positional-size": "nn.RNN(cell, <size>): the second positional field is time_major since flax 0.7.5",
-    "custom-cell": "custom nn.RNNCellBase subclass without the flax >= 0.7 interface",
-    "rnn-cell-size": "cell_size= passed to nn.RNN",
-    "convlstm-old-name": "ConvLSTM under its old name",
-    "jax-tree-alias": "jax.tree_map and its siblings, removed from jax (now in jax.tree_util)",
-    "carry-shape-array": "initialize_carry given an array instead of a shape",
-    "cell-in-loop": "cell constructed inside the loop over time steps",
-    "learnable-carry-batch": "learnable initial carry created with a batch dimension",
-    "moveaxis-loop": "loop over np.moveaxis(x, 0, -1) steps over the wrong axis",
+
+
+class Message(str):
+    """A message of the report: one or more sentences (:class:`~rnnlab.i18n.Msg`), kept as ids and values.
+
+    As a ``str`` it is the English text, so code and tests that read it see what the checker always said; ``str()``,
+    ``format()`` and f-strings render it in the language of the script run that shows it (Chinese sentences are
+    joined without a space). It pickles as its parts (``st.cache_data`` keeps a copy).
+    """
+
+    parts: tuple[Msg | str, ...]
+
+    def __new__(cls, *parts: Msg | str) -> Message:
+        self = super().__new__(cls, " ".join(_english(p) for p in parts))
+        self.parts = parts
+        return self
+
+    def __str__(self) -> str:
+        lang = language()
+        if lang == ENGLISH:
+            return str.__str__(self)
+        return ("" if lang == "zh" else " ").join(str(p) for p in self.parts)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Message, self.parts)
+
+    def plus(self, *more: Msg | str) -> Message:
+        """This message with more sentences after it."""
+        return Message(*self.parts, *more)
+
+    def value(self, name: str) -> Any:
+        """The value of placeholder ``name`` in the first sentence (None where it has none)."""
+        first = self.parts[0] if self.parts else None
+        return first.values.get(name) if isinstance(first, Msg) else None
+
+
+def _english(part: Msg | str) -> str:
+    """A sentence as English reads it: what ``str(part)`` gives in English, without switching the language."""
+    if isinstance(part, Message):
+        return str.__str__(part)
+    if not isinstance(part, Msg):
+        return str(part)
+    values = {k: _english(v) if isinstance(v, (Msg, Message)) else v for k, v in part.values.items()}
+    if isinstance(part, MsgN):
+        return (part.message if part.n == 1 else part.plural).format(**{"n": part.n, **values})
+    return part.message.format(**values) if values else part.message
+
+
+def said(text: Msg | str | None, *more: Msg | str) -> Message:
+    """``text`` (a message, or text kept as it is: code, Python's own error) followed by ``more`` sentences."""
+    if isinstance(text, Message):
+        return text.plus(*more)
+    return Message(*((text,) if text else ()), *more)
+
+
+def block_error(line: int, error: str) -> Message:
+    """Why a block that looks like code does not parse: the line, and Python's words (or the checker's)."""
+    return said(Msg("line {line}: {error}", line=line, error=error))
+
+
+def parse_error_of(error: str) -> str:
+    """The reason in a :func:`block_error`, without its line."""
+    if isinstance(error, Message) and error.value("error") is not None:
+        return error.value("error")
+    return error.split(": ", 1)[-1]
+
+
+# Rule id -> short title, in the order findings on one line are listed (each renders in the reader's language).
+_RULE_TITLES: dict[str, str] = {
+    "static-initialize-carry": N_("initialize_carry called on the cell class with batch dims and size (flax <= 0.6)"),
+    "instance-initialize-carry": N_("initialize_carry called on a cell with flax 0.6's (rng, batch_dims, size)"),
+    "init-fn": N_("init_fn= passed to initialize_carry (now carry_init= on the cell)"),
+    "cell-without-features": N_("Linen cell built without features"),
+    "rnn-positional-size": N_("nn.RNN(cell, <size>): the second positional field is time_major since flax 0.7.5"),
+    "custom-cell": N_("custom nn.RNNCellBase subclass without the flax >= 0.7 interface"),
+    "rnn-cell-size": N_("cell_size= passed to nn.RNN"),
+    "convlstm-old-name": N_("ConvLSTM under its old name"),
+    "jax-tree-alias": N_("jax.tree_map and its siblings, removed from jax (now in jax.tree_util)"),
+    "carry-shape-array": N_("initialize_carry given an array instead of a shape"),
+    "cell-in-loop": N_("cell constructed inside the loop over time steps"),
+    "learnable-carry-batch": N_("learnable initial carry created with a batch dimension"),
+    "moveaxis-loop": N_("loop over np.moveaxis(x, 0, -1) steps over the wrong axis"),
 }
+RULES: dict[str, str] = {rule: Message(Msg(title)) for rule, title in _RULE_TITLES.items()}
 RULE_ORDER = {rule: i for i, rule in enumerate(RULES)}
 VERIFIED_REWRITES = frozenset({
     "static-initialize-carry",
@@ -142,34 +219,42 @@ class RewriteResult:
 
 def validate_text(source: object) -> Problem | None:
     if not isinstance(source, str):
-        return Problem(None, f"Expected text, got {type(source).__name__}.")
+        return Problem(None, said(Msg("Expected text, got {type}.", type=type(source).__name__)))
     if not source.strip():
-        return Problem(None, "Paste some Python code (or a document with code in it, like a forum answer) to check.")
+        return Problem(None, said(Msg("Paste some Python code (or a document with code in it, like a forum answer) "
+                                      "to check.")))
     lines = count_lines(source)
     if len(source) > MAX_CHARS or lines > MAX_LINES:
         return Problem(
             None,
-            f"The text is {len(source):,} characters and {lines:,} line{'s' if lines != 1 else ''} long; the checker "
-            f"reads at most {MAX_CHARS:,} characters and {MAX_LINES:,} lines. Paste only the part with the "
-            "recurrent code.",
+            said(MsgN(
+                "The text is {chars:,} characters and {n:,} line long; the checker reads at most {max_chars:,} "
+                "characters and {max_lines:,} lines. Paste only the part with the recurrent code.",
+                "The text is {chars:,} characters and {n:,} lines long; the checker reads at most {max_chars:,} "
+                "characters and {max_lines:,} lines. Paste only the part with the recurrent code.",
+                lines, chars=len(source), max_chars=MAX_CHARS, max_lines=MAX_LINES,
+            )),
         )
     if "\x00" in source:
         line = count_lines(source[: source.index("\x00") + 1])
-        return Problem(line, f"Line {line} contains a null byte; remove it (the text is probably not source code).")
+        return Problem(line, said(Msg("Line {line} contains a null byte; remove it (the text is probably not source "
+                                      "code).", line=line)))
     try:
         source.encode("utf-8")
     except UnicodeEncodeError as exc:
         line = count_lines(source[: exc.start + 1])
-        return Problem(line, f"Line {line} contains characters that are not valid Unicode (lone surrogates).")
+        return Problem(line, said(Msg("Line {line} contains characters that are not valid Unicode (lone "
+                                      "surrogates).", line=line)))
     return None
 
 
 def syntax_message(err: BaseException) -> str:
+    """Python's own words for a parse error (kept in English, as Python says it), with the line it quotes."""
     if isinstance(err, SyntaxError):
         text = (err.text or "").strip()
         return f"{err.msg}" + (f" (`{shorten(text, 60)}`)" if text else "")
     if isinstance(err, (RecursionError, MemoryError)):
-        return "the code is nested too deeply to analyse"
+        return said(Msg("the code is nested too deeply to analyse"))
     return str(err) or type(err).__name__
 
 
@@ -178,25 +263,32 @@ def decode_upload(name: str, data: bytes) -> tuple[str | None, str | None]:
 
     Refused: a name not ending in .py/.txt/.md, an empty file, more than 4 bytes per allowed character, null
     bytes (a binary file), text that is not UTF-8, and text over :data:`MAX_CHARS` or :data:`MAX_LINES`.
+    The message is a :class:`Message`: keep it (in session state) and it reads in the language of each rerun.
     """
     shown = shorten(str(name), 60)
     if not str(name).lower().endswith(tuple(f".{t}" for t in UPLOAD_TYPES)):
         types = ", ".join("." + t for t in UPLOAD_TYPES)
-        return None, f"{shown}: only {types} files can be checked; nothing was loaded."
+        # TRANSLATORS: {name} is the uploaded file's name; {types} is ".py, .txt, .md".
+        return None, said(Msg("{name}: only {types} files can be checked; nothing was loaded.", name=shown,
+                              types=types))
     if not data:
-        return None, f"{shown} is empty; nothing was loaded."
+        return None, said(Msg("{name} is empty; nothing was loaded.", name=shown))
     if len(data) > 4 * MAX_CHARS:
-        return None, (f"{shown} is {len(data):,} bytes; the checker reads at most {MAX_CHARS:,} characters. "
-                      "Nothing was loaded.")
+        return None, said(Msg("{name} is {size:,} bytes; the checker reads at most {max_chars:,} characters. "
+                              "Nothing was loaded.", name=shown, size=len(data), max_chars=MAX_CHARS))
     if b"\x00" in data:
-        return None, f"{shown} contains null bytes: it is a binary file, not source code. Nothing was loaded."
+        return None, said(Msg("{name} contains null bytes: it is a binary file, not source code. Nothing was loaded.",
+                              name=shown))
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        return None, f"{shown} is not UTF-8 text ({e.reason} at byte {e.start:,}); nothing was loaded."
+        # TRANSLATORS: {reason} is Python's own reason, in English (e.g. "invalid start byte").
+        return None, said(Msg("{name} is not UTF-8 text ({reason} at byte {byte:,}); nothing was loaded.",
+                              name=shown, reason=e.reason, byte=e.start))
     problem = validate_text(text)
     if problem is not None:
-        return None, f"{shown}: {problem.message} Nothing was loaded."
+        # TRANSLATORS: {problem} is one of the checker's sentences about the text (too long, a null byte, ...).
+        return None, said(Msg("{name}: {problem} Nothing was loaded.", name=shown, problem=problem.message))
     return text, None
 
 
@@ -205,6 +297,9 @@ def guarded(func: Callable[[str], R], source: str, fallback: Callable[[Problem],
     try:
         return func(source)
     except (RecursionError, MemoryError):
-        return fallback(Problem(None, "The code is nested too deeply to analyse; simplify it or paste a smaller part."))
+        return fallback(Problem(None, said(Msg("The code is nested too deeply to analyse; simplify it or paste a "
+                                               "smaller part."))))
     except Exception as exc:  # noqa: BLE001 - never raise on user input; say what happened instead
-        return fallback(Problem(None, f"Internal error while checking ({type(exc).__name__}: {exc}); please report."))
+        # TRANSLATORS: {error} is the exception's type and text, as Python gives them (kept in English).
+        return fallback(Problem(None, said(Msg("Internal error while checking ({error}); please report.",
+                                               error=f"{type(exc).__name__}: {exc}"))))

@@ -7,9 +7,19 @@ import difflib
 import textwrap
 
 from rnnlab.flaxapi.migrate.parsing import Edit, line_starts, parses
-from rnnlab.flaxapi.migrate.report import RULE_ORDER, Change, CodeBlock, Problem, RewriteResult, guarded, validate_text
+from rnnlab.flaxapi.migrate.report import (
+    RULE_ORDER,
+    Change,
+    CodeBlock,
+    Problem,
+    RewriteResult,
+    guarded,
+    said,
+    validate_text,
+)
 from rnnlab.flaxapi.migrate.rules import analyse
 from rnnlab.flaxapi.migrate.syntax import Issue, Source
+from rnnlab.i18n import Msg
 
 
 def _to_doc(block: CodeBlock, src: Source, offset: int, doc_starts: list[int]) -> int | None:
@@ -127,8 +137,9 @@ def rewrite(source: str) -> RewriteResult:
                     problems.append(
                         Problem(
                             issue.position()[0],
-                            f"Line {issue.position()[0]}: the {issue.rule} "
-                            "rewrite would not parse, so it was left out.",
+                            # TRANSLATORS: {rule} is a rule id such as rnn-cell-size (keep it as it is).
+                            said(Msg("Line {line}: the {rule} rewrite would not parse, so it was left out.",
+                                     line=issue.position()[0], rule=issue.rule)),
                         )
                     )
                     continue

@@ -7,12 +7,22 @@ import ast
 from rnnlab.flaxapi.migrate.cellrules import CellRules, old_call_error
 from rnnlab.flaxapi.migrate.extract import extract_blocks
 from rnnlab.flaxapi.migrate.parsing import Edit, parse_code
-from rnnlab.flaxapi.migrate.report import RULE_ORDER, VERIFIED_REWRITES, CodeBlock, Problem, syntax_message
+from rnnlab.flaxapi.migrate.report import (
+    RULE_ORDER,
+    VERIFIED_REWRITES,
+    CodeBlock,
+    Message,
+    Problem,
+    parse_error_of,
+    said,
+    syntax_message,
+)
 from rnnlab.flaxapi.migrate.syntax import (
     ARRAY_MAKERS,
     CARRY_NAME,
     CELLS,
     CONV_CELLS,
+    OLD_TREE_ALIASES,
     Issue,
     Source,
     dotted_name,
@@ -23,12 +33,8 @@ from rnnlab.flaxapi.migrate.syntax import (
     names_in,
     remove_arg,
 )
+from rnnlab.i18n import Msg, MsgN
 from rnnlab.text import shorten
-
-OLD_TREE_ALIASES = {  # jax.<old name> -> its name in jax.tree_util
-    "tree_map": "tree_map", "tree_multimap": "tree_map", "tree_leaves": "tree_leaves", "tree_flatten": "tree_flatten",
-    "tree_unflatten": "tree_unflatten", "tree_structure": "tree_structure", "tree_transpose": "tree_transpose",
-}
 
 
 class SiteFinder(CellRules):
@@ -57,17 +63,17 @@ class SiteFinder(CellRules):
         self,
         rule: str,
         node: ast.AST,
-        message: str,
+        message: Message,
         edits: list[Edit] | None = None,
-        note: str = "",
+        note: Message | str = "",
         covered_by: Issue | None = None,
         kind: str | None = None,
     ) -> Issue:
         """Record an issue; its edits are kept only if its kind of rewrite is in :data:`VERIFIED_REWRITES`."""
         edits = list(edits or [])
         if edits and (kind or rule) not in VERIFIED_REWRITES:
-            message += (" This change is not made for you: the checker only rewrites what it has verified on real "
-                        "code, so make it by hand.")
+            message = message.plus(Msg("This change is not made for you: the checker only rewrites what it has "
+                                       "verified on real code, so make it by hand."))
             edits = []
         issue = Issue(rule, self.block, self.src, node, message, edits, note, covered_by)
         self.issues.append(issue)
@@ -133,25 +139,33 @@ class SiteFinder(CellRules):
                 self.add(
                     "carry-shape-array",
                     shape,
-                    f"`{shorten(src.text(node))}` passes the array `{text}` where flax >= 0.7 expects its shape "
-                    f"(input_shape): it fails with TypeError: unsupported operand type(s) for +. Pass "
-                    f"`{text}.shape`: the shape of one input time step, batch dims then input features.",
+                    # TRANSLATORS: {call} is the call as written, {array} the array expression passed to it.
+                    said(Msg("`{call}` passes the array `{array}` where flax >= 0.7 expects its shape (input_shape): "
+                             "it fails with TypeError: unsupported operand type(s) for +. Pass `{array}.shape`: the "
+                             "shape of one input time step, batch dims then input features.",
+                             call=shorten(src.text(node)), array=text)),
                     [(end, end, ".shape")],
-                    f"Passed `{text}.shape` (a shape) instead of the array `{text}`.",
+                    said(Msg("Passed `{array}.shape` (a shape) instead of the array `{array}`.", array=text)),
                 )
         if init_fn is None:
             return
         init = shorten(src.text(init_fn.value), 50)
-        message = (
-            f"`init_fn={init}`: initialize_carry no longer takes init_fn (TypeError: unexpected keyword "
-            f"argument 'init_fn' since flax 0.7). The initializer is the cell's `carry_init` field: "
-            f"`nn.GRUCell(features=..., carry_init={init})`; it is called as init(key, shape, param_dtype)."
-        )
+        # TRANSLATORS: {init} is the initializer as written in the pasted code.
+        message = said(Msg(
+            "`init_fn={init}`: initialize_carry no longer takes init_fn (TypeError: unexpected keyword argument "
+            "'init_fn' since flax 0.7). The initializer is the cell's `carry_init` field: "
+            "`nn.GRUCell(features=..., carry_init={init})`; it is called as init(key, shape, param_dtype).",
+            init=init))
         takes = self.positional_params(init_fn.value)
         if takes is not None and takes < 3:
-            message += (f" This one takes {takes} argument(s): as carry_init it fails with TypeError (flax 0.6 "
-                        f"called init_fn(key, shape), flax >= 0.7 passes the dtype too); give it a third parameter, "
-                        f"e.g. `lambda key, shape, dtype=None: ...`.")
+            message = message.plus(MsgN(
+                "This one takes {n} argument(s): as carry_init it fails with TypeError (flax 0.6 called "
+                "init_fn(key, shape), flax >= 0.7 passes the dtype too); give it a third parameter, e.g. "
+                "`lambda key, shape, dtype=None: ...`.",
+                "This one takes {n} argument(s): as carry_init it fails with TypeError (flax 0.6 called "
+                "init_fn(key, shape), flax >= 0.7 passes the dtype too); give it a third parameter, e.g. "
+                "`lambda key, shape, dtype=None: ...`.",
+                takes))
         if static is not None:
             self.add("init-fn", init_fn, message, covered_by=static)
             return
@@ -163,7 +177,8 @@ class SiteFinder(CellRules):
                     insert_kwarg(src, receiver, f"carry_init={src.text(init_fn.value)}"),
                     remove_arg(src, node, init_fn),
                 ]
-        self.add("init-fn", init_fn, message, edits, f"Moved `init_fn={init}` to `carry_init={init}` on the cell.")
+        self.add("init-fn", init_fn, message, edits,
+                 said(Msg("Moved `init_fn={init}` to `carry_init={init}` on the cell.", init=init)))
 
     def positional_params(self, value: ast.AST) -> int | None:
         """How many positional arguments a lambda or a function defined in the pasted code takes (None: any)."""
@@ -208,46 +223,62 @@ class SiteFinder(CellRules):
                     )
                     + ")"
                 )
-                what = f"size {src.text(size)} is the spatial shape plus the output features {feats}"
+                # TRANSLATORS: {call} is the call as written; {size} its size tuple; {feats} the output features;
+                # {rng} and {shape} are code. {error} is the error the installed Flax gives (kept in English).
+                message = said(Msg(
+                    "`{call}` is the flax <= 0.6 static method (rng, batch_dims, size); size {size} is the spatial "
+                    "shape plus the output features {feats}. Since flax 0.7 the cell holds features and kernel_size "
+                    "and initialize_carry takes the shape of one input step (batch dims, spatial dims, input "
+                    "channels): `nn.ConvLSTMCell(features={feats}, kernel_size=<your kernel>, "
+                    "parent=None).initialize_carry({rng}, {shape})`, or pass `x_t.shape` for an input step. Called "
+                    "the old way today: {error}.",
+                    call=shorten(src.text(node)), size=src.text(size), feats=feats, rng=text.get("rng", "rng"),
+                    shape=shape, error=error))
             else:
                 feats, shape = "<features>", f"(*{batch}, *<spatial dims>, <input channels>)"
-                what = "size is the spatial shape plus the output features"
-            message = (
-                f"`{shorten(src.text(node))}` is the flax <= 0.6 static method (rng, batch_dims, size); {what}. "
-                f"Since flax 0.7 the cell holds features and kernel_size and initialize_carry takes the shape of "
-                f"one input step (batch dims, spatial dims, input channels): `nn.ConvLSTMCell(features={feats}, "
-                f"kernel_size=<your kernel>, parent=None).initialize_carry({text.get('rng', 'rng')}, {shape})`, "
-                f"or pass `x_t.shape` for an input step. Called the old way today: {error}."
-            )
+                # TRANSLATORS: {call} is the call as written; {feats}, {rng} and {shape} are code. {error} is the
+                # error the installed Flax gives (kept in English).
+                message = said(Msg(
+                    "`{call}` is the flax <= 0.6 static method (rng, batch_dims, size); size is the spatial shape "
+                    "plus the output features. Since flax 0.7 the cell holds features and kernel_size and "
+                    "initialize_carry takes the shape of one input step (batch dims, spatial dims, input channels): "
+                    "`nn.ConvLSTMCell(features={feats}, kernel_size=<your kernel>, "
+                    "parent=None).initialize_carry({rng}, {shape})`, or pass `x_t.shape` for an input step. Called "
+                    "the old way today: {error}.",
+                    call=shorten(src.text(node)), feats=feats, rng=text.get("rng", "rng"), shape=shape, error=error))
             edits, note = self.conv_static_edits(node, func, value)
             return self.add("static-initialize-carry", node, message, edits, note, kind="static-initialize-carry+conv")
         size_text = text.get("size", "size")
         shape = self.shape_text(value.get("batch_dims"), text.get("batch_dims", "batch_dims"), size_text)
         extra = f", carry_init={text['init_fn']}" if "init_fn" in text else ""
-        message = (
-            f"`{shorten(src.text(node))}` is the flax <= 0.6 static method (rng, batch_dims, size). Since flax 0.7 "
-            f"initialize_carry is an instance method that takes the shape of one input time step, and calling it "
-            f"on the class fails (today: {error}). Build the cell with its size: "
-            f"`{name}(features={shorten(size_text, 30)}, parent=None{shorten(extra, 40)}).initialize_carry("
-            f"{shorten(text.get('rng', 'rng'), 30)}, {shorten(shape, 40)})`. Only the batch dims of that shape are "
-            f"used (its last entry stands for the input features), so the carry keeps shape batch_dims + "
-            f"(features,); with an input step at hand, pass `x_t.shape`."
-        )
+        # TRANSLATORS: {call} is the call as written; {error} is the error the installed Flax gives (kept in
+        # English); {fixed} is the corrected call (code).
+        message = said(Msg(
+            "`{call}` is the flax <= 0.6 static method (rng, batch_dims, size). Since flax 0.7 initialize_carry is an "
+            "instance method that takes the shape of one input time step, and calling it on the class fails (today: "
+            "{error}). Build the cell with its size: `{fixed}`. Only the batch dims of that shape are used (its last "
+            "entry stands for the input features), so the carry keeps shape batch_dims + (features,); with an input "
+            "step at hand, pass `x_t.shape`.",
+            call=shorten(src.text(node)), error=error,
+            fixed=f"{name}(features={shorten(size_text, 30)}, parent=None{shorten(extra, 40)}).initialize_carry("
+                  f"{shorten(text.get('rng', 'rng'), 30)}, {shorten(shape, 40)})"))
         edits = []
         if ok and {"rng", "batch_dims", "size"} <= bound.keys():
             edits = self.static_edits(node, func, bound, text, shape)
-        note = (
-            f"Built the cell with features={size_text} and parent=None and called initialize_carry on it with "
-            f"{shape}, the guide's pattern: the last entry of that shape stands for the input features and only the "
-            f"batch dims before it are used, so the carry is the same as before; pass `x_t.shape` if you have an "
-            f"input step." + (f" init_fn became carry_init={text['init_fn']} on the cell." if "init_fn" in text else "")
-        )
+        # TRANSLATORS: {size} and {shape} are code (the hidden size and the shape passed to initialize_carry).
+        note = said(Msg(
+            "Built the cell with features={size} and parent=None and called initialize_carry on it with {shape}, the "
+            "guide's pattern: the last entry of that shape stands for the input features and only the batch dims "
+            "before it are used, so the carry is the same as before; pass `x_t.shape` if you have an input step.",
+            size=size_text, shape=shape))
+        if "init_fn" in text:
+            note = note.plus(Msg("init_fn became carry_init={init} on the cell.", init=text["init_fn"]))
         kind = "static-initialize-carry+init_fn" if "init_fn" in text else None
         return self.add("static-initialize-carry", node, message, edits, note, kind=kind)
 
     def conv_static_edits(
         self, node: ast.Call, func: ast.Attribute, value: dict[str, ast.AST]
-    ) -> tuple[list[Edit], str]:
+    ) -> tuple[list[Edit], Message | str]:
         """Edits for ``nn.ConvLSTMCell.initialize_carry(rng, (b,), (h, w, f))`` with literal tuples, else none."""
         src = self.src
         size, batch = value.get("size"), value.get("batch_dims")
@@ -263,9 +294,10 @@ class SiteFinder(CellRules):
         cls_end = src.span(func.value)[1]
         start, end = src.span(node.args[1])[0], src.span(size)[1]
         edits = [(cls_end, cls_end, f"(features={feats}, kernel_size={kernel}, parent=None)"), (start, end, shape)]
-        note = (f"Built the cell with features={feats} and kernel_size={kernel} and passed {shape}: the kernel only "
-                f"tells initialize_carry how many spatial axes there are (the carry does not depend on it), and the "
-                f"last entry of the shape stands for the input channels and is not used, so the carry is the same.")
+        note = said(Msg("Built the cell with features={feats} and kernel_size={kernel} and passed {shape}: the "
+                        "kernel only tells initialize_carry how many spatial axes there are (the carry does not "
+                        "depend on it), and the last entry of the shape stands for the input channels and is not "
+                        "used, so the carry is the same.", feats=feats, kernel=kernel, shape=shape))
         return edits, note
 
     def tuple_items(self, node: ast.AST | None) -> list[str] | None:
@@ -328,10 +360,12 @@ class SiteFinder(CellRules):
         self.add(
             "jax-tree-alias",
             node,
-            f"`jax.{node.attr}` is gone from the installed jax {jax.__version__} (AttributeError: module 'jax' has no "
-            f"attribute '{node.attr}'); old Flax code used it everywhere. It lives on as `jax.tree_util.{new}`.",
+            # TRANSLATORS: {name} is the old function's name (tree_map), {new} its name in jax.tree_util.
+            said(Msg("`jax.{name}` is gone from the installed jax {version} (AttributeError: module 'jax' has no "
+                     "attribute '{name}'); old Flax code used it everywhere. It lives on as `jax.tree_util.{new}`.",
+                     name=node.attr, version=jax.__version__, new=new)),
             [(end - len(node.attr), end, f"tree_util.{new}")] if self.src.code[start:end].endswith(node.attr) else [],
-            f"jax.{node.attr} became jax.tree_util.{new}.",
+            said(Msg("jax.{name} became jax.tree_util.{new}.", name=node.attr, new=new)),
         )
 
     def old_convlstm_name(self, node: ast.AST) -> None:
@@ -345,11 +379,11 @@ class SiteFinder(CellRules):
         self.add(
             "convlstm-old-name",
             node,
-            "`ConvLSTM` is the cell's name before flax 0.6.4; it is `ConvLSTMCell` now (AttributeError: module "
-            "'flax.linen' has no attribute 'ConvLSTM'). It also needs features and kernel_size, and its "
-            "initialize_carry takes the input shape.",
+            said(Msg("`ConvLSTM` is the cell's name before flax 0.6.4; it is `ConvLSTMCell` now (AttributeError: "
+                     "module 'flax.linen' has no attribute 'ConvLSTM'). It also needs features and kernel_size, and "
+                     "its initialize_carry takes the input shape.")),
             edits,
-            "Renamed ConvLSTM to ConvLSTMCell.",
+            said(Msg("Renamed ConvLSTM to ConvLSTMCell.")),
         )
 
     def learnable_carry(self, node: ast.Call) -> None:
@@ -379,11 +413,14 @@ class SiteFinder(CellRules):
         self.add(
             "learnable-carry-batch",
             node,
-            f"The learnable initial carry `{pname or var}` is created with shape {shorten(src.text(shape), 40)}, which "
-            f"has a batch dimension: a parameter must not depend on the batch (init and apply with another batch "
-            f"size fail, and every batch row learns its own start state). Create it as ({feats},) and broadcast it: "
-            f"`jnp.broadcast_to({var}, batch_dims + ({feats},))`, passed as the initial carry (for an LSTM one "
-            f"parameter per leaf, c and h).",
+            # TRANSLATORS: {name} is the parameter's name, {shape} its shape as written, {feats} the hidden size
+            # and {var} the variable that holds it (all code).
+            said(Msg("The learnable initial carry `{name}` is created with shape {shape}, which has a batch "
+                     "dimension: a parameter must not depend on the batch (init and apply with another batch size "
+                     "fail, and every batch row learns its own start state). Create it as ({feats},) and broadcast "
+                     "it: `jnp.broadcast_to({var}, batch_dims + ({feats},))`, passed as the initial carry (for an "
+                     "LSTM one parameter per leaf, c and h).",
+                     name=pname or var, shape=shorten(src.text(shape), 40), feats=feats, var=var)),
         )
 
     def used_as_carry(self, node: ast.AST, name: str) -> bool:
@@ -426,11 +463,13 @@ class SiteFinder(CellRules):
         self.add(
             "moveaxis-loop",
             it,
-            f"Looping over `{shorten(src.text(it), 50)}` moves axis 0 to position {dest} and then steps over the new "
-            f"first axis, which is axis 1 of `{arr}`: the feature axis for (time, features) input, and for (batch, "
-            f"time, features) input every step comes out transposed as (features, batch). To step over time, loop "
-            f"over `{arr}` itself when it is time-major or over `jnp.moveaxis({arr}, 1, 0)` when it is batch-major; "
-            f"or let nn.RNN scan (it finds the time axis).",
+            # TRANSLATORS: {loop} is the loop's iterable as written, {array} the array it moves axes of (code).
+            said(Msg("Looping over `{loop}` moves axis 0 to position {dest} and then steps over the new first axis, "
+                     "which is axis 1 of `{array}`: the feature axis for (time, features) input, and for (batch, "
+                     "time, features) input every step comes out transposed as (features, batch). To step over time, "
+                     "loop over `{array}` itself when it is time-major or over `jnp.moveaxis({array}, 1, 0)` when it "
+                     "is batch-major; or let nn.RNN scan (it finds the time axis).",
+                     loop=shorten(src.text(it), 50), dest=dest, array=arr)),
         )
 
     # -- cells built inside loops
@@ -496,11 +535,13 @@ class SiteFinder(CellRules):
         self.add(
             "cell-in-loop",
             ctor,
-            f"`{shorten(self.src.text(ctor), 40)}` is constructed inside the loop over time steps (line "
-            f"{self.doc_line(loop)}): in a compact module every construction is a new submodule ({cls}_0, {cls}_1, "
-            f"...) with its own weights, so each time step gets different parameters and the parameter count grows "
-            f"with the sequence length. Construct the cell once before the loop (`cell = nn.{cls}(features=...)`) "
-            f"and call `cell(carry, x)` in it, or let `nn.RNN(cell)` run the loop.",
+            # TRANSLATORS: {ctor} is the cell's construction as written; {line} the loop's line; {cls} the cell class.
+            said(Msg("`{ctor}` is constructed inside the loop over time steps (line {line}): in a compact module "
+                     "every construction is a new submodule ({cls}_0, {cls}_1, ...) with its own weights, so each "
+                     "time step gets different parameters and the parameter count grows with the sequence length. "
+                     "Construct the cell once before the loop (`cell = nn.{cls}(features=...)`) and call "
+                     "`cell(carry, x)` in it, or let `nn.RNN(cell)` run the loop.",
+                     ctor=shorten(self.src.text(ctor), 40), line=self.doc_line(loop), cls=cls)),
         )
 
     def is_cell(self, call: ast.Call) -> bool:
@@ -516,27 +557,41 @@ def analyse(source: str) -> tuple[list[CodeBlock], str, list[Problem], list[Issu
     problems: list[Problem] = []
     if mode == "code" and whole_err is not None:
         line = getattr(whole_err, "lineno", None)
+        message: Message
         if isinstance(whole_err, (RecursionError, MemoryError)):
-            message = "The code is nested too deeply for Python's parser; simplify it or paste a smaller part."
+            message = said(Msg("The code is nested too deeply for Python's parser; simplify it or paste a smaller "
+                               "part."))
         else:
-            message = syntax_message(whole_err)
+            error = syntax_message(whole_err)
             failed = [b for b in blocks if not b.ok and b.error]
             if failed and (line is None or failed[0].first_line < line):  # the parser may report a later symptom
-                line, message = failed[0].first_line, (failed[0].error or "").split(": ", 1)[-1]
-            message = (f"Line {line}: " if line else "") + message + ". The code is not valid Python"
-            message += ", so only the parts that parse were checked." if any(b.ok for b in blocks) else "."
+                line, error = failed[0].first_line, parse_error_of(failed[0].error or "")
+            partly = any(b.ok for b in blocks)
+            if line and partly:
+                # TRANSLATORS: {error} is Python's own message for the syntax error (kept in English), with the code.
+                message = said(Msg("Line {line}: {error}. The code is not valid Python, so only the parts that parse "
+                                   "were checked.", line=line, error=error))
+            elif line:
+                message = said(Msg("Line {line}: {error}. The code is not valid Python.", line=line, error=error))
+            elif partly:
+                message = said(Msg("{error}. The code is not valid Python, so only the parts that parse were "
+                                   "checked.", error=error))
+            else:
+                message = said(Msg("{error}. The code is not valid Python.", error=error))
         problems.append(Problem(line, message))
     else:
         for block in blocks:
             if not block.ok:
                 one = block.first_line == block.last_line
-                span = f"Line {block.first_line} looks" if one else f"Lines {block.first_line}-{block.last_line} look"
-                problems.append(
-                    Problem(block.first_line, f"{span} like code but cannot be parsed ({block.error}); not checked.")
-                )
+                # TRANSLATORS: {error} says where and why the code does not parse (Python's words, in English).
+                message = (said(Msg("Line {line} looks like code but cannot be parsed ({error}); not checked.",
+                                    line=block.first_line, error=block.error)) if one else
+                           said(Msg("Lines {first}-{last} look like code but cannot be parsed ({error}); not "
+                                    "checked.", first=block.first_line, last=block.last_line, error=block.error)))
+                problems.append(Problem(block.first_line, message))
     parsed = [b for b in blocks if b.ok]
     if not blocks:
-        problems.append(Problem(None, "No Python code found in the text."))
+        problems.append(Problem(None, said(Msg("No Python code found in the text."))))
     trees = [parse_code(b.code) for b in parsed]
     issues = SiteFinder(parsed, trees).run()
     issues.sort(key=lambda i: (*i.position(), RULE_ORDER[i.rule]))

@@ -25,6 +25,12 @@ NEWLINE = re.compile(r"\r\n|\r|\n")
 PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
 
 
+OLD_TREE_ALIASES = {  # jax.<old name> -> its name in jax.tree_util
+    "tree_map": "tree_map", "tree_multimap": "tree_map", "tree_leaves": "tree_leaves", "tree_flatten": "tree_flatten",
+    "tree_unflatten": "tree_unflatten", "tree_structure": "tree_structure", "tree_transpose": "tree_transpose",
+}
+
+
 class Source:
     """Offsets in a block's code: (lineno, byte column) from ast -> character offset."""
 
