@@ -56,7 +56,25 @@ XSRF_COOKIE = "_streamlit_xsrf"  # set by /_stcore/health
 LOSS_TITLE = "Loss"
 TRAINING_LOSS = "training loss"
 TRAINED_STEP = re.compile(r"step ([0-9]+) / ([0-9]+)")
-FINISHED = re.compile(r"Finished ([0-9]+) steps\.")
+def finished_pattern() -> re.Pattern[str]:
+    """The "Finished N steps." alert in every language of the app (its count's group: digits and separators)."""
+    from rnnlab.i18n import LANGUAGES, ngettext, using
+
+    forms = set()
+    for lang in LANGUAGES:
+        with using(lang):
+            forms.update(ngettext("Finished {n} step.", "Finished {n} steps.", n) for n in (1, 2, 5))
+    number = "([0-9][0-9\u00a0,]*)"
+    return re.compile("|".join(re.escape(f).replace(re.escape("{n}"), number) for f in sorted(forms)))
+
+
+FINISHED = finished_pattern()
+
+
+def finished_steps(match: re.Match[str]) -> int:
+    """The count of a :data:`FINISHED` match."""
+    digits = next(g for g in match.groups() if g is not None)
+    return int(re.sub("[^0-9]", "", digits))
 QUEUE_TEXTS = ("slots of this server are busy", "Waiting for", "in the queue")
 MAX_MESSAGES = 200_000  # per session: far above a 300-step run's few thousand
 MAX_MESSAGE_BYTES = 200 * 2**20  # the server's default server.maxMessageSize
@@ -340,7 +358,7 @@ class Recorder:
             note(r.queue_texts, body)
         elif alert.format == Alert.SUCCESS and (done := FINISHED.search(body)):
             if r.finished_s is None:
-                r.finished_s, r.finished_steps = at_s, int(done[1])
+                r.finished_s, r.finished_steps = at_s, finished_steps(done)
 
 
 # ---- sessions -------------------------------------------------------------------------------------------------
@@ -492,10 +510,10 @@ def run_apart(coroutine: Coroutine[Any, Any, T]) -> T:
 
 
 def session_urls(base_url: str, n: int, mix: str, preset_key: str | None = None,
-                 first_seed: int = 100) -> tuple[list[str], list[str]]:
+                 first_seed: int = 100, lang: str | None = None) -> tuple[list[str], list[str]]:
     """``n`` links and their groups: 'same' puts every session on the preset's link; 'half' the even ones, the
     others on the preset with a seed of their own (``first_seed`` + the session's number: a distinct run each), as
-    tests/e2e/test_load.py does."""
+    tests/e2e/test_load.py does. ``lang`` ('zh', 'ru') opens the links in that language."""
     base = loopback_base(base_url)[3]
     from rnnlab.sharing.presets import PRESETS
 
@@ -505,7 +523,7 @@ def session_urls(base_url: str, n: int, mix: str, preset_key: str | None = None,
     urls, groups = [], []
     for i in range(n):
         own = mix == "half" and i % 2 == 1
-        query = {**preset.query(), "seed": str(first_seed + i)} if own else preset.query()
+        query = {**preset.query(lang), "seed": str(first_seed + i)} if own else preset.query(lang)
         urls.append(f"{base}/{preset.page}?{urlencode(query)}")
         groups.append("distinct" if own else "same")
     return urls, groups
@@ -546,10 +564,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--machine-cpu", action="store_true",
                         help="also report the whole machine's busy CPU seconds, less this client's (for servers of "
                              "several processes, on a machine doing nothing else); with --idle-window also after")
+    parser.add_argument("--lang", choices=("en", "zh", "ru"), default=None, help="open the links in this language")
     parser.add_argument("--details", action="store_true", help="also print every session's result")
     args = parser.parse_args(argv)
     try:
-        urls, groups = session_urls(args.base, max(0, args.sessions), args.mix, args.preset, args.first_seed)
+        urls, groups = session_urls(args.base, max(0, args.sessions), args.mix, args.preset, args.first_seed,
+                                    args.lang)
     except ValueError as e:
         print(e, file=sys.stderr)
         return 2
@@ -557,7 +577,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     machine_before = machine_busy_seconds() if args.machine_cpu else 0.0
     started, client_before = time.monotonic(), time.process_time()
     results = run_apart(run_class(args.base, urls, args.concurrency or len(urls), args.timeout, groups))
-    summary: dict[str, Any] = {"base": args.base, "mix": args.mix, "preset": args.preset or PRESET_DEFAULT,
+    summary: dict[str, Any] = {"base": args.base, "mix": args.mix, "lang": args.lang,
+                               "preset": args.preset or PRESET_DEFAULT,
                                "wall_s": round(time.monotonic() - started, 2),
                                "client_cpu_s": round(time.process_time() - client_before, 2)}
     server_after = cpu_seconds(args.server_pid) if args.server_pid else None
