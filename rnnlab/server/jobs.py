@@ -16,6 +16,7 @@ import pandas as pd
 
 from rnnlab.config import Config
 from rnnlab.files import export
+from rnnlab.i18n import Msg
 from rnnlab.model.cells import CELLS
 from rnnlab.probing import example, probes, sweep
 from rnnlab.server import executor, precompile, run_files
@@ -137,17 +138,24 @@ def decay_sweep(base: Config, cells: list[str], lengths: list[int], weights: str
     if weights == "trained":
         params = {}
         for i, cell in enumerate(cells):
-            label = f"Training the {CELLS[cell].label} briefly ({i + 1} of {len(cells)}; once per server)"
-            executor.report(share * i / len(cells), f"{label}…")
+            # kept as messages: made in this worker thread, shown in the reader's language on the page
+            values = dict(cell=Msg(CELLS[cell].label), n=i + 1, total=len(cells))
+            # TRANSLATORS: progress: {cell} is a cell's name; the {n}th of {total} cells
+            executor.report(share * i / len(cells), Msg("Training the {cell} briefly ({n} of {total}; once per "
+                                                        "server)…", **values))  # type: ignore[arg-type]
 
-            def trained(p: ChunkProgress, i: int = i, label: str = label) -> None:
-                executor.report(share * (i + p.step / p.total) / len(cells), f"{label}: step {p.step} / {p.total}")
+            def trained(p: ChunkProgress, i: int = i, values: dict = values) -> None:
+                # TRANSLATORS: progress: {cell} is a cell's name; the {n}th of {total} cells; training step {step}
+                # of {steps}
+                note = Msg("Training the {cell} briefly ({n} of {total}; once per server): step {step} / {steps}",
+                           step=p.step, steps=p.total, **values)
+                executor.report(share * (i + p.step / p.total) / len(cells), note)  # type: ignore[arg-type]
 
             params[cell] = probes.trained_params(probes.sweep_training_config(base, cell), trained,
                                                  max_seconds=1.0)
 
-    def probed(done: float, total: int, text: str) -> None:
-        executor.report(share + (1 - share) * done / total, text)
+    def probed(done: float, total: int, text: Msg) -> None:
+        executor.report(share + (1 - share) * done / total, text)  # type: ignore[arg-type]  # shown with str()
 
     table = probes.decay_sweep(base, list(cells), list(lengths), params=params, callback=probed)
     return table, probes.fit_decay(table)
