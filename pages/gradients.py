@@ -178,7 +178,7 @@ if ss.pop("sweep_requested", False) or ss.pop("autorun_pending", False):
             sweep_error = t("The sweep failed: {error}", error=error_text(e))
 write_url(url)
 if sweep_error:
-    st.error(escape_markdown(sweep_error), icon=":material/block:")
+    st.error(escape_markdown(str(sweep_error)), icon=":material/block:")
     if ss.sweep_result is not None:
         last = ss.sweep_result[0]
         # TRANSLATORS: {cells} lists cells' names (LSTM, GRU); {lengths} the sequence lengths (10, 20, 40)

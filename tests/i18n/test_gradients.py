@@ -4,14 +4,19 @@ Gradient flow page."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from rnnlab.figures import plots, true_size
-from rnnlab.i18n import NBSP, Msg, reload_catalogs, using
+from rnnlab.i18n import PSEUDO, Msg, reload_catalogs, using
 from rnnlab.probing import logscale, probes
-from tests.i18n.pseudo import open_pseudo, shown_texts, unmarked
+from rnnlab.sharing.urlstate import parse_lengths
+from rnnlab.text import escape_markdown
+from tests.i18n import pseudo
+from tests.i18n.pseudo import open_pseudo, shown_texts
 
 SMALL = {"seq_len": "20", "batch": "16", "features": "16", "steps": "50", "chunk": "10"}
 
@@ -116,18 +121,18 @@ def test_exact_zeros_before_a_cut_are_counted_in_russian(before, russian):
 def test_training_steps_are_counted_in_russian(step, russian):
     grads = grads_table([-0.5 * (10 - t) for t in range(11)], step=step)
     said = in_each(lambda: plots.describe_decay_back(grads)[0])
-    assert said["ru"].startswith(russian + ", h: ×3,16 за каждый шаг назад")
+    assert said["ru"].startswith(russian + ", h: ×0,316 за каждый шаг назад") and "0,602 шага" in said["ru"]
     assert said["zh"].startswith(f"训练 {step} 步后，h：")
     name = in_each(lambda: plots.grad_through_time_figure(grads).data[0].name)
     assert name["ru"] == russian.replace("После", "после") + ", h"
 
 
 def test_a_zeros_cause_is_a_whole_sentence_with_its_step_in_each_language():
-    for cause, words in (("saturated", ("饱和", "±44")), ("gate", ("门", "")), ("cancelled", ("权重", ""))):
+    for cause, words in (("saturated", ("导数", "±44")), ("gate", ("门", "")), ("cancelled", ("权重", ""))):
         said = in_each(lambda cause=cause: logscale.describe_zero(cause, 1234, "h", 0))
         assert said["en"].startswith("||dL/dh_0|| is exactly 0: at step 1234, ")
         assert said["zh"].startswith("||dL/dh_0|| 恰好为 0：在第 1234 步，") and all(w in said["zh"] for w in words)
-        assert said["ru"].startswith(f"||dL/dh_0|| — ровно 0: на шаге 1{NBSP}234 ")
+        assert said["ru"].startswith("||dL/dh_0|| — ровно 0: на шаге 1234 ")
     unread = in_each(lambda: logscale.describe_zero("unread", -1, "c", 20))
     assert "LSTM" in unread["zh"] and "LSTM" in unread["ru"] and "||dL/dc_20||" in unread["ru"]
 
@@ -136,7 +141,7 @@ def test_a_progress_note_made_in_a_worker_is_kept_and_said_in_the_readers_langua
     note = Msg("Probing the {cell} at T = {T} ({n} of {total})…", cell=Msg("LSTM"), T=1000, n=1, total=2)
     said = in_each(lambda: str(note))
     assert said["en"] == "Probing the LSTM at T = 1000 (1 of 2)…"
-    assert said["ru"] == f"Измеряем LSTM при T = 1{NBSP}000 (1 из 2)…" and "T = 1000" in said["zh"]
+    assert said["ru"] == "Измеряем LSTM при T = 1000 (1 из 2)…" and "T = 1000" in said["zh"]
 
 
 # ---- charts --------------------------------------------------------------------------------------------------
@@ -145,7 +150,7 @@ def test_the_decay_chart_speaks_the_readers_language():
     fits = probes.fit_decay(sweep)
     figs = in_each(lambda: plots.decay_figure(sweep, fits, {"lstm": "LSTM"}))
     zh, ru, en = figs["zh"], figs["ru"], figs["en"]
-    assert en.layout.title.text.startswith("Gradient reaching the initial carry")
+    assert en.layout.title.text.replace("<br>", " ").startswith("Gradient reaching the initial carry")
     assert "到达初始状态的梯度" in zh.layout.title.text and zh.layout.font.family.startswith("Source Sans")
     assert ru.layout.separators == ", " and "длина последовательности" in ru.layout.xaxis.title.text
     halving = fits["halving_steps"][0]
@@ -163,10 +168,11 @@ def test_the_gradient_chart_names_its_zeros_and_hovers_in_the_readers_language()
     grads = grads_table([-np.inf, -np.inf, -3.0, -2.0], causes=["gate", "gate", "", ""], at=[2, 2, -1, -1])
     fig = in_each(lambda: plots.grad_through_time_figure(grads))
     zeros = next(t for t in fig["ru"].data if t.legendgroup == "zero gate")
-    assert zeros.name == "ровно 0: закрытый вентиль" and zeros.hovertext[0].startswith("||dL/dh_1|| — ровно 0")
+    assert zeros.name == "ровно 0: закрытый вентиль"
+    assert zeros.hovertext[0].startswith("||dL/dh_0|| — ровно 0: на шаге 2 ")
     assert fig["zh"].data[0].customdata[0] == "float32 中为 0" and fig["zh"].data[0].customdata[2] == "1.000×10⁻³"
     assert fig["ru"].data[0].customdata[2] == "1,000·10⁻³"
-    assert fig["en"].data[0].customdata == [probes.format_log10(v) for v in grads["log10"]]
+    assert list(fig["en"].data[0].customdata) == [probes.format_log10(v) for v in grads["log10"]]
     assert "时间步 t" in fig["zh"].layout.xaxis.title.text
 
 
@@ -181,13 +187,13 @@ def test_true_size_floors_are_labelled_in_the_readers_language():
 
 
 def test_a_marked_step_is_labelled_with_its_number_the_readers_way():
-    assert in_each(lambda: plots.t_label(1500)) == {"en": "t = 1500", "zh": "t = 1500", "ru": f"t = 1{NBSP}500"}
+    assert in_each(lambda: plots.t_label(1500)) == {"en": "t = 1500", "zh": "t = 1500", "ru": "t = 1500"}
 
 
 # ---- wrapping titles -----------------------------------------------------------------------------------------
 def test_english_titles_wrap_as_before():
     title = "Gradient of the loss with respect to the carry at each time step"
-    assert plots.wrap_title(title) == "Gradient of the loss with respect to<br>the carry at each time step"
+    assert plots.wrap_title(title) == "Gradient of the loss with respect<br>to the carry at each time step"
     assert plots.wrap_title("Loss") == "Loss"
 
 
@@ -218,6 +224,23 @@ def test_styled_chinese_title_gets_two_lines_and_room_for_them():
 SIDEBAR_KEYS = ("w_",)  # the sidebar's settings belong to another area
 
 
+INNERMOST = re.compile(re.escape(pseudo.PSEUDO_OPEN) + "[^" + pseudo.PSEUDO_OPEN + pseudo.PSEUDO_CLOSE + "]*"
+                       + re.escape(pseudo.PSEUDO_CLOSE))
+
+
+def english_left(text: str) -> list[str]:
+    """:func:`tests.i18n.pseudo.english_left` for messages nested in messages (⟦Model: ⟦LSTM⟧ with ...⟧): the
+    innermost marks are taken out first, so that a message's own words after a nested one count as marked."""
+    while INNERMOST.search(text):
+        text = INNERMOST.sub(" ", text)
+    return pseudo.english_left(text)
+
+
+def unmarked(at) -> list[tuple[str, str, list[str]]]:
+    """:func:`tests.i18n.pseudo.unmarked` with nested messages (:func:`english_left`)."""
+    return [(where, text[:160], words) for where, text in shown_texts(at) if (words := english_left(text))]
+
+
 def _unmarked_outside_sidebar(at) -> list:
     """unmarked(at), less the sidebar's settings widgets (another area converts those)."""
     sidebar = set()
@@ -234,19 +257,24 @@ def _unmarked_outside_sidebar(at) -> list:
 def test_the_gradient_flow_page_in_the_pseudo_language(monkeypatch):
     at = open_pseudo("gradients", monkeypatch, **SMALL, cell="lstm")
     assert any("⟦" in str(e.value) for e in at.title)
-    at.multiselect(key="w_sweep_cells").set_value(["simple", "gru"])
-    at.text_input(key="w_sweep_lengths").input("5, 10, 20")
-    at.radio(key="w_sweep_weights").set_value("untrained")
-    next(b for b in at.button if "Run sweep" in b.label).click().run()
+    with using(PSEUDO):  # the widgets' format_func translates: AppTest calls it outside the script run
+        at.multiselect(key="w_sweep_cells").set_value(["simple", "gru"])
+        at.radio(key="w_sweep_weights").set_value("untrained")
+        at.text_input(key="w_sweep_lengths").input("5, 10, 20")
+        next(b for b in at.button if "Run sweep" in b.label).click().run()
     assert not at.exception, [e.value for e in at.exception]
     texts = [text for _where, text in shown_texts(at)]
     assert any("halves every" in text or "no decay fitted" in text for text in texts)  # the sweep's fits are shown
     assert _unmarked_outside_sidebar(at) == []
     # an error of the sweep's form, and the last sweep that worked
-    at.text_input(key="w_sweep_lengths").input("5, x")
-    next(b for b in at.button if "Run sweep" in b.label).click().run()
+    with using(PSEUDO):
+        at.text_input(key="w_sweep_lengths").input("5, x")
+        next(b for b in at.button if "Run sweep" in b.label).click().run()
     assert at.error and not at.exception
-    assert _unmarked_outside_sidebar(at) == []
+    # the form's parse error is rnnlab.sharing.urlstate's (another area converts it): left out when still English
+    urlstate_error = escape_markdown(str(parse_lengths("5, x")[1]))[:160]
+    assert [found for found in _unmarked_outside_sidebar(at) if found[1] != urlstate_error] == []
+    assert any("⟦" in text for _where, text in shown_texts(at) if _where == "caption")  # the last sweep that worked
 
 
 def test_the_page_reads_in_russian_with_its_numbers(monkeypatch):
