@@ -481,8 +481,8 @@ def _train_round(progress: _Progress, max_seconds: float | None) -> bool:
         _train_part(progress, group, max_seconds)
         # kept as a message: made in a worker thread, shown in the reader's language on the page
         # TRANSLATORS: progress of a sweep: training step {step} of {steps}, compiled program {n} of {total}
-        note = Msg("step {step} / {steps} of program {n} of {total}", step=group.step, steps=progress.steps,
-                   n=number, total=len(groups))
+        note = Note(N_("step {step} / {steps} of program {n} of {total}"), step=group.step, steps=progress.steps,
+                    n=number, total=len(groups))
         if not progress.report(note):
             return False
     return True
@@ -515,7 +515,21 @@ def _train_part(progress: _Progress, group: _Group, max_seconds: float | None) -
     group.step += n_active
 
 
-MEASURING = Msg("Measuring the gradient that reaches the initial carry…")  # a progress note, made in a worker
+class Note(Msg):
+    """A progress note, kept as a message (made in a worker thread, shown in the reader's language on the page),
+    that also equals its text in the current language ("step 5 / 15 of program 1 of 2" in English)."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            return str(self) == other
+        return super().__eq__(other)
+
+    __hash__ = Msg.__hash__
+
+
+MEASURING = Note(N_("Measuring the gradient that reaches the initial carry…"))  # a progress note, made in a worker
 
 
 def _collect(progress: _Progress, seconds: float, stopped: bool) -> SweepResult:
@@ -555,9 +569,9 @@ def _probe_h0(group: _Group, config: Config, host_params, roots) -> list[H0Size]
     return out
 
 
-def _compiling(number: int, total: int, static: Static) -> Msg:
+def _compiling(number: int, total: int, static: Static) -> Note:
     """The progress note before a compile, kept as a message (made in a worker thread, shown on the page)."""
     # TRANSLATORS: progress: compiling program {n} of {total}; {cell} is a cell's name, {mode} a carry mode's id
     # (fixed, noisy, learnable), {init} an initialiser's id (zeros, normal)
-    return Msg("Compiling program {n} of {total} ({cell}, {mode} carry, init {init})…", n=number, total=total,
-               cell=Msg(CELLS[static.cell].label), mode=static.carry_mode, init=static.carry_init)
+    return Note(N_("Compiling program {n} of {total} ({cell}, {mode} carry, init {init})…"), n=number, total=total,
+                cell=Msg(CELLS[static.cell].label), mode=static.carry_mode, init=static.carry_init)
