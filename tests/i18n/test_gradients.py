@@ -82,7 +82,7 @@ def test_values_below_float32_give_the_floor_and_the_smallest_size_in_each_langu
 @pytest.mark.parametrize("decades, russian", [(1, "порядок"), (2, "порядка"), (5, "порядков"), (21, "порядок"),
                                                (22, "порядка"), (46, "порядков")])
 def test_orders_of_magnitude_are_counted_in_russian(decades, russian):
-    axis = plots.Log10Axis(-40.0, 0.0, -39.0, ("float32",), plots.F64_LOG10_FLOOR + decades)
+    axis = plots.Log10Axis(-40.0, 0.0, -39.0, ("float32",), probes.F64_LOG10_FLOOR + decades)
     said = in_each(lambda: plots.floors_note(axis))
     assert said["en"] == (f"float64's smallest normal number (2.2e-308) is not drawn: the smallest value is {decades} "
                           f"decade{'s' * (decades != 1)} above it.")
