@@ -71,12 +71,14 @@ def _wide(ch: str) -> bool:
 
 NO_LINE_START = set("，。、：；！？）」』】》”’,.:;!?)]}%")  # never at the start of a wrapped line
 NO_LINE_END = set("（「『【《“‘([{")  # never at the end of one
+CLAUSE_END = set("，、：；。")  # a wrapped Chinese title breaks after one of these where both lines fit
 
 
 def wrap_title(title: str, width: int = TITLE_LINE) -> str:
     """``title`` in two lines (joined by <br>) when wider than ``width`` (:func:`display_width`): at the space
     nearest its middle, or, in a title of wide characters (Chinese, without spaces), between two characters
-    nearest its middle (never before closing punctuation or after opening, never inside a Latin word)."""
+    nearest its middle (after a clause's punctuation where both lines fit; never before closing punctuation or after
+    opening, never inside a Latin word)."""
     if display_width(title) <= width:
         return title
     half = display_width(title) / 2
@@ -91,7 +93,10 @@ def wrap_title(title: str, width: int = TITLE_LINE) -> str:
               and title[i] not in NO_LINE_START and title[i - 1] not in NO_LINE_END]
     if not breaks:
         return title
-    cut = min(breaks, key=lambda i: abs(offsets[i] - half))
+    total = display_width(title)
+    after_stop = [i for i in breaks
+                  if title[i - 1] in CLAUSE_END and offsets[i] <= width and total - offsets[i] <= width]
+    cut = min(after_stop or breaks, key=lambda i: abs(offsets[i] - half))  # after a clause's end where both fit
     head, tail = title[:cut].rstrip(" "), title[cut:].lstrip(" ")
     return f"{head}<br>{tail}" if head and tail else title
 

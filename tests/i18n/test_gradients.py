@@ -199,6 +199,8 @@ def test_english_titles_wrap_as_before():
 
 def test_chinese_titles_wrap_by_display_width():
     title = "连通性：最后的输出在多大程度上依赖每一步的输入"  # 24 wide characters: 48 columns, no space
+    assert plots.wrap_title(title) == "连通性：<br>最后的输出在多大程度上依赖每一步的输入"  # after the clause's colon
+    title = "每个时间步上损失关于状态的梯度以及它与序列长度之间的关系"  # no punctuation: in the middle
     wrapped = plots.wrap_title(title)
     assert "<br>" in wrapped and wrapped.replace("<br>", "") == title
     head, tail = wrapped.split("<br>")
