@@ -9,7 +9,9 @@ import streamlit as st
 from rnnlab import grids
 from rnnlab.config import ConfigError
 from rnnlab.figures import plots
+from rnnlab.i18n import N_, _, language, t, tn
 from rnnlab.model.cells import CELLS
+from rnnlab.model.tasks import TASKS
 from rnnlab.probing import probes
 from rnnlab.server import jobs
 from rnnlab.server.executor import Work
@@ -27,7 +29,7 @@ ss.setdefault("run", None)
 ss.setdefault("sweep_result", None)
 url = url_state()
 config = url.config
-st.title("Gradient flow")
+st.title(_("Gradient flow"))
 show_url_notes()
 
 
@@ -45,26 +47,50 @@ def current_model() -> tuple[Run, bool]:
 errors = config.validate()
 if errors:
     for message in errors:
-        st.error(message, icon=":material/block:")
+        st.error(str(message), icon=":material/block:")
     st.stop()
 
 queue_slot = st.empty()
 run, trained = current_model()
 cell = CELLS[config.cell]
-st.caption(f"Model: {cell.label} with {config.features} features on {run.program.task.label}, T = {config.seq_len}, "
-           f"{config.carry_mode} carry. Change it on the Explore page.")
-if not trained:
-    st.info("No trained run of these settings in this session, so this is the untrained model. Train it on "
-            "**Explore a cell** to see how the picture changes as the cell learns.", icon=":material/info:")
 
-st.subheader("1. ||dL/dh_t|| through time")
+def model_caption() -> str:
+    """Which model the page probes, in one sentence (one message per carry mode)."""
+    values = dict(cell=_(cell.label), task=_(run.program.task.label), T=config.seq_len)
+    if config.carry_mode == "fixed":
+        # TRANSLATORS: {cell} is a cell's name, {n} its hidden features, {task} the task's name, {T} its length
+        return tn("Model: {cell} with {n} feature on {task}, T = {T}, fixed carry. Change it on the Explore page.",
+                  "Model: {cell} with {n} features on {task}, T = {T}, fixed carry. Change it on the Explore page.",
+                  config.features, **values)
+    if config.carry_mode == "noisy":
+        # TRANSLATORS: {cell} is a cell's name, {n} its hidden features, {task} the task's name, {T} its length
+        return tn("Model: {cell} with {n} feature on {task}, T = {T}, noisy carry. Change it on the Explore page.",
+                  "Model: {cell} with {n} features on {task}, T = {T}, noisy carry. Change it on the Explore page.",
+                  config.features, **values)
+    if config.carry_mode == "learnable":
+        # TRANSLATORS: {cell} is a cell's name, {n} its hidden features, {task} the task's name, {T} its length
+        return tn("Model: {cell} with {n} feature on {task}, T = {T}, learnable carry. Change it on the Explore "
+                  "page.", "Model: {cell} with {n} features on {task}, T = {T}, learnable carry. Change it on the "
+                  "Explore page.", config.features, **values)
+    # TRANSLATORS: {mode} is a carry mode's id; the rest as "Model: {cell} with {n} features ..."
+    return tn("Model: {cell} with {n} feature on {task}, T = {T}, {mode} carry. Change it on the Explore page.",
+              "Model: {cell} with {n} features on {task}, T = {T}, {mode} carry. Change it on the Explore page.",
+              config.features, mode=config.carry_mode, **values)
+
+
+st.caption(model_caption())
+if not trained:
+    st.info(_("No trained run of these settings in this session, so this is the untrained model. Train it on "
+              "**Explore a cell** to see how the picture changes as the cell learns."), icon=":material/info:")
+
+st.subheader(_("1. ||dL/dh_t|| through time"))
 key = (id(run), run.step)
 if ss.get("grad_time_key") != key:
-    ss.grad_time = probe(jobs.grad_through_time, run, "gradient probe", "Probing the gradient at every time step",
-                         queue_slot)
+    ss.grad_time = probe(jobs.grad_through_time, run, N_("gradient probe"),
+                         _("Probing the gradient at every time step"), queue_slot)
     ss.grad_time_key = key
 if ss.get("conn_key") != key:  # part 3's probe, computed here: both charts share one axis to be compared
-    ss.conn = probe(jobs.connectivity, run, "connectivity probe", "Computing connectivity", queue_slot)
+    ss.conn = probe(jobs.connectivity, run, N_("connectivity probe"), _("Computing connectivity"), queue_slot)
     ss.conn_key = key
 grads = ss.grad_time
 axis = plots.log10_axis(plots.log10_column(grads, "grad_norm"), plots.log10_column(ss.conn, "connectivity"))
@@ -72,17 +98,18 @@ marked_chart(st, plots.grad_through_time_figure(grads, axis), "grad_time_chart",
 last_t = grads["t"].max()
 final_c = (grads["leaf"] == "c") & (grads["t"] == last_t)
 if final_c.any():
-    st.caption(f"The gradient with respect to the final cell state c at t = {last_t} is exactly 0: nothing reads "
-               "it after the last step, so it is marked at the bottom of the chart, not drawn on the line.")
+    # TRANSLATORS: {t} is the last time step
+    st.caption(t("The gradient with respect to the final cell state c at t = {t} is exactly 0: nothing reads it after "
+                 "the last step, so it is marked at the bottom of the chart, not drawn on the line.", t=int(last_t)))
 for sentence in plots.describe_exact_zeros(grads):
     st.caption(sentence)
 below = plots.describe_below_float32(plots.log10_column(grads, "grad_norm"), "||dL/dh_t||")
 note = plots.floors_note(axis)
 if below or note:
-    st.caption(" ".join(part for part in (below, note) if part))
+    st.caption(plots.join_sentences(below, note))
 st.markdown("\n".join(f"- {sentence}" for sentence in plots.describe_decay_back(grads)))
-with st.expander("What am I looking at?"):
-    st.markdown(
+with st.expander(_("What am I looking at?")):
+    st.markdown(_(
         "For every time step t, the norm (over the batch and units) of the gradient of the loss with respect to "
         "the carry h_t. t = 0 is the gradient that reaches the initial carry. The backward pass keeps the "
         "gradient's size as a logarithm, so each value is shown at its true size, also far below float32's "
@@ -90,34 +117,37 @@ with st.expander("What am I looking at?"):
         "is marked at the bottom and named by its cause. The axis is log10: a constant factor per step is a "
         "straight line, and the sentences above give each line's fitted factor per step back. "
         "Lines are drawn at the start, middle and end of training, so you can see the decay change as the cell "
-        "learns (as in RNNbow). LSTMs show c (dotted) and h (solid).")
+        "learns (as in RNNbow). LSTMs show c (dotted) and h (solid)."))
 
-st.subheader("2. The gradient that reaches the initial carry, against sequence length")
+st.subheader(_("2. The gradient that reaches the initial carry, against sequence length"))
 vector_cells = [n for n, c in CELLS.items() if not c.spatial]
 left, middle, right = st.columns([2, 2, 3])
 kept("w_sweep_cells", list(url.sweep_cells))
 kept("w_sweep_lengths", ", ".join(map(str, url.sweep_lengths)))
 kept("w_sweep_weights", url.sweep_weights)
-chosen = left.multiselect("Cells", vector_cells, format_func=lambda n: CELLS[n].label, key="w_sweep_cells")
-lengths_text = middle.text_input("Sequence lengths T (comma-separated)", key="w_sweep_lengths")
+chosen = left.multiselect(_("Cells"), vector_cells, format_func=lambda n: _(CELLS[n].label), key="w_sweep_cells")
+lengths_text = middle.text_input(_("Sequence lengths T (comma-separated)"), key="w_sweep_lengths")
 training = grids.SWEEP_TRAINING
+# TRANSLATORS: an option: {n} training steps at sequence length {T}
+trained_label = tn("trained briefly ({n} step at T = {T})", "trained briefly ({n} steps at T = {T})",
+                   training["steps"], T=training["seq_len"])
 weights = right.radio(
-    "Weights", grids.SWEEP_WEIGHTS, key="w_sweep_weights", horizontal=True,
-    format_func={"trained": f"trained briefly ({training['steps']} steps at T = {training['seq_len']})",
-                 "untrained": "untrained (as initialised)"}.get,
-    help="Trained: each cell first learns the task for a moment (the same training for everyone, done once "
-         "per server), which is when gates learn to keep the gradient. Untrained: Flax's initial weights.")
+    _("Weights"), grids.SWEEP_WEIGHTS, key="w_sweep_weights", horizontal=True,
+    format_func={"trained": trained_label, "untrained": _("untrained (as initialised)")}.get,
+    help=_("Trained: each cell first learns the task for a moment (the same training for everyone, done once "
+           "per server), which is when gates learn to keep the gradient. Untrained: Flax's initial weights."))
 url.sweep_weights = weights
-st.button("Run sweep", icon=":material/play_arrow:", on_click=lambda: ss.update(sweep_requested=True))
-planned_cells, _ = parse_cells(",".join(chosen))
-planned_lengths, _ = parse_lengths(lengths_text)
+st.button(_("Run sweep"), icon=":material/play_arrow:", on_click=lambda: ss.update(sweep_requested=True))
+planned_cells, _unused = parse_cells(",".join(chosen))
+planned_lengths, _unused = parse_lengths(lengths_text)
 sweep_base = config if not run.program.task.spatial else replace(config, task="adding")
 if planned_cells and planned_lengths and not any(  # a sweep that can run goes into the URL: a reload keeps it
         replace(sweep_base, cell=c, seq_len=T).validate() for c in planned_cells for T in planned_lengths):
     url.sweep_cells, url.sweep_lengths = planned_cells, planned_lengths
 if planned_cells and planned_lengths and not run.program.task.spatial:
-    st.caption(f"Run sweep: {probes.estimate_decay_sweep(config, planned_cells, planned_lengths, weights)}. "
-               "Any click stops it between two probes.")
+    # TRANSLATORS: {estimate} says how long the sweep will take ("about 12 s, 3 s of it compiling")
+    st.caption(t("Run sweep: {estimate}. Any click stops it between two probes.",
+                 estimate=probes.estimate_decay_sweep(config, planned_cells, planned_lengths, weights)))
 
 sweep_error = None
 if ss.pop("sweep_requested", False) or ss.pop("autorun_pending", False):
@@ -131,55 +161,70 @@ if ss.pop("sweep_requested", False) or ss.pop("autorun_pending", False):
                 for T in lengths:
                     problems = replace(base, cell=c, seq_len=T).validate()
                     if problems:
-                        raise ConfigError([f"{CELLS[c].label} at T = {T}: " + " ".join(problems)])
+                        # TRANSLATORS: {cell} is a cell's name at sequence length {T}; {problems} what is wrong
+                        raise ConfigError([t("{cell} at T = {T}: {problems}", cell=_(CELLS[c].label), T=T,
+                                             problems=plots.join_sentences(*map(str, problems)))])
             need = max(replace(base, cell=c, seq_len=T).memory_bytes() for c in cells for T in lengths)
 
             sweep_key = ("decay_sweep", base, tuple(cells), tuple(lengths), weights)
             sweep, fits = run_job(Work(jobs.decay_sweep, (base, list(cells), list(lengths), weights), kind="sweep",
-                                       label="gradient sweep", memory_bytes=need, client=client_id(), key=sweep_key),
-                                  st.empty(), progress="Decay sweep")
+                                       label=N_("gradient sweep"), memory_bytes=need, client=client_id(),
+                                       key=sweep_key), st.empty(), progress=_("Decay sweep"))
             ss.sweep_result = (sweep, fits, base.task, weights)
         except ConfigError as e:
-            sweep_error = " ".join(e.messages)
+            sweep_error = plots.join_sentences(*map(str, e.messages))
         except Exception as e:  # noqa: BLE001 - a message, never a traceback; the last sweep stays
-            sweep_error = f"The sweep failed: {error_text(e)}"
+            # TRANSLATORS: {error} is the error's type and message, as Python gives it (in English)
+            sweep_error = t("The sweep failed: {error}", error=error_text(e))
 write_url(url)
 if sweep_error:
-    st.error(escape_markdown(sweep_error), icon=":material/block:")
+    st.error(escape_markdown(str(sweep_error)), icon=":material/block:")
     if ss.sweep_result is not None:
         last = ss.sweep_result[0]
-        st.caption(f"The chart below is the last sweep that worked: "
-                   f"{', '.join(CELLS[c].label for c in dict.fromkeys(last['cell']))} at T = "
-                   f"{', '.join(str(t) for t in sorted(set(last['T'])))}.")
+        # TRANSLATORS: {cells} lists cells' names (LSTM, GRU); {lengths} the sequence lengths (10, 20, 40)
+        st.caption(t("The chart below is the last sweep that worked: {cells} at T = {lengths}.",
+                     cells=", ".join(_(CELLS[c].label) for c in dict.fromkeys(last["cell"])),
+                     lengths=", ".join(str(T) for T in sorted(set(last["T"])))))
 if ss.sweep_result is not None:
     sweep, fits, task_name, swept_weights = ss.sweep_result
-    labels = {name: spec.label for name, spec in CELLS.items()}
+    labels = {name: _(spec.label) for name, spec in CELLS.items()}
     sweep_axis = plots.log10_axis(plots.log10_column(sweep, "h0_grad_norm"))
     chart(st, plots.decay_figure(sweep, fits, labels, sweep_axis), key="decay")
     for row in fits.itertuples():
-        st.markdown(f"- **{CELLS[row.cell].label}**: {probes.describe_fit(row.rate_per_step, row.halving_steps)}.")
+        # TRANSLATORS: a list item: {cell} is a cell's name, {fit} the fitted decay ("×0.787 per step: ...")
+        st.markdown(t("- **{cell}**: {fit}.", cell=_(CELLS[row.cell].label),
+                      fit=probes.describe_fit(row.rate_per_step, row.halving_steps)))
     sizes = sweep.assign(log10=plots.log10_column(sweep, "h0_grad_norm"))
     table = sizes.pivot(index="T", columns="cell", values="log10")[list(fits["cell"])].rename(columns=labels)
-    st.dataframe(table.map(probes.format_log10))
+    zero_text = _(probes.ZERO_GRADIENT)  # the table's sizes stay machine format; an exact 0 is said in words
+    st.dataframe(table.map(lambda v: zero_text if v == -float("inf") else probes.format_log10(v)))
     zeros = sweep[sweep["zero_cause"] != ""] if "zero_cause" in sweep else sweep.iloc[:0]
     for row in zeros.itertuples():
-        st.caption(f"{CELLS[row.cell].label} at T = {row.T}: "
-                   f"{probes.describe_zero(row.zero_cause, row.zero_at, 'h', 0)}")
+        # TRANSLATORS: {cell} is a cell's name at sequence length {T}; {sentence} why its gradient is exactly 0
+        st.caption(t("{cell} at T = {T}: {sentence}", cell=_(CELLS[row.cell].label), T=row.T,
+                     sentence=probes.describe_zero(row.zero_cause, row.zero_at, "h", 0)))
     below = plots.describe_below_float32(sizes["log10"], "||dL/dh_0||")
     note = plots.floors_note(sweep_axis)
     if below or note:
-        st.caption(" ".join(part for part in (below, note) if part))
+        st.caption(plots.join_sentences(below, note))
+    # the task by its id in English (as it always read), by its name in the other languages
+    task_words = task_name if language() == "en" or task_name not in TASKS else _(TASKS[task_name].label)
     if swept_weights == "trained":
-        st.caption(f"Each cell trained for {training['steps']} steps on the {task_name} task at T = "
-                   f"{training['seq_len']} (seed {config.seed}), then probed at every T. Compare with the "
-                   "untrained weights: there, every cell forgets about equally fast.")
+        # TRANSLATORS: {n} training steps on the task {task} at sequence length {T}, with random seed {seed}
+        st.caption(tn("Each cell trained for {n} step on the {task} task at T = {T} (seed {seed}), then probed at "
+                      "every T. Compare with the untrained weights: there, every cell forgets about equally fast.",
+                      "Each cell trained for {n} steps on the {task} task at T = {T} (seed {seed}), then probed at "
+                      "every T. Compare with the untrained weights: there, every cell forgets about equally fast.",
+                      training["steps"], task=task_words, T=training["seq_len"], seed=config.seed))
     else:
-        st.caption(f"Untrained weights (seed {config.seed}) on the {task_name} task: every cell forgets about "
-                   "equally fast before training. Choose the trained weights to see the gates at work.")
+        # TRANSLATORS: {task} is the task's name, {seed} the random seed
+        st.caption(t("Untrained weights (seed {seed}) on the {task} task: every cell forgets about equally fast "
+                     "before training. Choose the trained weights to see the gates at work.",
+                     seed=config.seed, task=task_words))
 else:
-    st.caption("Pick cells and lengths and press **Run sweep**.")
-with st.expander("Why does it decay, and why do gated cells keep it longer?"):
-    st.markdown(
+    st.caption(_("Pick cells and lengths and press **Run sweep**."))
+with st.expander(_("Why does it decay, and why do gated cells keep it longer?")):
+    st.markdown(_(
         r"""By the chain rule, $\partial L/\partial h_k = \sum_{t \ge k} \partial L_t/\partial h_t
 \prod_{i=k+1}^{t} \partial h_i/\partial h_{i-1}$: a **product of Jacobians**, one per step back.
 For a simple cell $h_t = \tanh(W h_{t-1} + U x_t + b)$, each Jacobian is $\mathrm{diag}(\tanh')\,W$; when the
@@ -194,16 +239,16 @@ the gate starts half open) an *untrained* LSTM or GRU forgets about as fast as a
 with untrained weights shows; training is what opens the path, as the sweep with trained weights shows (and
 part 1, by comparing start and end of training).
 The gradient reaching a learned initial carry is the last term of this product, so on long sequences it gets
-almost no signal unless the loss also covers early steps.""")
+almost no signal unless the loss also covers early steps."""))
 
-st.subheader("3. Connectivity: which inputs the last output depends on")
+st.subheader(_("3. Connectivity: which inputs the last output depends on"))
 marked_chart(st, plots.connectivity_figure(ss.conn, axis), "connectivity_chart", 1, len(ss.conn))
 conn_below = plots.describe_below_float32(plots.log10_column(ss.conn, "connectivity"), "||dy_T/dx_t||")
 if conn_below:
     st.caption(conn_below)
-with st.expander("What am I looking at?"):
-    st.markdown(
+with st.expander(_("What am I looking at?")):
+    st.markdown(_(
         "The norm of the Jacobian of the model's output at the last step with respect to the input at each "
         "step t, averaged over the evaluation batch: how strongly the final answer can still be moved by each "
         "input. A cell that remembers keeps it high far back; a forgetting cell is sensitive only to the last "
-        "few inputs (Madsen, \"Visualizing memorization in RNNs\", Distill 2019).")
+        "few inputs (Madsen, \"Visualizing memorization in RNNs\", Distill 2019)."))

@@ -17,12 +17,15 @@ from collections.abc import Sequence
 import jax
 import jax.numpy as jnp
 
+from rnnlab.i18n import N_
+
 F32_TINY = 1.1754943508222875e-38  # float32's smallest normal number (np.finfo(np.float32).tiny)
 F64_TINY = 2.2250738585072014e-308  # float64's (np.finfo(np.float64).tiny)
 F32_LOG10_FLOOR = math.log10(F32_TINY)  # about -37.93: a float32 gradient below this comes out 0
 F64_LOG10_FLOOR = math.log10(F64_TINY)  # about -307.65: a float64 one below this loses precision, then is 0
 
-ZERO_NORM = "0 in float32"  # how an exact 0 is shown
+ZERO_NORM = N_("0 in float32")  # how an exact 0 is shown (in tables; translated where shown in prose: _())
+# English, for logs; the charts say it in the reader's language (rnnlab.figures.plots.zero_hover)
 ZERO_CAUSES = ("every element of the gradient fell below float32's smallest normal number (about 1.2e-38; smaller "
                "results are flushed to 0) or passed through units so saturated that their derivative is 0 in float32")
 

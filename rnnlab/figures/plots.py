@@ -2,26 +2,42 @@
 
 from __future__ import annotations
 
-import itertools
 import math
-from dataclasses import dataclass
+import unicodedata
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from rnnlab.i18n import language_layout
+from rnnlab.figures.log10_scale import (  # noqa: F401  (re-exported: the figures' names, as they always were)
+    FLOOR_COLOR,
+    FLOOR_DASH,
+    FLOOR_NEAR,
+    FLOORS_SHOWN,
+    MAX_QUOTED,
+    MAX_TICKS,
+    NARROW_MARGIN,
+    ZERO_NAMES,
+    Log10Axis,
+    add_exact_zeros,
+    apply_log10_axis,
+    log10_axis,
+    log10_column,
+    log10_ticks,
+    narrow_log_ticks,
+    power_text,
+    size_text,
+    step_range,
+)
+from rnnlab.i18n import N_, _, language, language_layout, t, tn, tp
 from rnnlab.norms import ZERO_CAUSES, ZERO_NORM
 from rnnlab.probing.probes import (
     F32_LOG10_FLOOR,
-    F64_LOG10_FLOOR,
-    describe_halving,
     describe_zero,
     fit_log10,
-    format_log10,
 )
 
-LEAF_NAMES = {"c": "cell state c", "h": "hidden state h"}
+LEAF_NAMES = {"c": N_("cell state c"), "h": N_("hidden state h")}  # translated where shown: leaf_name(leaf)
 LEAF_DASH = {"c": "dot", "h": "solid"}
 
 
@@ -32,19 +48,57 @@ NUMBER_AXIS = dict(exponentformat="power", separatethousands=True)
 
 
 # One time axis for every per-step chart, so that a step marked in one is the same step in all of them.
-STEP_AXIS = "time step t (step t reads input t)"
-CARRY_AXIS = "time step t (0 = initial carry; step t reads input t)"
+STEP_AXIS = N_("time step t (step t reads input t)")  # translated where shown: _(STEP_AXIS)
+CARRY_AXIS = N_("time step t (0 = initial carry; step t reads input t)")
 
-TITLE_LINE = 44  # characters: a longer title is wrapped in two lines, as Plotly does not wrap on a phone
+
+def leaf_name(leaf: str) -> str:
+    """A carry leaf's name in the reader's language ('hidden state h'); an unknown leaf as it is."""
+    return _(LEAF_NAMES[leaf]) if leaf in LEAF_NAMES else leaf
+
+TITLE_LINE = 44  # characters (a wide one counts 2): a longer title is wrapped in two lines, as Plotly does not
+# wrap on a phone
+
+
+def display_width(text: str) -> int:
+    """How wide ``text`` is drawn, in narrow characters: a wide or full-width one (Chinese) counts 2."""
+    return sum(2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1 for ch in text)
+
+
+def _wide(ch: str) -> bool:
+    return unicodedata.east_asian_width(ch) in ("W", "F")
+
+
+NO_LINE_START = set("，。、：；！？）」』】》”’,.:;!?)]}%")  # never at the start of a wrapped line
+NO_LINE_END = set("（「『【《“‘([{")  # never at the end of one
+CLAUSE_END = set("，、：；。")  # a wrapped Chinese title breaks after one of these where both lines fit
 
 
 def wrap_title(title: str, width: int = TITLE_LINE) -> str:
-    """``title`` in two lines (joined by <br>) at the space nearest its middle when longer than ``width``."""
-    if len(title) <= width or " " not in title:
+    """``title`` in two lines (joined by <br>) when wider than ``width`` (:func:`display_width`): at the space
+    nearest its middle, or, in a title of wide characters (Chinese, without spaces), between two characters
+    nearest its middle (after a clause's punctuation where both lines fit; never before closing punctuation or after
+    opening, never inside a Latin word)."""
+    if display_width(title) <= width:
         return title
+    half = display_width(title) / 2
+    offsets = [display_width(title[:i]) for i in range(len(title) + 1)]
     spaces = [i for i, ch in enumerate(title) if ch == " "]
-    cut = min(spaces, key=lambda i: abs(i - len(title) / 2))
-    return f"{title[:cut]}<br>{title[cut + 1:]}"
+    if spaces and not any(_wide(ch) for ch in title):
+        cut = min(spaces, key=lambda i: abs(offsets[i] - half))
+        return f"{title[:cut]}<br>{title[cut + 1:]}"
+    # a break between two characters where one is wide (or at a space); never inside a Latin word or number
+    breaks = [i for i in range(1, len(title))
+              if (title[i - 1] == " " or title[i] == " " or _wide(title[i - 1]) or _wide(title[i]))
+              and title[i] not in NO_LINE_START and title[i - 1] not in NO_LINE_END]
+    if not breaks:
+        return title
+    total = display_width(title)
+    after_stop = [i for i in breaks
+                  if title[i - 1] in CLAUSE_END and offsets[i] <= width and total - offsets[i] <= width]
+    cut = min(after_stop or breaks, key=lambda i: abs(offsets[i] - half))  # after a clause's end where both fit
+    head, tail = title[:cut].rstrip(" "), title[cut:].lstrip(" ")
+    return f"{head}<br>{tail}" if head and tail else title
 
 
 def style_figure(fig: go.Figure, title: str, x: str, y: str, log_y: bool = False) -> go.Figure:
@@ -96,15 +150,18 @@ def clickable(fig: go.Figure) -> go.Figure:
     return fig
 
 
+def t_label(step: int) -> str:
+    """The label of a marked step: 't = 12' (its number written the reader's way)."""
+    # TRANSLATORS: the label of the time step marked in a chart (notation: keep "t =")
+    return t("t = {t}", t=step)
+
+
 def marked_figure(fig: go.Figure, t: int, first: int, last: int, offset: float = 0.0) -> go.Figure:
     """A per-step ``fig`` (x = step + ``offset``, steps ``first``..``last``) with step ``t`` marked when it is
     among them, and clickable."""
     if first <= t <= last:
-        mark_step(fig, t + offset, f"t = {t}")
+        mark_step(fig, t + offset, t_label(t))
     return clickable(fig)
-
-
-NARROW_MARGIN = 1.3  # a narrow log axis reaches this factor beyond its smallest and largest value
 
 
 def log_span(fig: go.Figure) -> tuple[float, float] | None:
@@ -114,23 +171,16 @@ def log_span(fig: go.Figure) -> tuple[float, float] | None:
     return (min(values), max(values)) if values else None
 
 
-def narrow_log_ticks(lo: float, hi: float) -> list[float] | None:
-    """For a log axis whose values (``lo`` to ``hi``, positive) span less than two decades: ticks at 1, 2 and 5
-    times the powers of ten in the range, so that more than one is labelled, written as plain numbers (0.2, 0.5,
-    1). None otherwise."""
-    if math.log10(hi / lo) >= 2:
-        return None
-    first, last = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
-    ticks = [m * 10.0**e for e in range(first, last + 1) for m in (1, 2, 5)
-             if lo / NARROW_MARGIN <= m * 10.0**e <= hi * NARROW_MARGIN]
-    if len(ticks) < 2:  # a very narrow range: label its two ends
-        ticks = sorted({float(f"{lo:.2g}"), float(f"{hi:.2g}")})
-    return ticks if len(ticks) >= 2 else None
-
-
-ZERO_LABEL = ZERO_NORM
+ZERO_LABEL = ZERO_NORM  # translated where shown: _(ZERO_LABEL)
 ZERO_HOVER = (f"exactly 0 in float32: on its way back, {ZERO_CAUSES}; drawn at the bottom of the "
-              "log axis")
+              "log axis")  # English; zero_hover() is the reader's language
+
+
+def zero_hover() -> str:
+    """:data:`ZERO_HOVER` in the reader's language: why a norm shown as an exact 0 is 0."""
+    return _("exactly 0 in float32: on its way back, every element of the gradient fell below float32's smallest "
+             "normal number (about 1.2e-38; smaller results are flushed to 0) or passed through units so saturated "
+             "that their derivative is 0 in float32; drawn at the bottom of the log axis")
 
 
 def log_floor(*columns: pd.Series | np.ndarray) -> float:
@@ -148,31 +198,35 @@ def add_zeros(fig: go.Figure, x, y: pd.Series, floor: float, color: str | None =
     if not zero.any():
         return
     xs = pd.Series(list(x))[zero]
-    fig.add_trace(go.Scatter(x=xs, y=[floor] * int(zero.sum()), mode="markers", name=ZERO_LABEL,
-                             legendgroup="zero", showlegend=showlegend, hovertext=ZERO_HOVER, hoverinfo="text+x",
+    fig.add_trace(go.Scatter(x=xs, y=[floor] * int(zero.sum()), mode="markers", name=_(ZERO_LABEL),
+                             legendgroup="zero", showlegend=showlegend, hovertext=zero_hover(), hoverinfo="text+x",
                              marker=dict(symbol="triangle-down-open", size=10, color=color or "black")))
 
 
 def loss_figure(steps: pd.DataFrame, evals: pd.DataFrame, baseline: float, baseline_text: str) -> go.Figure:
     """Training loss per step and evaluation loss (log scale), with the memoryless baseline as a line."""
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=steps["step"], y=steps["loss"], mode="lines", name="training loss"))
-    fig.add_trace(go.Scatter(x=evals["step"], y=evals["eval_loss"], mode="markers+lines", name="evaluation loss",
-                             line=dict(dash="dot")))
+    fig.add_trace(go.Scatter(x=steps["step"], y=steps["loss"], mode="lines", name=_("training loss")))
+    fig.add_trace(go.Scatter(x=evals["step"], y=evals["eval_loss"], mode="markers+lines",
+                             name=_("evaluation loss"), line=dict(dash="dot")))
     last = max(1, int(steps["step"].max()) if len(steps) else 1)
     fig.add_trace(go.Scatter(x=[0, last], y=[baseline, baseline], mode="lines",
-                             name=f"memoryless baseline {baseline:.4g}", line=dict(color="gray", dash="dash"),
-                             hovertext=baseline_text, hoverinfo="text"))
-    return style_figure(fig, "Loss", "training step", "loss (log scale)", log_y=True)
+                             name=t("memoryless baseline {value:.4g}", value=baseline),
+                             line=dict(color="gray", dash="dash"), hovertext=baseline_text, hoverinfo="text"))
+    return style_figure(fig, _("Loss"), _("training step"), _("loss (log scale)"), log_y=True)
 
 
 def metric_figure(steps: pd.DataFrame, evals: pd.DataFrame, metric_name: str) -> go.Figure:
     """The task's readable metric (accuracy or MSE) per step, and at each evaluation."""
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=steps["step"], y=steps["metric"], mode="lines", name=f"training {metric_name}"))
+    # TRANSLATORS: {metric} is the task's metric, already translated (accuracy, MSE)
+    fig.add_trace(go.Scatter(x=steps["step"], y=steps["metric"], mode="lines",
+                             name=t("training {metric}", metric=metric_name)))
+    # TRANSLATORS: {metric} is the task's metric, already translated (accuracy, MSE)
     fig.add_trace(go.Scatter(x=evals["step"], y=evals["eval_metric"], mode="markers+lines",
-                             name=f"evaluation {metric_name}", line=dict(dash="dot")))
-    return style_figure(fig, f"Metric: {metric_name}", "training step", metric_name)
+                             name=t("evaluation {metric}", metric=metric_name), line=dict(dash="dot")))
+    # TRANSLATORS: a chart's title; {metric} is the task's metric, already translated (accuracy, MSE)
+    return style_figure(fig, t("Metric: {metric}", metric=metric_name), _("training step"), metric_name)
 
 
 def heatmap_bound(values: pd.Series) -> float:
@@ -187,10 +241,12 @@ def carry_heatmap(units: pd.DataFrame, leaf: str) -> go.Figure:
     table = units.pivot(index="unit", columns="step", values="value")
     bound = heatmap_bound(units["value"])
     fig = go.Figure(go.Heatmap(z=table.to_numpy(), x=[str(s) for s in table.columns], y=list(table.index),
-                               colorscale="RdBu", zmin=-bound, zmax=bound, colorbar=dict(title="value")))
+                               colorscale="RdBu", zmin=-bound, zmax=bound,
+                               colorbar=dict(title=tp("a unit's value in a heatmap", "value"))))
     fig.update_xaxes(type="category")
-    return style_figure(fig, f"Initial carry, {LEAF_NAMES.get(leaf, leaf)}: units against training step",
-                   "training step", "unit")
+    # TRANSLATORS: a chart's title; {leaf} is a carry leaf's name (hidden state h, cell state c)
+    return style_figure(fig, t("Initial carry, {leaf}: units against training step", leaf=leaf_name(leaf)),
+                        _("training step"), tp("a carry's unit (a heatmap's axis)", "unit"))
 
 
 def carry_distance_figure(distance: pd.DataFrame) -> go.Figure:
@@ -198,8 +254,9 @@ def carry_distance_figure(distance: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     for leaf, group in distance.groupby("leaf", sort=False):
         fig.add_trace(go.Scatter(x=group["step"], y=group["distance"], mode="lines+markers",
-                                 name=LEAF_NAMES.get(leaf, leaf), line=dict(dash=LEAF_DASH.get(leaf, "solid"))))
-    return style_figure(fig, "How far the initial carry moved", "training step", "||carry - carry at step 0||")
+                                 name=leaf_name(leaf), line=dict(dash=LEAF_DASH.get(leaf, "solid"))))
+    return style_figure(fig, _("How far the initial carry moved"), _("training step"),
+                        _("||carry - carry at step 0||"))
 
 
 def carry_pca_figure(pca: pd.DataFrame) -> go.Figure:
@@ -207,18 +264,21 @@ def carry_pca_figure(pca: pd.DataFrame) -> go.Figure:
     fig = go.Figure()
     for leaf, group in pca.groupby("leaf", sort=False):
         fig.add_trace(go.Scatter(
-            x=group["pc1"], y=group["pc2"], mode="lines+markers+text", name=LEAF_NAMES.get(leaf, leaf),
+            x=group["pc1"], y=group["pc2"], mode="lines+markers+text", name=leaf_name(leaf),
             text=[str(s) if i in (0, len(group) - 1) else "" for i, s in enumerate(group["step"])],
-            textposition="top center", hovertext=[f"step {s}" for s in group["step"]],
+            # TRANSLATORS: a training step, in a point's hover
+            textposition="top center", hovertext=[t("step {step}", step=s) for s in group["step"]],
             line=dict(dash=LEAF_DASH.get(leaf, "solid"))))
     explained = pca["explained"].iloc[0] if len(pca) else 1.0
-    return style_figure(fig, f"Path of the initial carry (PCA, {explained:.0%} of its variance)", "PC 1", "PC 2")
+    # TRANSLATORS: a chart's title; {share} is a percentage (45%)
+    return style_figure(fig, t("Path of the initial carry (PCA, {share:.0%} of its variance)", share=explained),
+                        _("PC 1"), _("PC 2"))
 
 
-def per_step_loss_figure(table: pd.DataFrame, step_baselines=None,
-                         title: str = "Loss at each time step of the sequence") -> go.Figure:
+def per_step_loss_figure(table: pd.DataFrame, step_baselines=None, title: str | None = None) -> go.Figure:
     """Loss at every time step of the sequence, one line per run (e.g. learned carry vs zero carry), with the
-    memoryless baseline of each step where the task scores it (``step_baselines``, NaN elsewhere)."""
+    memoryless baseline of each step where the task scores it (``step_baselines``, NaN elsewhere); ``title``
+    (already translated) or "Loss at each time step of the sequence"."""
     fig = go.Figure()
     for run, group in table.groupby("run", sort=False):
         fig.add_trace(go.Scatter(x=group["t"], y=group["loss"], mode="lines", name=str(run)))
@@ -228,156 +288,11 @@ def per_step_loss_figure(table: pd.DataFrame, step_baselines=None,
         one = int(scored.sum()) == 1
         fig.add_trace(go.Scatter(
             x=base.index[scored] if one else base.index, y=base[scored] if one else base.where(base > 0),
-            mode="markers" if one else "lines", name="memoryless baseline" + (" (scored step)" if one else ""),
+            mode="markers" if one else "lines",
+            name=_("memoryless baseline (scored step)") if one else _("memoryless baseline"),
             line=dict(color="gray", dash="dash"), marker=dict(color="gray", symbol="line-ew-open", size=16)))
-    return style_figure(fig, title, STEP_AXIS, "loss (log scale)", log_y=True)
-
-
-# ---- true sizes on a log10 axis (the gradient probes) ---------------------------------------------------------
-# A gradient probed at its true size may be 1e-600, and Plotly's log axis ends near float64's 1e-308: these
-# charts plot log10 on a linear axis and write its ticks as powers of ten.
-
-MAX_TICKS = 8  # labelled ticks on a log10 axis at most (readable on a phone)
-MAX_QUOTED = 6  # a decay chart of one cell with at most this many lengths writes each size beside its point
-FLOOR_NEAR = 10.0  # decades: a floor is drawn when the lowest value comes this close to it (see log10_axis)
-FLOORS_SHOWN = {  # the floors' lines: their log10, what they are, what they mean
-    "float32": (F32_LOG10_FLOOR, "float32's smallest normal number", "below it float32 gives 0"),
-    "float64": (F64_LOG10_FLOOR, "float64's smallest normal number", "below it float64 gives 0"),
-}
-FLOOR_COLOR = "#555555"
-FLOOR_DASH = {"float32": "dash", "float64": "dot"}
-ZERO_NAMES = {"unread": "exactly 0: read by nothing", "saturated": "exactly 0: saturated units",
-              "gate": "exactly 0: a closed gate", "cancelled": "exactly 0: cancelled by the weights",
-              "": "exactly 0"}
-
-
-@dataclass(frozen=True)
-class Log10Axis:
-    """A log10 axis: its range (``bottom``, ``top``), the height exact zeros are marked at, the floors drawn."""
-
-    bottom: float
-    top: float
-    zero_y: float
-    floors: tuple[str, ...]
-    low: float  # the lowest finite value shown (nan when there is none)
-
-
-def log10_column(table: pd.DataFrame, value: str) -> pd.Series:
-    """``table``'s log10 column (the true sizes), or the log10 of its ``value`` column where it has none."""
-    if "log10" in table:
-        return table["log10"].astype(float)
-    with np.errstate(divide="ignore"):
-        return pd.Series(np.log10(table[value].to_numpy(float)), index=table.index)
-
-
-def power_text(exponent: float) -> str:
-    """A tick label for ``10 ** exponent``: '1', '10', '10<sup>−100</sup>' (as Plotly writes powers)."""
-    e = int(round(exponent))
-    return "1" if e == 0 else "10" if e == 1 else f"10<sup>{e}</sup>".replace("-", "\u2212")
-
-
-def log10_ticks(bottom: float, top: float, max_ticks: int = MAX_TICKS) -> tuple[list[float], list[str]]:
-    """Tick values and labels for a log10 axis from ``bottom`` to ``top``: powers of ten every 1, 2, 5, 10, 20, 25,
-    50, ... decades, at most ``max_ticks``; within two decades (of numbers float64 holds) 1, 2 and 5 times them as
-    plain numbers (0.2, 0.5, 1), as :func:`narrow_log_ticks`."""
-    if top - bottom < 2 and bottom > F64_LOG10_FLOOR + 2:
-        narrow = [v for v in narrow_log_ticks(10.0 ** bottom, 10.0 ** top) or []
-                  if bottom <= math.log10(v) <= top]
-        if len(narrow) >= 2:
-            return [math.log10(v) for v in narrow], [f"{v:g}" for v in narrow]
-    for step in (m * 10**k for k in itertools.count() for m in ((1, 2, 5) if k == 0 else (1, 2, 2.5, 5))):
-        first, last = math.ceil(bottom / step), math.floor(top / step)
-        if last - first + 1 <= max_ticks:
-            break
-    values = [float(k * step) for k in range(first, last + 1)]  # step: 1, 2, 5, 10, 20, 25, 50, 100, ...
-    if not values:  # no power of ten inside a very narrow range: its two ends
-        values = [bottom, top]
-        return values, [format_log10(v, 1) for v in values]
-    return values, [power_text(v) for v in values]
-
-
-def log10_axis(*columns: pd.Series | np.ndarray) -> Log10Axis:
-    """One log10 axis for every value of ``columns`` (charts compared share it), exact zeros (-inf) marked below.
-
-    float32's floor is drawn when the lowest value comes within the larger of :data:`FLOOR_NEAR` decades and the
-    values' own span of it, or goes below it: the app computes in float32, so this line says which values a
-    float32 gradient loses, and drawing it at most about doubles the axis. float64's floor is drawn only when the
-    lowest value comes within :data:`FLOOR_NEAR` decades of it: drawn from further off it would squash every value
-    into the top of a 300-decade axis. A floor not drawn is said in words (:func:`floors_note`).
-    """
-    values = np.concatenate([np.ravel(np.asarray(c, float)) for c in columns]) if columns else np.zeros(0)
-    finite = values[np.isfinite(values)]
-    low, high = (float(finite.min()), float(finite.max())) if finite.size else (-1.0, 0.0)
-    near = {"float32": max(FLOOR_NEAR, high - low), "float64": FLOOR_NEAR}
-    floors = tuple(name for name, (floor, _, _) in FLOORS_SHOWN.items() if low - floor <= near[name])
-    lines = [FLOORS_SHOWN[name][0] for name in floors]
-    bottom, top = min([low, *lines]), max([high, *lines])
-    pad = max(0.08 * (top - bottom), 0.25)  # room for a quoted size above the highest value, below the lowest
-    zero_y = bottom - 1.5 * pad
-    return Log10Axis(zero_y - pad if np.isneginf(values).any() else bottom - pad, top + pad, zero_y, floors,
-                     float(finite.min()) if finite.size else math.nan)
-
-
-def _label_place(points: list[tuple[np.ndarray, np.ndarray]], floor: float, axis: Log10Axis,
-                 log_x: bool) -> tuple[bool, bool]:
-    """Where a floor's tag goes: (at the left end, above the line): at the end whose values stay furthest from the
-    line, on the side of the line they are not (the other side when that one has no room on the axis)."""
-    xs = np.concatenate([p[0] for p in points]) if points else np.zeros(0)
-    ys = np.concatenate([p[1] for p in points]) if points else np.zeros(0)
-    ok = np.isfinite(ys) & np.isfinite(xs) & ((xs > 0) | (not log_x))
-    xs, ys = (np.log10(xs[ok]) if log_x else xs[ok]), ys[ok]
-    frac = (xs - xs.min()) / max(float(np.ptp(xs)), 1e-12) if xs.size else xs
-    ends = {True: frac <= 0.45, False: frac >= 0.55}
-    room = {side: float(np.min(np.abs(ys[w] - floor))) if w.any() else math.inf for side, w in ends.items()}
-    left = room[True] >= room[False]
-    window = ys[ends[left]]
-    above = bool(window.size == 0 or np.mean(window < floor) >= 0.5)
-    margin = 0.1 * (axis.top - axis.bottom)  # about a line of text
-    if above and axis.top - floor < margin or not above and floor - axis.bottom < margin:
-        above = not above
-    return left, above
-
-
-def apply_log10_axis(fig: go.Figure, axis: Log10Axis, points: list[tuple[np.ndarray, np.ndarray]],
-                     log_x: bool = False) -> go.Figure:
-    """``fig``'s y axis as ``axis`` (ticks as powers of ten) with its floors as dashed lines, each tagged at the end
-    where ``points`` (the (x, log10) values drawn) leave room and said in full in the legend."""
-    ticks, texts = log10_ticks(axis.bottom, axis.top)
-    fig.update_yaxes(range=[axis.bottom, axis.top], tickvals=ticks, ticktext=texts, zeroline=False)
-    fig.update_layout(legend_y=-0.26)  # clear of the time axis' title on a phone
-    for name in axis.floors:
-        floor, what, effect = FLOORS_SHOWN[name]
-        left, above = _label_place(points, floor, axis, log_x)
-        line = dict(color=FLOOR_COLOR, dash=FLOOR_DASH[name], width=1.2)
-        fig.add_shape(type="line", xref="paper", x0=0, x1=1, y0=floor, y1=floor, layer="below", line=line)
-        fig.add_annotation(xref="paper", x=0.01 if left else 0.99, xanchor="left" if left else "right", y=floor,
-                           yanchor="bottom" if above else "top", showarrow=False, text=f"{name}'s floor",
-                           name=name, font=dict(size=10, color=FLOOR_COLOR))
-        fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines+markers", marker=dict(size=0), line=line,
-                                 hoverinfo="skip",
-                                 name=f"{what} ({format_log10(floor, 1)}):<br>{effect}", legendgroup=name))
-    return fig
-
-
-def add_exact_zeros(fig: go.Figure, x, causes: np.ndarray, texts: np.ndarray, axis: Log10Axis, shown: set[str],
-                    color: str | None = None) -> None:
-    """Mark exact zeros (at ``x``) at the bottom of ``axis``, one legend entry per cause (:data:`ZERO_NAMES`; those
-    in ``shown`` already have one), each point's hover its sentence (``texts``)."""
-    x, causes, texts = np.asarray(x), np.asarray(causes, str), np.asarray(texts, str)
-    for cause in dict.fromkeys(causes):
-        pick = causes == cause
-        fig.add_trace(go.Scatter(x=list(x[pick]), y=[axis.zero_y] * int(pick.sum()), mode="markers",
-                                 name=ZERO_NAMES.get(cause, "exactly 0"), legendgroup=f"zero {cause}",
-                                 showlegend=cause not in shown, hovertext=list(texts[pick]), hoverinfo="text",
-                                 marker=dict(symbol="triangle-down-open", size=10, color=color or "black")))
-        shown.add(cause)
-
-
-def step_range(last: float) -> list[float]:
-    """The time axis of the per-step gradient charts, 0 to ``last`` and a margin (a marker at an end shows whole):
-    the same in every chart compared."""
-    pad = max(0.5, 0.01 * last)
-    return [-pad, last + pad]
+    title = title if title is not None else _("Loss at each time step of the sequence")
+    return style_figure(fig, title, _(STEP_AXIS), _("loss (log scale)"), log_y=True)
 
 
 def _zero_parts(group: pd.DataFrame, log10: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -386,15 +301,18 @@ def _zero_parts(group: pd.DataFrame, log10: pd.Series) -> tuple[np.ndarray, np.n
     return np.isneginf(log10.to_numpy()), causes, group.get("zero_at", pd.Series(-1, group.index)).to_numpy(int)
 
 
-def _zero_sentence(cause: str, zero_at: int, leaf: str, t: int) -> str:
-    return describe_zero(cause, int(zero_at), leaf, int(t)) if cause else f"||dL/d{leaf}_{t}|| is exactly 0."
+def _zero_sentence(cause: str, zero_at: int, leaf: str, at_t: int) -> str:
+    if cause:
+        return describe_zero(cause, int(zero_at), leaf, int(at_t))
+    # TRANSLATORS: {where} is a gradient's norm such as ||dL/dh_3||
+    return t("{where} is exactly 0.", where=f"||dL/d{leaf}_{at_t}||")
 
 
 def _size_trace(x, log10: pd.Series, name: str, x_name: str, quantity: str, **line) -> go.Scatter:
     """A line of log10 sizes (gaps at exact zeros), its hover giving each true size (:func:`format_log10`)."""
     y = log10.where(np.isfinite(log10))
     return go.Scatter(x=list(x), y=y, mode="lines", name=name, line=line or None,
-                      customdata=[format_log10(v) for v in log10],
+                      customdata=[size_text(v) for v in log10],
                       hovertemplate=f"{x_name} = %{{x}}<br>{quantity} = %{{customdata}}<extra>{name}</extra>")
 
 
@@ -406,15 +324,16 @@ def grad_through_time_figure(grads: pd.DataFrame, axis: Log10Axis | None = None)
     fig, shown, points = go.Figure(), set[str](), []
     for (step, leaf), group in grads.groupby(["step", "leaf"], sort=False):
         y = log10[group.index]
-        fig.add_trace(_size_trace(group["t"], y, f"after {step} training steps, {leaf}", "t", f"||dL/d{leaf}_t||",
-                                  dash=LEAF_DASH.get(leaf, "solid")))
+        # TRANSLATORS: a line of a chart: the model after {n} training steps; {leaf} is the carry leaf (h or c)
+        name = tn("after {n} training step, {leaf}", "after {n} training steps, {leaf}", int(step), leaf=leaf)
+        fig.add_trace(_size_trace(group["t"], y, name, "t", f"||dL/d{leaf}_t||", dash=LEAF_DASH.get(leaf, "solid")))
         points.append((group["t"].to_numpy(float), y.to_numpy()))
         zero, causes, at = _zero_parts(group, y)
-        texts = [_zero_sentence(c, a, leaf, t) for c, a, t in zip(causes, at, group["t"])]
+        texts = [_zero_sentence(c, a, leaf, when) for c, a, when in zip(causes, at, group["t"])]
         add_exact_zeros(fig, group["t"].to_numpy()[zero], causes[zero], np.asarray(texts)[zero], axis, shown)
     last = float(grads["t"].max()) if len(grads) else 1.0
-    fig = style_figure(fig, "Gradient of the loss with respect to the carry at each time step", CARRY_AXIS,
-                       "||dL/dh_t|| (log scale)")
+    fig = style_figure(fig, _("Gradient of the loss with respect to the carry at each time step"), _(CARRY_AXIS),
+                       _("||dL/dh_t|| (log scale)"))
     fig.update_xaxes(range=step_range(last))
     return apply_log10_axis(fig, axis, points)
 
@@ -443,28 +362,32 @@ def decay_figure(sweep: pd.DataFrame, fits: pd.DataFrame, labels: dict[str, str]
     fig, shown, points = go.Figure(), set[str](), []
     for n, (cell, group) in enumerate(sweep.groupby("cell", sort=False)):
         h, name = halving.get(cell, math.nan), (labels or {}).get(cell, cell)
-        label = f"{name} (halves every {h:.3g} steps)" if math.isfinite(h) else f"{name} (no decay fitted)"
+        # TRANSLATORS: a legend entry: {name} is a cell's name; {steps} a fractional number of time steps (2.9)
+        label = t("{name} (halves every {steps:.3g} steps)", name=name, steps=h) if math.isfinite(h) else \
+            t("{name} (no decay fitted)", name=name)
         color = SWEEP_COLORS[n % len(SWEEP_COLORS)]
         y = log10[group.index]
         trace = _size_trace(group["T"], y, label, "T", "||dL/dh_0||", color=color)
         trace.update(mode="lines+markers", legendgroup=cell)
         if sweep["cell"].nunique() == 1 and len(group) <= MAX_QUOTED:  # few points: each quoted on the chart
             ends = ("top right", "bottom left") if y.iloc[-1] <= y.iloc[0] else ("bottom right", "top left")
-            trace.update(mode="lines+markers+text", text=[format_log10(v, 1) for v in y], textfont=dict(size=11),
+            trace.update(mode="lines+markers+text", text=[size_text(v, 1) for v in y], textfont=dict(size=11),
                          cliponaxis=False, textposition=[ends[0]] * (len(y) - 1) + [ends[1]])
         fig.add_trace(trace)
         points.append((group["T"].to_numpy(float), y.to_numpy()))
         xs, ys = _fit_line(group, y, rates.get(cell, math.nan), log_x)
         if len(xs):
             rate = rates[cell]
-            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=f"{name}: fitted line", legendgroup=cell,
-                                     showlegend=False, line=dict(color=color, dash="dot", width=1),
-                                     hovertemplate=f"fitted: ×{rate:.3g} per step<extra>{name}</extra>"))
+            # TRANSLATORS: a hover: the fitted factor per step of T (0.787)
+            fitted = t("fitted: ×{rate:.3g} per step", rate=rate)
+            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=t("{name}: fitted line", name=name),
+                                     legendgroup=cell, showlegend=False, line=dict(color=color, dash="dot", width=1),
+                                     hovertemplate=f"{fitted}<extra>{name}</extra>"))
         zero, causes, at = _zero_parts(group, y)
         texts = [f"T = {T}: {_zero_sentence(c, a, 'h', 0)}" for c, a, T in zip(causes, at, group["T"])]
         add_exact_zeros(fig, group["T"].to_numpy()[zero], causes[zero], np.asarray(texts)[zero], axis, shown, color)
-    fig = style_figure(fig, "Gradient reaching the initial carry against sequence length", "sequence length T",
-                       "||dL/dh_0|| (log scale)")
+    fig = style_figure(fig, _("Gradient reaching the initial carry against sequence length"), _("sequence length T"),
+                       _("||dL/dh_0|| (log scale)"))
     if log_x:
         fig.update_xaxes(type="log")
     return apply_log10_axis(fig, axis, points, log_x)
@@ -475,12 +398,14 @@ def connectivity_figure(conn: pd.DataFrame, axis: Log10Axis | None = None) -> go
     the bottom, the floors dashed."""
     log10 = log10_column(conn, "connectivity")
     axis = axis or log10_axis(log10)
-    fig = go.Figure(_size_trace(conn["t"], log10, "connectivity", "t", "||dy_T/dx_t||"))
+    fig = go.Figure(_size_trace(conn["t"], log10, _("connectivity"), "t", "||dy_T/dx_t||"))
     zero = np.isneginf(log10.to_numpy())
-    texts = np.asarray([f"||dy_T/dx_{t}|| is exactly 0 by the cell's arithmetic." for t in conn["t"]])
+    # TRANSLATORS: {where} is a norm such as ||dy_T/dx_3||
+    texts = np.asarray([t("{where} is exactly 0 by the cell's arithmetic.", where=f"||dy_T/dx_{when}||")
+                        for when in conn["t"]])
     add_exact_zeros(fig, conn["t"].to_numpy()[zero], np.full(int(zero.sum()), ""), texts[zero], axis, set())
-    fig = style_figure(fig, "Connectivity: how much the last output depends on each input step", STEP_AXIS,
-                       "||dy_T / dx_t|| (log scale)")
+    fig = style_figure(fig, _("Connectivity: how much the last output depends on each input step"), _(STEP_AXIS),
+                       _("||dy_T / dx_t|| (log scale)"))
     fig.update_xaxes(range=step_range(float(conn["t"].max()) if len(conn) else 1.0))
     return apply_log10_axis(fig, axis, [(conn["t"].to_numpy(float), log10.to_numpy())])
 
@@ -488,12 +413,34 @@ def connectivity_figure(conn: pd.DataFrame, axis: Log10Axis | None = None) -> go
 # ---- the same sizes in words (the page's captions) --------------------------------------------------------------
 
 
+def _floor_not_drawn(name: str, decades: int) -> str:
+    """That floor ``name`` is not drawn and how many decades above it the smallest value stays (a whole clause)."""
+    value = 10.0 ** FLOORS_SHOWN[name][0]
+    if name == "float32":
+        # TRANSLATORS: {value} is float32's smallest normal number (1.2e-38); {n} counts orders of magnitude
+        return tn("float32's smallest normal number ({value:.2g}) is not drawn: the smallest value is {n} decade "
+                  "above it", "float32's smallest normal number ({value:.2g}) is not drawn: the smallest value is "
+                  "{n} decades above it", decades, value=value)
+    # TRANSLATORS: {value} is float64's smallest normal number (2.2e-308); {n} counts orders of magnitude
+    return tn("float64's smallest normal number ({value:.2g}) is not drawn: the smallest value is {n} decade above "
+              "it", "float64's smallest normal number ({value:.2g}) is not drawn: the smallest value is {n} decades "
+              "above it", decades, value=value)
+
+
 def floors_note(axis: Log10Axis) -> str:
     """Which floors ``axis`` does not draw, and how far above them its values stay ('' when it draws both)."""
-    parts = [f"{what} ({format_log10(floor, 1)}) is not drawn: the smallest value is {axis.low - floor:.0f} "
-             "decades above it" for name, (floor, what, _) in FLOORS_SHOWN.items()
-             if name not in axis.floors and math.isfinite(axis.low)]
-    return "; ".join(parts) + "." if parts else ""
+    parts = [_floor_not_drawn(name, int(round(axis.low - floor))) for name, (floor, _what, _effect)
+             in FLOORS_SHOWN.items() if name not in axis.floors and math.isfinite(axis.low)]
+    if len(parts) == 2:
+        # TRANSLATORS: two clauses, each saying that a floor is not drawn, joined in one sentence
+        return t("{first}; {second}.", first=parts[0], second=parts[1])
+    # TRANSLATORS: one clause saying that a floor is not drawn, as a sentence
+    return t("{clause}.", clause=parts[0]) if parts else ""
+
+
+def join_sentences(*sentences: str) -> str:
+    """Sentences one after the other (the empty ones left out): with a space, or none in Chinese."""
+    return ("" if language() == "zh" else " ").join(s for s in sentences if s)
 
 
 def describe_below_float32(log10: pd.Series, quantity: str) -> str:
@@ -501,10 +448,13 @@ def describe_below_float32(log10: pd.Series, quantity: str) -> str:
     below = log10[np.isfinite(log10) & (log10 < F32_LOG10_FLOOR)]
     if not len(below):
         return ""
-    values = "1 value of {} is" if len(below) == 1 else f"{len(below)} values of {{}} are"
-    return (f"{values.format(quantity)} below float32's smallest normal number "
-            f"({format_log10(F32_LOG10_FLOOR, 1)}), where a float32 gradient is 0: the chart shows their true "
-            f"size, down to {format_log10(float(below.min()))}.")
+    # TRANSLATORS: {quantity} is a norm such as ||dL/dh_t||; {value} float32's smallest normal number (1.2e-38);
+    # {low} the smallest size (4.700e-54)
+    return tn("{n} value of {quantity} is below float32's smallest normal number ({value:.2g}), where a float32 "
+              "gradient is 0: the chart shows their true size, down to {low}.",
+              "{n} values of {quantity} are below float32's smallest normal number ({value:.2g}), where a float32 "
+              "gradient is 0: the chart shows their true size, down to {low}.",
+              len(below), quantity=quantity, value=10.0 ** F32_LOG10_FLOOR, low=size_text(float(below.min())))
 
 
 def decay_back(grads: pd.DataFrame) -> pd.DataFrame:
@@ -523,16 +473,41 @@ def decay_back(grads: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["step", "leaf", "rate", "halving", "below_float32"])
 
 
+def _decay_sentence(step: int, leaf: str, rate: float, halving: float, below: int, last: int) -> str:
+    """One line of :func:`describe_decay_back`: a whole sentence for each case."""
+    if below < 0 and math.isinf(halving):
+        # TRANSLATORS: the model after {n} training steps; {leaf} is h or c; {rate} the fitted factor per step (0.87)
+        return tn("After {n} training step, {leaf}: ×{rate:.3g} per step back (the gradient does not decay with T).",
+                  "After {n} training steps, {leaf}: ×{rate:.3g} per step back (the gradient does not decay with "
+                  "T).", step, leaf=leaf, rate=rate)
+    if below < 0:
+        # TRANSLATORS: the model after {n} training steps; {leaf} is h or c; {rate} the fitted factor per step (0.87);
+        # {steps} a fractional number of time steps (2.9)
+        return tn("After {n} training step, {leaf}: ×{rate:.3g} per step back (the gradient halves every {steps:.3g} "
+                  "steps).", "After {n} training steps, {leaf}: ×{rate:.3g} per step back (the gradient halves every "
+                  "{steps:.3g} steps).", step, leaf=leaf, rate=rate, steps=halving)
+    if math.isinf(halving):
+        # TRANSLATORS: as "After {n} training steps, {leaf}: ..."; below float32's floor from step {t}, which is
+        # {before} steps before the last step {last} (in Russian write it so that {before} needs no agreement)
+        return tn("After {n} training step, {leaf}: ×{rate:.3g} per step back (the gradient does not decay with T); "
+                  "below float32's smallest normal number from t = {t}, {before} steps before the last.",
+                  "After {n} training steps, {leaf}: ×{rate:.3g} per step back (the gradient does not decay with T); "
+                  "below float32's smallest normal number from t = {t}, {before} steps before the last.",
+                  step, leaf=leaf, rate=rate, t=below, before=last - below)
+    # TRANSLATORS: as "After {n} training steps, {leaf}: ..."; below float32's floor from step {t}, which is {before}
+    # steps before the last step (in Russian write it so that {before} needs no agreement)
+    return tn("After {n} training step, {leaf}: ×{rate:.3g} per step back (the gradient halves every {steps:.3g} "
+              "steps); below float32's smallest normal number from t = {t}, {before} steps before the last.",
+              "After {n} training steps, {leaf}: ×{rate:.3g} per step back (the gradient halves every {steps:.3g} "
+              "steps); below float32's smallest normal number from t = {t}, {before} steps before the last.",
+              step, leaf=leaf, rate=rate, steps=halving, t=below, before=last - below)
+
+
 def describe_decay_back(grads: pd.DataFrame) -> list[str]:
     """:func:`decay_back` in words, one sentence per line of the chart."""
     last = int(grads["t"].max()) if len(grads) else 0
-    out = []
-    for row in decay_back(grads).itertuples():
-        crossing = (f"; below float32's smallest normal number from t = {row.below_float32}, "
-                    f"{last - row.below_float32} steps before the last") if row.below_float32 >= 0 else ""
-        out += [f"After {row.step} training steps, {row.leaf}: ×{row.rate:.3g} per step back "
-                f"({describe_halving(row.halving)}){crossing}."] if math.isfinite(row.rate) else []
-    return out
+    return [_decay_sentence(int(row.step), str(row.leaf), row.rate, row.halving, int(row.below_float32), last)
+            for row in decay_back(grads).itertuples() if math.isfinite(row.rate)]
 
 
 def describe_exact_zeros(grads: pd.DataFrame) -> list[str]:
@@ -540,9 +515,17 @@ def describe_exact_zeros(grads: pd.DataFrame) -> list[str]:
     step that cut it); zeros of a carry read by nothing (``unread``) are left to the page."""
     cut = grads[~grads["zero_cause"].isin(["", "unread"])] if "zero_cause" in grads else grads.iloc[:0]
     groups = cut.groupby(["step", "leaf", "zero_cause", "zero_at"], sort=False)
-    return [f"After {step} training steps: {describe_zero(cause, int(at), leaf, int(group['t'].max()))}"
-            + (f" So are the {len(group) - 1} steps before it." if len(group) > 1 else "")
-            for (step, leaf, cause, at), group in groups]
+    out = []
+    for (step, leaf, cause, at), group in groups:
+        # TRANSLATORS: the model after {n} training steps; {sentence} says why a gradient is exactly 0
+        first = tn("After {n} training step: {sentence}", "After {n} training steps: {sentence}", int(step),
+                   sentence=describe_zero(cause, int(at), leaf, int(group["t"].max())))
+        # TRANSLATORS: after a sentence saying that a gradient is exactly 0 at some step: so is it at the {n}
+        # steps before that one
+        more = tn("So are the {n} step before it.", "So are the {n} steps before it.", len(group) - 1) \
+            if len(group) > 1 else ""
+        out.append(join_sentences(first, more))
+    return out
 
 
 # ---- sweeps (the Compare page) --------------------------------------------------------------------------

@@ -9,6 +9,7 @@ normal numbers) are drawn as reference lines when the values come near them.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator, Mapping
 
 import numpy as np
 import pandas as pd
@@ -16,18 +17,53 @@ import plotly.graph_objects as go
 
 from rnnlab.figures import plots
 from rnnlab.figures.plots import COLORS, style_figure
+from rnnlab.i18n import N_, _, t
 from rnnlab.probing.logscale import describe_zero, log10_mean
 from rnnlab.probing.probes import format_log10
 
 FLOORS = {name: floor for name, (floor, _, _) in plots.FLOORS_SHOWN.items()}
-FLOOR_TEXT = {name: f"{what} ({10 ** floor:.2g}): {meaning}" for name, (floor, what, meaning)
-              in plots.FLOORS_SHOWN.items()}  # the same words as Gradient flow's
-FLOOR_LABEL = {name: f"{name}'s floor ({10 ** floor:.2g})" for name, floor in FLOORS.items()}
+
+
+class _PerFloor(Mapping[str, str]):
+    """A floor's words by its name, made in the reader's language when read (``FLOOR_LABEL["float32"]``)."""
+
+    def __init__(self, make: Callable[[str], str]):
+        self._make = make
+
+    def __getitem__(self, name: str) -> str:
+        if name not in FLOORS:
+            raise KeyError(name)
+        return self._make(name)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(FLOORS)
+
+    def __len__(self) -> int:
+        return len(FLOORS)
+
+
+def floor_text(name: str) -> str:
+    """What floor ``name`` is and means, the same words as Gradient flow's: "float32's smallest normal number
+    (1.2e-38): below it float32 gives 0"."""
+    floor, what, meaning = plots.FLOORS_SHOWN[name]
+    # TRANSLATORS: {what} is "float32's smallest normal number", {value} it (1.2e-38), {meaning} "below it float32
+    # gives 0"
+    return t("{what} ({value:.2g}): {meaning}", what=_(what), value=10.0 ** floor, meaning=_(meaning))
+
+
+def floor_label(name: str) -> str:
+    """A floor's tag: "float32's floor (1.2e-38)"."""
+    # TRANSLATORS: a line's tag on a chart; {name} is float32 or float64, {value} its smallest normal number
+    return t("{name}'s floor ({value:.2g})", name=name, value=10.0 ** FLOORS[name])
+
+
+FLOOR_TEXT: Mapping[str, str] = _PerFloor(floor_text)
+FLOOR_LABEL: Mapping[str, str] = _PerFloor(floor_label)
 FLOOR_DASH = plots.FLOOR_DASH
 NEAR_DECADES = plots.FLOOR_NEAR  # a floor is drawn once the smallest value shown is within this many decades above it
 ZERO_GAP = 2.0  # exact zeros sit this many decades below the lowest value or floor drawn
 BOTTOM_GAP = 0.5  # without zeros, the axis starts this many decades below them
-ZERO_NAME = "exactly 0 (hover: why)"
+ZERO_NAME = N_("exactly 0 (hover: why)")  # a legend name, translated where shown: _(ZERO_NAME)
 
 
 def floors_near(lowest: float) -> list[str]:

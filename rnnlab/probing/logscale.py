@@ -27,6 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rnnlab.i18n import t
 from rnnlab.norms import F32_LOG10_FLOOR, F32_TINY, F64_LOG10_FLOOR, F64_TINY, scaled_norm
 from rnnlab.probing import probe_segments
 from rnnlab.probing.probe_cells import PROBE_CELLS, cell_params
@@ -89,14 +90,29 @@ def log10_mean(log10: np.ndarray, axis: int) -> np.ndarray:
     return np.squeeze(np.where(np.isfinite(m), safe + mean, m), axis=axis)
 
 
-def describe_zero(cause: str, zero_at: int, leaf: str = "h", t: int | None = None) -> str:
-    """A sentence for an exact zero: ``cause`` from :data:`ZERO_CAUSES` (and the step that cut it)."""
-    where = f"||dL/d{leaf}_{t}||" if t is not None else f"the gradient of {leaf}"
+def describe_zero(cause: str, zero_at: int, leaf: str = "h", at_t: int | None = None) -> str:
+    """A sentence for an exact zero: ``cause`` from :data:`ZERO_CAUSES` (and the step that cut it), in the reader's
+    language (one whole sentence per cause)."""
+    # TRANSLATORS: {leaf} is the carry leaf's letter (h or c)
+    where = f"||dL/d{leaf}_{at_t}||" if at_t is not None else t("the gradient of {leaf}", leaf=leaf)
     if cause == "unread":
-        return f"{where} is exactly 0: {ZERO_CAUSES[cause]} (as the LSTM's cell state after the last step)."
-    if cause in ZERO_CAUSES:
-        return f"{where} is exactly 0: at step {zero_at}, {ZERO_CAUSES[cause]}."
-    return f"{where} is not 0."
+        # TRANSLATORS: {where} is a gradient's norm such as ||dL/dc_20||
+        return t("{where} is exactly 0: nothing the loss reads depends on it (as the LSTM's cell state after the "
+                 "last step).", where=where)
+    if cause == "saturated":
+        # TRANSLATORS: {where} is a gradient's norm such as ||dL/dh_0||; {step} the time step that cut it
+        return t("{where} is exactly 0: at step {step}, units whose derivative is exactly 0 in float32 "
+                 "(pre-activation beyond about ±44 for tanh, ±87 for a sigmoid) cut every path back.",
+                 where=where, step=zero_at)
+    if cause == "gate":
+        # TRANSLATORS: {where} is a gradient's norm such as ||dL/dh_0||; {step} the time step that cut it
+        return t("{where} is exactly 0: at step {step}, a gate that is exactly 0 in float32 closes the path back.",
+                 where=where, step=zero_at)
+    if cause == "cancelled":
+        # TRANSLATORS: {where} is a gradient's norm such as ||dL/dh_0||; {step} the time step that cut it
+        return t("{where} is exactly 0: at step {step}, the step's weights map the gradient to exactly 0.",
+                 where=where, step=zero_at)
+    return t("{where} is not 0.", where=where)
 
 
 def needs_flags(log10: np.ndarray) -> bool:
@@ -120,17 +136,17 @@ def zero_causes(log10: np.ndarray, flags: np.ndarray | None) -> tuple[np.ndarray
     if not zero.any():
         return np.full((n_leaves, n), ""), at
     cause = np.full((n_leaves, n), "", dtype=object)
-    for t in np.flatnonzero(zero.any(axis=0))[::-1]:
-        if t == n - 1 or zero[:, t + 1].all():
-            inherited = [(c, a) for c, a in zip(cause[:, t + 1], at[:, t + 1]) if c and c != "unread"] \
-                if t < n - 1 else []
+    for step in np.flatnonzero(zero.any(axis=0))[::-1]:
+        if step == n - 1 or zero[:, step + 1].all():
+            inherited = [(c, a) for c, a in zip(cause[:, step + 1], at[:, step + 1]) if c and c != "unread"] \
+                if step < n - 1 else []
             why, where = inherited[0] if inherited else ("unread", -1)
         else:
             assert flags is not None, "a step cut the gradient: zero_causes needs the steps' flags"
-            dead, closed = flags[t + 1]
-            why, where = ("gate" if closed else "saturated" if dead else "cancelled"), t + 1
-        for leaf in np.flatnonzero(zero[:, t]):
-            cause[leaf, t], at[leaf, t] = why, where
+            dead, closed = flags[step + 1]
+            why, where = ("gate" if closed else "saturated" if dead else "cancelled"), step + 1
+        for leaf in np.flatnonzero(zero[:, step]):
+            cause[leaf, step], at[leaf, step] = why, where
     return cause.astype(str), at
 
 

@@ -26,6 +26,7 @@ import pandas as pd
 
 from rnnlab.config import Config
 from rnnlab.grids import SWEEP_TRAINING
+from rnnlab.i18n import Msg, _, t
 from rnnlab.model.cells import CELLS
 from rnnlab.model.network import SeqModel
 from rnnlab.model.tasks import TASKS
@@ -249,7 +250,7 @@ def estimate_decay_sweep(base: Config, cells: Sequence[str], lengths: Sequence[i
 
 
 def decay_sweep(base: Config, cells: list[str], lengths: list[int], params: dict | None = None,
-                callback: Callable[[int, int, str], object] | None = None) -> pd.DataFrame:
+                callback: Callable[[float, int, Msg], object] | None = None) -> pd.DataFrame:
     """||dL/dh_0|| for every cell and sequence length T: columns cell, T, h0_grad_norm (float64, 0 below its
     range), log10 (the true size, -inf for an exact 0), zero_cause and zero_at (as :func:`carry_grad_df`).
 
@@ -264,7 +265,10 @@ def decay_sweep(base: Config, cells: list[str], lengths: list[int], params: dict
     for cell in cells:
         cell_params = (params or {}).get(cell)
         for T in lengths:
-            text = f"Probing the {CELLS[cell].label} at T = {T} ({len(rows) + 1} of {total})…"
+            # kept as a message: made in a worker thread, shown in the reader's language on the page
+            # TRANSLATORS: {cell} is a cell's name (LSTM); {T} a sequence length; {n} of {total} probes
+            text = Msg("Probing the {cell} at T = {T} ({n} of {total})…", cell=Msg(CELLS[cell].label), T=int(T),
+                       n=len(rows) + 1, total=total)
             if callback is not None:
                 callback(len(rows), total, text)
             config = replace(base, cell=cell, seq_len=int(T))
@@ -333,16 +337,24 @@ def fit_decay(sweep: pd.DataFrame) -> pd.DataFrame:
 def describe_halving(halving: float) -> str:
     """'the gradient halves every 12.3 steps' (or that it does not decay, or could not be fitted)."""
     if math.isnan(halving):
-        return "no decay fitted: fewer than two lengths have a non-zero gradient (the others are exactly 0)"
+        return _("no decay fitted: fewer than two lengths have a non-zero gradient (the others are exactly 0)")
     if math.isinf(halving):
-        return "the gradient does not decay with T"
-    return f"the gradient halves every {halving:.3g} steps"
+        return _("the gradient does not decay with T")
+    # TRANSLATORS: {steps} is a fractional number of time steps (2.9), never a count
+    return t("the gradient halves every {steps:.3g} steps", steps=halving)
 
 
 def describe_fit(rate: float, halving: float) -> str:
     """'x0.787 per step: the gradient halves every 2.9 steps', or why there is no fit."""
-    text = describe_halving(halving)
-    return f"×{rate:.3g} per step: {text}" if math.isfinite(rate) else text
+    if not math.isfinite(rate):
+        return describe_halving(halving)
+    if math.isinf(halving):
+        # TRANSLATORS: {rate} is the factor the gradient is multiplied by per step of T (0.787)
+        return t("×{rate:.3g} per step: the gradient does not decay with T", rate=rate)
+    # TRANSLATORS: {rate} is the factor per step of T (0.787); {steps} a fractional number of time steps (2.9)
+    return t("×{rate:.3g} per step: the gradient halves every {steps:.3g} steps", rate=rate, steps=halving)
+
+
 def run_grad_through_time(run, count: int = 3, progress: FractionDone | None = None) -> pd.DataFrame:
     """:func:`carry_grad_df` of a :class:`~rnnlab.training.train.Run` at ``count`` recorded training steps (start to
     now).
@@ -356,7 +368,6 @@ def run_grad_through_time(run, count: int = 3, progress: FractionDone | None = N
         part = None if progress is None else (lambda f, i=i: progress((i + f) / len(snapshots)))
         frames.append(carry_grad_df(run.program, params, run.root, run.scale, step, segment, part))
     return pd.concat(frames, ignore_index=True)
-
 
 def run_connectivity(run, progress: FractionDone | None = None) -> pd.DataFrame:
     """:func:`connectivity` of a :class:`~rnnlab.training.train.Run`'s current parameters: columns t, connectivity

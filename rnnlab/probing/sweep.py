@@ -27,6 +27,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
+from typing import Any
 
 import jax
 import numpy as np
@@ -36,6 +37,7 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from rnnlab.config import Config, ConfigError, Static, static_part
 from rnnlab.device import memory_budget_bytes
 from rnnlab.grids import FIELDS, SWEEP_FIELDS
+from rnnlab.i18n import N_, Msg, _, t, tn
 from rnnlab.model.cells import CELLS
 from rnnlab.model.tasks import TASKS
 from rnnlab.probing import logscale, probe_segments
@@ -63,13 +65,17 @@ def expand(base: Config, axes: dict[str, list], budget: int | None = None) -> li
     """
     unknown = [name for name in axes if name not in FIELDS]
     if unknown:
-        raise SweepError([f"A sweep cannot vary {', '.join(unknown)}; it varies {', '.join(FIELDS)}."])
+        # TRANSLATORS: {unknown} and {fields} list settings' ids (lr, seed)
+        raise SweepError([t("A sweep cannot vary {unknown}; it varies {fields}.", unknown=", ".join(unknown),
+                            fields=", ".join(FIELDS))])
     values = {name: list(dict.fromkeys(axes.get(name) or [getattr(base, name)])) for name in FIELDS}
     count = math.prod(len(v) for v in values.values())
     if count > MAX_RUNS:
-        sizes = " x ".join(f"{len(v)} {FIELDS[n].label.lower()}" for n, v in values.items() if len(v) > 1)
-        raise SweepError([f"{sizes} make {count} runs; a sweep trains at most {MAX_RUNS}. "
-                          "Choose fewer values."])
+        sizes = " x ".join(f"{len(v)} {_(FIELDS[n].label).lower()}" for n, v in values.items() if len(v) > 1)
+        # TRANSLATORS: {sizes} is how many values each setting takes ("3 learning rate x 4 seed"); {n} the runs
+        raise SweepError([tn("{sizes} make {n} run; a sweep trains at most {most}. Choose fewer values.",
+                             "{sizes} make {n} runs; a sweep trains at most {most}. Choose fewer values.",
+                             count, sizes=sizes, most=MAX_RUNS)])
     configs = [replace(base, **dict(zip(values, combo))) for combo in itertools.product(*values.values())]
     messages: list[str] = []
     for config in configs:
@@ -79,9 +85,12 @@ def expand(base: Config, axes: dict[str, list], budget: int | None = None) -> li
     budget = memory_budget_bytes() if budget is None else budget
     need = total_memory_bytes(configs)
     if not messages and need > budget:
-        messages.append(f"The {count} runs together need about {format_bytes(need)} for backpropagation "
-                        f"through time; the limit is {format_bytes(budget)}. Choose fewer runs, or lower the "
-                        "sequence length, the batch or the features.")
+        # TRANSLATORS: {n} runs; {need} and {limit} are sizes in bytes (1.2 GB)
+        messages.append(tn("The {n} run together need about {need} for backpropagation through time; the limit is "
+                           "{limit}. Choose fewer runs, or lower the sequence length, the batch or the features.",
+                           "The {n} runs together need about {need} for backpropagation through time; the limit is "
+                           "{limit}. Choose fewer runs, or lower the sequence length, the batch or the features.",
+                           count, need=format_bytes(need), limit=format_bytes(budget)))
     if messages:
         raise SweepError(messages)
     return configs
@@ -116,8 +125,11 @@ def total_memory_bytes(configs: list[Config]) -> int:
 def describe_plan(configs: list[Config]) -> str:
     """'6 runs in 2 compiled programs (about 1.2 MB)'."""
     n, m = len(configs), len(group_configs(configs))
-    return (f"{n} run{'s' * (n != 1)} in {m} compiled program{'s' * (m != 1)} "
-            f"(about {format_bytes(total_memory_bytes(configs))} for backpropagation)")
+    runs = tn("{n} run", "{n} runs", n)
+    programs = tn("{n} compiled program", "{n} compiled programs", m)
+    # TRANSLATORS: {runs} is "6 runs", {programs} "2 compiled programs" (each counted on its own); {size} in bytes
+    return t("{runs} in {programs} (about {size} for backpropagation)", runs=runs, programs=programs,
+             size=format_bytes(total_memory_bytes(configs)))
 
 
 # ---- compiled, vmapped, sharded programs -------------------------------------------------------------------
@@ -208,19 +220,21 @@ SOLVED_FRACTION = 0.1  # at most this fraction of the memoryless baseline: the t
 MEMORY_FRACTION = 0.9  # below this fraction: the run uses some memory, but has not learned the task
 
 
-NOT_EVALUATED = "not evaluated (stopped while compiling)"
+# The verdicts stay English in the summary table and its CSV; they are marked for the catalog, so that a page shows
+# them translated: _(verdict).
+NOT_EVALUATED = N_("not evaluated (stopped while compiling)")
 
 
 def memory_verdict(eval_loss: float, baseline: float) -> str:
     """In words, what a final loss says against the memoryless baseline (thresholds: 10% and 90% of it)."""
     if not math.isfinite(eval_loss):
-        return "diverged"
+        return N_("diverged")
     ratio = eval_loss / baseline
     if ratio <= SOLVED_FRACTION:
-        return "learned the task"
+        return N_("learned the task")
     if ratio < MEMORY_FRACTION:
-        return "uses some memory, not solved"
-    return "no better than memoryless" if ratio <= 1 / MEMORY_FRACTION else "worse than memoryless"
+        return N_("uses some memory, not solved")
+    return N_("no better than memoryless") if ratio <= 1 / MEMORY_FRACTION else N_("worse than memoryless")
 
 
 # ---- results ---------------------------------------------------------------------------------------------
@@ -371,7 +385,7 @@ class _Progress:
 
     configs: list[Config]
     groups: list[_Group]
-    callback: Callable[[float, str], bool | None] | None
+    callback: Callable[[float, Any], bool | None] | None
     histories: list[History] = field(init=False)
     stop_reasons: list[str | None] = field(init=False)
 
@@ -383,13 +397,13 @@ class _Progress:
     def steps(self) -> int:
         return self.configs[0].steps
 
-    def report(self, text: str) -> bool:
+    def report(self, text: Msg) -> bool:
         """Tell the callback how far the sweep is; False when it says to stop."""
         done = sum(min(g.step, self.steps) for g in self.groups) / (self.steps * len(self.groups))
         return self.callback is None or self.callback(done, text) is not False
 
 
-def run_sweep(configs: list[Config], callback: Callable[[float, str], bool | None] | None = None,
+def run_sweep(configs: list[Config], callback: Callable[[float, Any], bool | None] | None = None,
               devices: list | None = None, max_seconds: float | None = None) -> SweepResult:
     """Train ``configs`` together: one vmapped, sharded program per static key, chunk by chunk to ``steps``.
 
@@ -447,8 +461,8 @@ def _start_groups(progress: _Progress) -> bool:
     """
     groups = progress.groups
     for number, group in enumerate(groups, 1):
-        if compile_count(group.fns.init) == 0 and not progress.report(
-                f"Compiling program {number} of {len(groups)} ({_describe_static(group.program.static)})…"):
+        if compile_count(group.fns.init) == 0 and not progress.report(_compiling(number, len(groups),
+                                                                                 group.program.static)):
             return False
         lr, clip, scale = group.hyper
         group.state, evaluation = group.fns.init(group.seeds, scale, lr, clip)
@@ -465,7 +479,11 @@ def _train_round(progress: _Progress, max_seconds: float | None) -> bool:
         if group.step >= progress.steps:
             continue
         _train_part(progress, group, max_seconds)
-        if not progress.report(f"step {group.step} / {progress.steps} of program {number} of {len(groups)}"):
+        # kept as a message: made in a worker thread, shown in the reader's language on the page
+        # TRANSLATORS: progress of a sweep: training step {step} of {steps}, compiled program {n} of {total}
+        note = Note(N_("step {step} / {steps} of program {n} of {total}"), step=group.step, steps=progress.steps,
+                    n=number, total=len(groups))
+        if not progress.report(note):
             return False
     return True
 
@@ -497,7 +515,21 @@ def _train_part(progress: _Progress, group: _Group, max_seconds: float | None) -
     group.step += n_active
 
 
-MEASURING = "Measuring the gradient that reaches the initial carry…"
+class Note(Msg):
+    """A progress note, kept as a message (made in a worker thread, shown in the reader's language on the page),
+    that also equals its text in the current language ("step 5 / 15 of program 1 of 2" in English)."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            return str(self) == other
+        return super().__eq__(other)
+
+    __hash__ = Msg.__hash__
+
+
+MEASURING = Note(N_("Measuring the gradient that reaches the initial carry…"))  # a progress note, made in a worker
 
 
 def _collect(progress: _Progress, seconds: float, stopped: bool) -> SweepResult:
@@ -537,5 +569,9 @@ def _probe_h0(group: _Group, config: Config, host_params, roots) -> list[H0Size]
     return out
 
 
-def _describe_static(static: Static) -> str:
-    return f"{CELLS[static.cell].label}, {static.carry_mode} carry, init {static.carry_init}"
+def _compiling(number: int, total: int, static: Static) -> Note:
+    """The progress note before a compile, kept as a message (made in a worker thread, shown on the page)."""
+    # TRANSLATORS: progress: compiling program {n} of {total}; {cell} is a cell's name, {mode} a carry mode's id
+    # (fixed, noisy, learnable), {init} an initialiser's id (zeros, normal)
+    return Note(N_("Compiling program {n} of {total} ({cell}, {mode} carry, init {init})…"), n=number, total=total,
+                cell=Msg(CELLS[static.cell].label), mode=static.carry_mode, init=static.carry_init)
