@@ -155,7 +155,7 @@ def decay_sweep(base: Config, cells: list[str], lengths: list[int], weights: str
                                                  max_seconds=1.0)
 
     def probed(done: float, total: int, text: Msg) -> None:
-        executor.report(share + (1 - share) * done / total, text)  # type: ignore[arg-type]  # shown with str()
+        executor.report(share + (1 - share) * done / total, text)  # a message: shown with str()
 
     table = probes.decay_sweep(base, list(cells), list(lengths), params=params, callback=probed)
     return table, probes.fit_decay(table)
