@@ -30,6 +30,7 @@ KEEP = {
 WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:'s)?")
 # A marked message, innermost first (a message's placeholder may hold another marked message: ⟦a ⟦b⟧ c⟧).
 MARKED = re.compile(re.escape(PSEUDO_OPEN) + f"[^{PSEUDO_OPEN}{PSEUDO_CLOSE}]*" + re.escape(PSEUDO_CLOSE))
+QUOTED_ERROR = re.compile(r"\b[A-Z]\w*(?:Error|Exception): [^\n⟦⟧]*")
 CODE = re.compile(r"`[^`]*`|%\{[^}]*\}|<[^>]*>|:material/[a-z_]+:|https?://\S+|\b[\w.]+\([^)]*\)|\b\w+(?:[._]\w+)+\b")
 
 
@@ -114,6 +115,7 @@ def english_left(text: str) -> list[str]:
     while rest != inner:  # the innermost messages first, then those that held them
         inner, rest = rest, MARKED.sub(" ", rest)
     rest = CODE.sub(" ", rest)
+    rest = QUOTED_ERROR.sub(" ", rest)  # Python's and Flax's own errors are quoted verbatim, in English
     words = (w.removesuffix("'s") for w in WORD.findall(rest))
     return [w for w in words if len(w) >= 3 and w not in KEEP and not w[0].isdigit()]
 
