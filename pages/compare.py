@@ -183,8 +183,8 @@ stop_slot = st.empty()
 results_slot = st.empty()  # an empty element until the results are drawn: the last run's page does not stay faded
 
 action = ss.pop("cmp_action", None)
-# TRANSLATORS: the subject of the sentence "{what} would take 3 min, more than this server's limit ...".
-refusal = estimate.over_limit(guess, _("This sweep")) if action == "run" and guess is not None else None
+# kept as a message: shown in the reader's language, also after a switch of language
+refusal = estimate.refusal(guess, "This sweep") if action == "run" and guess is not None else None
 confirmed = ss.pop("cmp_confirmed", False)
 if refusal:
     ss.cmp_error, action = refusal, None
