@@ -8,18 +8,16 @@ from types import SimpleNamespace
 import streamlit as st
 
 from rnnlab.figures import plots, true_size
-from rnnlab.grids import (
-    FIELDS,
-    carry_mode_word,
+from rnnlab.figures.compare_words import (
     describe_plan,
     over_memory,
     progress_note,
-    shown_label,
     shown_size,
     shown_verdict,
     shown_zero_cause,
     too_many_runs,
 )
+from rnnlab.grids import FIELDS, carry_mode_word, shown_label
 from rnnlab.i18n import _, t, tn, tp
 from rnnlab.model.cells import CARRY_INITS, CELLS
 from rnnlab.model.network import CARRY_MODES

@@ -1,21 +1,18 @@
 """What a grid of runs may vary, and the grids' defaults: Compare's grid and Gradient flow's decay sweep.
 
-Declared once here and read by the pages' controls, the URL, the command line and the sweeps themselves. The last
-part says what a sweep keeps in English (its labels, verdicts and progress notes, which the CSV and the worker
-thread write) in the reader's language, for the Compare page.
+Declared once here and read by the pages' controls, the URL, the command line and the sweeps themselves
+(:mod:`rnnlab.figures.compare_words` says what a sweep keeps in English in the reader's language).
 """
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rnnlab.i18n import N_, _, language, t, tn, tp
+from rnnlab.i18n import N_, _, language, t, tp
 from rnnlab.model.cells import CARRY_INITS, CELLS
 from rnnlab.model.network import CARRY_MODES
-from rnnlab.text import format_bytes, parse_float, parse_int
+from rnnlab.text import parse_float, parse_int
 
 # The cells' labels that are words (rnnlab.model.cells keeps them in English), marked for the catalog: a grid's
 # controls, legends and table show them through ``_(CELLS[name].label)``.
@@ -149,118 +146,3 @@ FIELDS: dict[str, SweepField] = {f.name: f for f in SWEEP_FIELDS}
 # a GRU against a simple RNN, three seeds each (does gating help?).
 COMPARE_DEFAULTS: dict[str, str] = {"carry_mode": "", "carry_init": "", "cell": "gru, simple", "lr": "",
                                     "seed": "0, 1, 2"}
-
-
-def _sweep():
-    """:mod:`rnnlab.probing.sweep` (imported when first needed: it imports this module)."""
-    from rnnlab.probing import sweep
-
-    return sweep
-
-
-# ---- the reader's words for what the sweep keeps in English (its labels, verdicts and the CSV stay English) ----
-def shown_verdict(verdict: str) -> str:
-    """A verdict of :func:`rnnlab.probing.sweep.memory_verdict` (or :data:`~rnnlab.probing.sweep.NOT_EVALUATED`)
-    in the reader's language."""
-    words = {
-        # TRANSLATORS: a verdict in the Compare table: the run's loss became infinite or NaN.
-        "diverged": tp("verdict", "diverged"),
-        # TRANSLATORS: a verdict in the Compare table: the final loss is at most 10% of the memoryless baseline.
-        "learned the task": tp("verdict", "learned the task"),
-        # TRANSLATORS: a verdict in the Compare table: below 90% of the memoryless baseline, above 10%.
-        "uses some memory, not solved": tp("verdict", "uses some memory, not solved"),
-        "no better than memoryless": tp("verdict", "no better than memoryless"),
-        "worse than memoryless": tp("verdict", "worse than memoryless"),
-        _sweep().NOT_EVALUATED: tp("verdict", "not evaluated (stopped while compiling)"),
-    }
-    return words.get(verdict, verdict)
-
-
-def shown_zero_cause(cause: str) -> str:
-    """Why an exact 0 is 0 (a key of :data:`rnnlab.probing.logscale.ZERO_CAUSES`) as the table shows it."""
-    words = {"unread": tp("why a gradient is exactly 0", "unread"),
-             "saturated": tp("why a gradient is exactly 0", "saturated"),
-             "gate": tp("why a gradient is exactly 0", "gate"),
-             "cancelled": tp("why a gradient is exactly 0", "cancelled")}
-    return words.get(cause, cause)
-
-
-def shown_size(log10: float) -> str:
-    """||dL/dh_0|| as the table writes it: the machine format of :func:`format_log10`, or words."""
-    if math.isnan(log10):
-        return _("not measured")
-    if math.isinf(log10) and log10 < 0:
-        return _("0 in float32")
-    from rnnlab.probing.probes import format_log10  # it imports this module
-
-    return format_log10(log10)
-
-
-def program_of(configs: list, number: int) -> str:
-    """The reader's words for the compiled program ``number`` (from 1) of ``configs``: 'GRU, fixed carry, init
-    zeros'."""
-    groups = _sweep().group_configs(configs)
-    if not 1 <= number <= len(groups):
-        return ""
-    config = configs[groups[number - 1][0]]
-    return list_separator().join([_(CELLS[config.cell].label), carry_mode_carry(config.carry_mode),
-                                  t("init {name}", name=config.carry_init)])
-
-
-COMPILING = re.compile(r"^Compiling program (\d+) of (\d+) \(.*\)…$")
-TRAINING = re.compile(r"^step (\d+) / (\d+) of program (\d+) of (\d+)$")
-
-
-def progress_note(note, configs: list) -> str:
-    """What the sweep says it does (its worker thread writes English) in the reader's language."""
-    text = str(note or "")
-    if (match := COMPILING.match(text)) is not None:
-        number, total = int(match[1]), int(match[2])
-        return t("Compiling program {number} of {total} ({program})…", number=number, total=total,
-                 program=program_of(configs, number))
-    if (match := TRAINING.match(text)) is not None:
-        # TRANSLATORS: progress of a sweep: the training step reached by compiled program {number} of {total}.
-        return t("step {step} / {steps} of program {number} of {total}", step=int(match[1]), steps=int(match[2]),
-                 number=int(match[3]), total=int(match[4]))
-    if text == _sweep().MEASURING:
-        return _("Measuring the gradient that reaches the initial carry…")
-    return text
-
-
-def too_many_runs(base, axes: dict[str, list]) -> str | None:
-    """Why the grid is refused when it has more runs than a sweep trains (what
-    :func:`rnnlab.probing.sweep.expand` says in English), in the reader's language; None when it is not."""
-    values = {name: list(dict.fromkeys(axes.get(name) or [getattr(base, name)])) for name in FIELDS}
-    count = math.prod(len(v) for v in values.values())
-    if count <= _sweep().MAX_RUNS:
-        return None
-    # TRANSLATORS: one factor of a grid's size: {n} values of the field {field}, e.g. "25 seed".
-    sizes = [t("{n} {field}", n=len(v), field=FIELDS[n].shown_label.lower()) for n, v in values.items()
-             if len(v) > 1]
-    return tn("{sizes} make {n} run; a sweep trains at most {most}. Choose fewer values.",
-              "{sizes} make {n} runs; a sweep trains at most {most}. Choose fewer values.", count,
-              sizes=(" x " if language() == "en" else " × ").join(sizes), most=_sweep().MAX_RUNS)
-
-
-def over_memory(configs: list) -> str | None:
-    """Why the grid is refused when its runs together need more memory than the server allows."""
-    need, budget = _sweep().total_memory_bytes(configs), _sweep().memory_budget_bytes()
-    if need <= budget:
-        return None
-    return tn("The {n} run together needs about {need} for backpropagation through time; the limit is {limit}. "
-              "Choose fewer runs, or lower the sequence length, the batch or the features.",
-              "The {n} runs together need about {need} for backpropagation through time; the limit is {limit}. "
-              "Choose fewer runs, or lower the sequence length, the batch or the features.", len(configs),
-              need=format_bytes(need), limit=format_bytes(budget))
-
-
-def describe_plan(configs: list, base) -> str:
-    """'**6 runs in 2 compiled programs (about 1.2 MB for backpropagation)**, each 50 steps of 10 per chunk ...'."""
-    runs, programs = len(configs), len(_sweep().group_configs(configs))
-    return t("**{runs} in {programs} (about {size} for backpropagation)**, each {steps} of {chunk} per chunk "
-             "(a sweep's runs share the number of steps).",
-             runs=tn("{n} run", "{n} runs", runs),
-             programs=tn("{n} compiled program", "{n} compiled programs", programs),
-             size=format_bytes(_sweep().total_memory_bytes(configs)),
-             # TRANSLATORS: part of "each {steps} of {chunk} per chunk": the training steps of every run.
-             steps=tn("{n} step", "{n} steps", base.steps), chunk=base.chunk)

@@ -6,6 +6,9 @@
 - :mod:`.run_views`: Explore's sections of a run at one step as values (figures and sentences).
 - :mod:`.shared`: views of a pristine run built once for every session that shows it.
 - :mod:`.true_size`: sizes drawn from their log10 (bars, floors, ticks), where float64 cannot hold them.
+- :mod:`.log10_scale`: the log10 axis of the true-size charts (ticks and ranges).
+- :mod:`.compare_words`: the Compare page's words (a sweep's labels, verdicts, progress and plan) in the reader's
+  language.
 """
 
 from rnnlab.figures import ab, example_plots, plots, run_views, shared, true_size

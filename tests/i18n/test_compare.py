@@ -13,7 +13,8 @@ import pytest
 import streamlit as st
 
 from rnnlab.config import Config
-from rnnlab.grids import FIELDS, describe_plan, progress_note, shown_label, too_many_runs
+from rnnlab.figures.compare_words import describe_plan, progress_note, too_many_runs
+from rnnlab.grids import FIELDS, shown_label
 from rnnlab.i18n import PSEUDO, PSEUDO_CLOSE, PSEUDO_OPEN, localize_number, using
 from rnnlab.model.tasks import TASKS
 from rnnlab.probing import sweep
