@@ -71,10 +71,10 @@ def test_a_refusal_is_kept_as_a_message_and_read_in_the_readers_language(monkeyp
                                 "this server's limit of 60 s per job")
     with using("ru"):
         assert str(kept).startswith(f"Этот запуск занял бы около 2,5 мин (3{NBSP}000 шагов примерно по 50 мс) — "
-                                    "больше предела этого сервера в 60 с на задачу")
+                                    "больше предела этого сервера в 60 с на задание")
     with using("zh"):
         assert str(kept).startswith("这次运行需要约 2.5 分钟（3,000 步，每步约 50 毫秒），"
-                                    "超过了本服务器每个任务 60 秒的上限")
+                                    "超过了本服务器每个计算任务 60 秒的上限")
     assert estimate.describe_work(35, 5) == "about 40 s (compiling about 35 s, then about 5 s of computing)"
     with using("ru"):
         assert estimate.describe_work(35, 5) == "около 40 с (компиляция около 35 с, затем около 5 с вычислений)"
@@ -101,9 +101,9 @@ def share_message(n: int) -> Msg:
 
 
 @pytest.mark.parametrize("n, ru, zh", [
-    (1, "У вас уже выполняется 1 задача на этом сервере", "你在这台服务器上已有 1 个任务在运行"),
-    (2, "У вас уже выполняются 2 задачи на этом сервере", "你在这台服务器上已有 2 个任务在运行"),
-    (5, "У вас уже выполняется 5 задач на этом сервере", "你在这台服务器上已有 5 个任务在运行"),
+    (1, "У вас уже выполняется 1 задание на этом сервере", "你在这台服务器上已有 1 个计算任务在运行"),
+    (2, "У вас уже выполняются 2 задания на этом сервере", "你在这台服务器上已有 2 个计算任务在运行"),
+    (5, "У вас уже выполняется 5 заданий на этом сервере", "你在这台服务器上已有 5 个计算任务在运行"),
 ])
 def test_the_share_message_counts_jobs_in_each_languages_forms(n, ru, zh):
     said = share_message(n)
@@ -125,7 +125,7 @@ def test_the_slots_and_memory_messages_in_each_language():
                           "queue; your job starts by itself.")
     with using("ru"):
         assert str(slots) == ("Все слоты этого сервера (1) заняты: выполняется 1, в очереди 1. Ваше место в очереди: "
-                              "1; задача начнётся сама.")
+                              "1; задание начнётся само.")
     with using("zh"):
         assert str(slots).startswith("这台服务器的全部 1 个计算槽都已占用（1 个运行中，1 个等待中）。"
                                      "你在队列中排第 1 位")
@@ -138,10 +138,10 @@ def test_the_slots_and_memory_messages_in_each_language():
     assert str(memory).startswith("Waiting for memory: this needs about 3.0 GB and 2.0 GB of the server's budget is "
                                   "free while 2 job(s) run.")
     with using("ru"):
-        assert str(memory).startswith("Ждём памяти: задаче нужно около 3,0 ГБ, а свободно 2,0 ГБ из бюджета сервера, "
-                                      "пока работают 2 задачи.")
+        assert str(memory).startswith("Ждём памяти: заданию нужно около 3,0 ГБ, а свободно 2,0 ГБ из бюджета сервера, "
+                                      "пока работают 2 задания.")
     with using("zh"):
-        assert "约需 3.0 GB" in str(memory) and "在 2 个任务运行期间" in str(memory)
+        assert "约需 3.0 GB" in str(memory) and "在 2 个计算任务运行期间" in str(memory)
 
 
 def test_a_job_note_made_in_a_worker_thread_is_read_in_the_readers_language():

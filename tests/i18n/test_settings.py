@@ -148,7 +148,7 @@ def test_the_cell_change_note_and_the_links_resets_in_russian_and_chinese():
         note = describe_changes("conv_lstm", changes)
         assert note.startswith("Для ячейки ConvLSTM нужны другие настройки") and "Задача: Движущаяся точка" in note
         state = parse_query({"cell": "conv_lstm", "run": "1"})
-        assert "Значение cell сброшено на gru." in state.notes and not state.autorun
+        assert "Значение cell сброшено до gru." in state.notes and not state.autorun
     with using("zh"):
         assert "任务：移动的点（空间任务）；" in describe_changes("conv_lstm", changes)
 
@@ -167,7 +167,7 @@ def test_format_bytes_in_each_language(n, en, ru):
 def test_upload_messages_in_russian_and_chinese():
     with using("ru"), pytest.raises(ExportError, match="это не файл параметров msgpack: файл пуст"):
         load_params(b"", Config())
-    with using("ru"), pytest.raises(ExportError, match="размер файла 21 МБ — больше допустимых"):
+    with using("ru"), pytest.raises(ExportError, match="размер файла 21 МБ — больше предела"):
         load_params(b"\x00" * (21 * 2**20), Config())
     with using("zh"), pytest.raises(ExportError, match="不是 msgpack 参数文件：它看起来是一张 PNG 图片"):
         load_params(b"\x89PNG" + bytes(40), Config(features=8, batch=8, seq_len=10))
@@ -185,7 +185,7 @@ def test_the_links_notes_are_read_again_in_the_language_chosen_after(monkeypatch
     at.sidebar.selectbox(key="w_lang").select("ru").run()
     assert not at.exception
     shown = " ".join(str(w.value) for w in at.warning)
-    assert "Неизвестная настройка \\'zzz\\' пропущена" in shown and "Ignored unknown" not in shown, shown
+    assert "Неизвестная настройка «zzz» пропущена" in shown and "Ignored unknown" not in shown, shown
     assert at.sidebar.subheader[0].value == "Эксперимент"
     cell = at.sidebar.selectbox(key="w_cell")
     assert cell.label == "Ячейка" and cell.value == "gru"
