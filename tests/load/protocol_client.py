@@ -53,9 +53,25 @@ PROBE_PATHS = ("_stcore/health", "_stcore/host-config")  # what the frontend ask
 PROTOCOL = "streamlit"
 NO_XSRF_TOKEN = "PLACEHOLDER_AUTH_TOKEN"  # the frontend's second subprotocol when it has no XSRF cookie
 XSRF_COOKIE = "_streamlit_xsrf"  # set by /_stcore/health
-LOSS_TITLE = "Loss"
-TRAINING_LOSS = "training loss"
-TRAINED_STEP = re.compile(r"step ([0-9]+) / ([0-9]+)")
+def in_every_language(message: str) -> set[str]:
+    """``message`` as the app shows it in each of its languages."""
+    from rnnlab.i18n import LANGUAGES, _, using
+
+    out = set()
+    for lang in LANGUAGES:
+        with using(lang):
+            out.add(_(message))
+    return out
+
+
+LOSS_TITLES = in_every_language("Loss")
+TRAINING_LOSS = in_every_language("training loss")
+COUNT = "[0-9][0-9\u00a0,]*"  # a count as each language writes it
+TRAINED_STEP = re.compile("|".join(
+    re.escape(f).replace(re.escape("{step}"), f"({COUNT})").replace(re.escape("{steps}"), COUNT)
+    for f in sorted(in_every_language("step {step} / {steps}"))))
+
+
 def finished_pattern() -> re.Pattern[str]:
     """The "Finished N steps." alert in every language of the app (its count's group: digits and separators)."""
     from rnnlab.i18n import LANGUAGES, ngettext, using
@@ -332,7 +348,7 @@ class Recorder:
         r, element = self.result, node.proto
         if node.kind == "progress":
             step = TRAINED_STEP.search(element.progress.text)
-            if step and int(step[1]) > 0:
+            if step and int(re.sub("[^0-9]", "", next(g for g in step.groups() if g))) > 0:
                 self.trained = True
                 if r.first_progress_s is None:
                     r.first_progress_s = at_s
@@ -340,7 +356,8 @@ class Recorder:
             r.charts_received += 1
             if r.first_chart_s is None:
                 chart = read_chart(element.plotly_chart.spec)
-                if self.trained or (chart.title == LOSS_TITLE and chart.points.get(TRAINING_LOSS, 0) > 0):
+                losses = any(chart.points.get(name, 0) > 0 for name in TRAINING_LOSS)
+                if self.trained or (chart.title in LOSS_TITLES and losses):
                     r.first_chart_s = at_s
         elif node.kind == "alert":
             self._alert(element.alert, at_s)
