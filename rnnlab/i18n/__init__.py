@@ -322,11 +322,6 @@ def number(value: float, spec: str = "g") -> str:
     return localize_number(format(value, spec))
 
 
-def plotly_separators(lang: str | None = None) -> str:
-    """Plotly's ``layout.separators`` for the language: the decimal mark, then the thousands separator."""
-    return ", " if (lang or language()) == "ru" else ".,"
-
-
 CJK_FONTS = "Source Sans, Noto Sans CJK SC, Noto Sans SC, PingFang SC, Microsoft YaHei, sans-serif"
 
 
@@ -335,19 +330,7 @@ def language_layout(lang: str | None = None) -> dict[str, Any]:
     lang = lang or language()
     layout: dict[str, Any] = {}
     if lang == "ru":
-        layout["separators"] = plotly_separators(lang)
+        layout["separators"] = ", "  # Plotly's decimal mark, then its thousands separator
     if lang == "zh":
         layout["font"] = {"family": CJK_FONTS}
     return layout
-
-
-def join_list(items: list[str], lang: str | None = None) -> str:
-    """'a, b and c' the language's way (an enumeration, not a code list)."""
-    items = [str(i) for i in items]
-    if len(items) < 2:
-        return "".join(items)
-    lang = lang or language()
-    if lang == "zh":
-        return "、".join(items[:-1]) + "和" + items[-1]
-    conj = {"ru": " и ", "en": " and "}.get(lang, " and ")
-    return ", ".join(items[:-1]) + conj + items[-1]
