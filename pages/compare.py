@@ -24,7 +24,8 @@ from rnnlab.model.network import CARRY_MODES
 from rnnlab.probing import sweep
 from rnnlab.probing.sweep import SweepError
 from rnnlab.server import jobs
-from rnnlab.server.executor import Work, current_executor
+from rnnlab.server.executor import Work
+from rnnlab.server.executors import current_executor
 from rnnlab.text import escape_markdown
 from rnnlab.training import estimate
 from rnnlab.training.train import PART_SECONDS

@@ -103,12 +103,40 @@ def ours(name: str) -> bool:
     return name.split(".")[0] in ("rnnlab", "ui", "pages", "app")
 
 
-def resolved_imports(path: Path) -> set[str]:
-    """Every module of ours that ``path`` imports, at the top or inside a function (``from a import b`` names
-    ``a.b`` when b is a module)."""
-    known = {module_name(p) for p in SOURCES}
+def string_imports(module_tree: ast.Module, known: set[str]) -> set[str]:
+    """Modules of ours imported by name: ``importlib.import_module(X)`` (or ``__import__(X)``) with X a string, a
+    module-level name bound to one, or an f-string (every module under its constant start)."""
+    constants = {target.id: node.value.value for node in module_tree.body if isinstance(node, ast.Assign)
+                 and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+                 for target in node.targets if isinstance(target, ast.Name)}
     found = set()
-    for node in ast.walk(tree(path)):
+    for node in ast.walk(module_tree):
+        if not (isinstance(node, ast.Call) and node.args):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name not in ("import_module", "__import__"):
+            continue
+        arg = node.args[0]
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            found.add(arg.value)
+        elif isinstance(arg, ast.Name) and arg.id in constants:
+            found.add(constants[arg.id])
+        elif isinstance(arg, ast.JoinedStr) and arg.values and isinstance(arg.values[0], ast.Constant):
+            start = str(arg.values[0].value)
+            found.update(m for m in known if m.startswith(start) and not m[len(start):].startswith("_"))
+        else:
+            raise AssertionError(f"an import by a name the layout test cannot read: {ast.unparse(node)}")
+    return {name for name in found if ours(name)}
+
+
+def resolved_imports(path: Path) -> set[str]:
+    """Every module of ours that ``path`` imports, at the top, inside a function or by name (``from a import b``
+    names ``a.b`` when b is a module)."""
+    known = {module_name(p) for p in SOURCES}
+    module_tree = tree(path)
+    found = string_imports(module_tree, known)
+    for node in ast.walk(module_tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names if ours(alias.name))
         elif isinstance(node, ast.ImportFrom) and node.module and ours(node.module):
@@ -116,6 +144,16 @@ def resolved_imports(path: Path) -> set[str]:
                 sub = f"{node.module}.{alias.name}"
                 found.add(sub if sub in known else node.module)
     return found
+
+
+def test_imports_by_name_are_seen():
+    known = {module_name(p) for p in SOURCES}
+    module_tree = ast.parse('import importlib\nNAME = "rnnlab.server.jobs"\n'
+                            'def f(m):\n    importlib.import_module(NAME)\n    importlib.import_module("ui.work")\n'
+                            '    return importlib.import_module(f"rnnlab.bench.{m}")\n')
+    found = string_imports(module_tree, known)
+    assert {"rnnlab.server.jobs", "ui.work", "rnnlab.bench.steps"} <= found
+    assert resolved_imports(ROOT / "rnnlab" / "server" / "executors.py") >= {"rnnlab.server.ray_executor"}
 
 
 def layer_of(name: str) -> int:
@@ -171,10 +209,12 @@ def test_no_import_cycle_even_through_imports_inside_functions():
 
 
 # ---- heavy work goes through the seam ---------------------------------------------------------------------------
-# Pages and ui/ reach the server only through the executor (how work runs: rnnlab.server.executor), the work it
-# runs (rnnlab.server.jobs) and the tab's reload token (rnnlab.server.session_store, which computes nothing), and
-# never call heavy work themselves: they name it in a Work(...) that the executor runs.
-SEAM = {"rnnlab.server.executor", "rnnlab.server.jobs", "rnnlab.server.session_store"}
+# Pages and ui/ reach the server only through the executor (how work runs: rnnlab.server.executor, the one chosen
+# for this process: rnnlab.server.executors, and rnnlab.server.embedded for a page's own gate), the work it runs
+# (rnnlab.server.jobs) and the tab's reload token (rnnlab.server.session_store, which computes nothing), and never
+# call heavy work themselves: they name it in a Work(...) that the executor runs.
+SEAM = {"rnnlab.server.executor", "rnnlab.server.executors", "rnnlab.server.embedded", "rnnlab.server.jobs",
+        "rnnlab.server.session_store"}
 HEAVY_CALLS = {"Run", "run_chunk", "train_part", "train_chunk", "run_sweep", "compile_in_worker", "trained_params",
                "run_grad_through_time", "run_connectivity", "start_robustness", "decay_sweep", "carry_grad_norms",
                "connectivity", "look"}

@@ -11,7 +11,8 @@ from streamlit.runtime import Runtime
 from rnnlab.config import Config
 from rnnlab.i18n import N_, t
 from rnnlab.server import jobs
-from rnnlab.server.executor import CANCELLED, Work, current_executor
+from rnnlab.server.executor import CANCELLED, Work
+from rnnlab.server.executors import current_executor
 from rnnlab.training import estimate
 from rnnlab.training.program import get_program
 from ui.queue import POLL_S, client_id

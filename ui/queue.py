@@ -14,16 +14,9 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from rnnlab.cluster.browser import browser_client
-from rnnlab.server.executor import (
-    EmbeddedExecutor,
-    Executor,
-    Job,
-    Lease,
-    QueueInfo,
-    Work,
-    client_of,
-    current_executor,
-)
+from rnnlab.server.embedded import EmbeddedExecutor
+from rnnlab.server.executor import Executor, Job, Lease, QueueInfo, Work
+from rnnlab.server.executors import client_of, current_executor
 from ui.progress import job_progress
 
 POLL_S = 0.25

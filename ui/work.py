@@ -18,7 +18,8 @@ import streamlit as st
 from rnnlab.config import Config
 from rnnlab.i18n import N_
 from rnnlab.server import jobs
-from rnnlab.server.executor import RunLease, Work, current_executor
+from rnnlab.server.executor import RunLease, Work
+from rnnlab.server.executors import current_executor
 from rnnlab.training.train import PART_SECONDS, ChunkProgress, Run
 from ui.queue import POLL_S, client_id, run_job, show_queue
 

@@ -1,8 +1,10 @@
 """One server, many users.
 
-- :mod:`.executor`: the seam every piece of heavy work goes through: a :class:`~.executor.Work` becomes a job
-  that is queued, runs, reports its progress and can be cancelled (:class:`~.executor.EmbeddedExecutor`: in a
-  worker thread of this process).
+- :mod:`.executor`: the seam every piece of heavy work goes through, its interface: a :class:`~.executor.Work`
+  becomes a job that is queued, runs, reports its progress and can be cancelled.
+- :mod:`.reporting`: what work calls between its pieces (progress, where a cancel stops it).
+- :mod:`.embedded`: the default executor, work in worker threads of this process.
+- :mod:`.executors`: which executor serves this process (``RNNLAB_EXECUTOR``).
 - :mod:`.ray_executor`: the same seam with the computing on a Ray cluster (``RNNLAB_EXECUTOR=ray``).
 - :mod:`.ray_actors`: the gate as a named actor shared by a cluster's web processes.
 - :mod:`.ray_registry`: results computed once for every web process of a cluster, kept in an actor.

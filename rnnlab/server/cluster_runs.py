@@ -17,26 +17,17 @@ back here as bytes, so that a web process on a cluster computes and compiles not
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
-from typing import Any, Protocol
+from collections.abc import Callable
 
 from rnnlab.config import Config
-from rnnlab.server import executor, jobs, run_files
+from rnnlab.server import jobs, reporting, run_files
+from rnnlab.server.results import ResultStore
 from rnnlab.server.shared_runs import RUNS
 from rnnlab.training import parts
 from rnnlab.training.train import ChunkProgress, Run
 
 PART, RUN = "train part", "finished run"
 WAIT_S = 0.5  # a part another process computes is waited for this long per call; the page polls in between
-
-
-class Store(Protocol):
-    """What is needed of the shared results (:class:`rnnlab.server.results.Results` has it too)."""
-
-    def get(self, key: Hashable, wait_s: float = 0.0) -> Any | None: ...
-    def claim(self, key: Hashable) -> bool: ...
-    def put(self, key: Hashable, value: Any) -> None: ...
-    def drop(self, key: Hashable) -> None: ...
 
 
 def part_key(config: Config, step: int) -> tuple:
@@ -49,7 +40,7 @@ def run_key(config: Config) -> tuple:
     return (RUN, config)
 
 
-def start_run(config: Config, results: Store | None = None, make: Callable[[Config], bytes] | None = None) -> Run:
+def start_run(config: Config, results: ResultStore | None = None, make: Callable[[Config], bytes] | None = None) -> Run:
     """A run of ``config``: a copy of this process's run of it, else of the finished run another process kept in
     ``results``, else a new one (:func:`new_run`)."""
     local = RUNS.copy_of(config)
@@ -75,7 +66,7 @@ def new_run(config: Config, make: Callable[[Config], bytes] | None = None) -> Ru
     return run_files.run_from_bytes(make(config))
 
 
-def train_part(run: Run, max_seconds: float | None, results: Store | None = None,
+def train_part(run: Run, max_seconds: float | None, results: ResultStore | None = None,
                compute: Callable[[Config, dict, int], parts.Part] = parts.train_part) -> ChunkProgress | None:
     """The next part of ``run`` (:func:`rnnlab.server.jobs.train_part`), computed once for every process sharing
     ``results``: taken from there when another process computed it, computed with ``compute`` and kept there when
@@ -93,12 +84,12 @@ def train_part(run: Run, max_seconds: float | None, results: Store | None = None
     if found is not None:
         n_active, data = found
         progress = run.take_part(step, int(n_active), parts.part_from_bytes(run.config, data))
-    executor.report(run.step / max(1, run.config.steps))
+    reporting.report(run.step / max(1, run.config.steps))
     keep_finished(run, results)
     return progress
 
 
-def keep_finished(run: Run, results: Store) -> None:
+def keep_finished(run: Run, results: ResultStore) -> None:
     """Keep a finished pristine ``run`` whole in ``results`` (once: the first process to claim it)."""
     if not (run.done and run.pristine):
         return
@@ -113,7 +104,7 @@ def keep_finished(run: Run, results: Store) -> None:
     results.put(key, data)
 
 
-def _compute(run: Run, step: int, key: tuple, max_seconds: float | None, results: Store,
+def _compute(run: Run, step: int, key: tuple, max_seconds: float | None, results: ResultStore,
              compute: Callable[[Config, dict, int], parts.Part]) -> ChunkProgress | None:
     kept = False
 
@@ -130,6 +121,6 @@ def _compute(run: Run, step: int, key: tuple, max_seconds: float | None, results
     finally:
         if not kept:
             results.drop(key)
-    executor.report(run.step / max(1, run.config.steps))
+    reporting.report(run.step / max(1, run.config.steps))
     keep_finished(run, results)
     return progress

@@ -15,6 +15,7 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Mapping
+from typing import Protocol, TypeVar
 
 from rnnlab import ledger
 from rnnlab.device import memory_budget_bytes
@@ -90,6 +91,38 @@ def client_of(address: str | None, session: str, headers: Mapping[str, str] | No
     if not loopback:
         return f"ip:{address}"
     return f"session:{session}" if session else ""
+
+
+class SlotTicket(Protocol):
+    """A place in a gate's queue, then one of its slots: what the executor and the queue messages read of a
+    ticket, whether this process's (:class:`Ticket`) or the cluster's gate actor's (``RemoteTicket``)."""
+
+    memory_bytes: int
+    label: str
+    client: str
+    admitted: bool
+    released: bool
+
+    @property
+    def position(self) -> int: ...
+    def wait(self, timeout: float | None = None) -> bool: ...
+    def release(self) -> None: ...
+
+
+T = TypeVar("T", bound=SlotTicket)
+
+
+class Gate(Protocol[T]):
+    """What hands out :class:`SlotTicket` s: this process's :class:`JobGate` or the cluster's ``RemoteGate``."""
+
+    @property
+    def limit(self) -> int: ...
+    @property
+    def per_client(self) -> int: ...
+    def ticket(self, memory_bytes: int = 0, label: str = "", client: str = "") -> T: ...
+    def counts(self) -> tuple[int, int]: ...
+    def available_bytes(self) -> int: ...
+    def waiting_reason(self, ticket: T) -> str: ...
 
 
 class Ticket:
@@ -305,7 +338,7 @@ def _unit(unit: str) -> str:
     return units[unit]()
 
 
-def queue_message(ticket: Ticket, gate: JobGate) -> Msg:
+def queue_message(ticket: T, gate: Gate[T]) -> Msg:
     """What a waiting user reads: why ``ticket`` waits, its place, and that it starts by itself. A message kept as
     its id and numbers: the page renders it (``str``) in the reader's language, whichever thread made it."""
     running, waiting = gate.counts()

@@ -1,7 +1,7 @@
 """The heavy work a user can start, as module-level functions of plain arguments for :class:`rnnlab.server.executor.
 Work`: runs started, trained and loaded, first compiles, probes, sweeps and example looks.
 
-Each reports between its pieces with :func:`rnnlab.server.executor.report` (where a cancel stops it) and never
+Each reports between its pieces with :func:`rnnlab.server.reporting.report` (where a cancel stops it) and never
 draws: it may run in another thread or process than the page that asked. A probe reads a :class:`Model` (a
 run's configuration, parameters and key: data only), never a live :class:`~rnnlab.training.train.Run`.
 """
@@ -19,7 +19,7 @@ from rnnlab.files import export
 from rnnlab.i18n import Msg
 from rnnlab.model.cells import CELLS
 from rnnlab.probing import example, probes, sweep
-from rnnlab.server import executor, precompile, run_files
+from rnnlab.server import precompile, reporting, run_files
 from rnnlab.server.shared_runs import RUNS
 from rnnlab.training import parts
 from rnnlab.training.program import Program, get_program, hyper_args
@@ -81,9 +81,9 @@ def train_part(run: Run, max_seconds: float | None, part: Callable = parts.train
     progress = run.run_chunk(max_seconds, wait=False, part=part)
     if progress is None:
         for _ in range(20):
-            if run.settle(0.25 * (max_seconds or 1.0)) or executor.should_stop():
+            if run.settle(0.25 * (max_seconds or 1.0)) or reporting.should_stop():
                 break
-    executor.report(run.step / max(1, run.config.steps))
+    reporting.report(run.step / max(1, run.config.steps))
     return progress
 
 
@@ -98,26 +98,26 @@ def compile_program(config: Config, timeout_s: float | None = None) -> bool:
     compile_in_worker`); False when it was stopped. A forced cancel kills the worker at once; a worker that failed
     leaves the compile to the first call in this process."""
     def started(worker) -> None:
-        executor.on_force(lambda: precompile.stop_worker(worker))
+        reporting.on_force(lambda: precompile.stop_worker(worker))
 
-    return precompile.compile_in_worker(config, executor.should_stop, timeout_s, started) != precompile.STOPPED
+    return precompile.compile_in_worker(config, reporting.should_stop, timeout_s, started) != precompile.STOPPED
 
 
 # ---- probes -----------------------------------------------------------------------------------------------------
 def grad_through_time(model: Model) -> pd.DataFrame:
     """||dL/dh_t|| through time at the start, middle and end of training (:func:`rnnlab.probing.probes.
     run_grad_through_time`)."""
-    return probes.run_grad_through_time(model, progress=executor.report)
+    return probes.run_grad_through_time(model, progress=reporting.report)
 
 
 def connectivity(model: Model) -> pd.DataFrame:
     """How much the last output depends on each input step (:func:`rnnlab.probing.probes.run_connectivity`)."""
-    return probes.run_connectivity(model, progress=executor.report)
+    return probes.run_connectivity(model, progress=reporting.report)
 
 
 def robustness(model: Model) -> pd.DataFrame:
     """The model's losses from other starts (:func:`rnnlab.probing.probes.start_robustness`)."""
-    return probes.start_robustness(model, progress=executor.report)
+    return probes.start_robustness(model, progress=reporting.report)
 
 
 def example_looks(model: Model, frames: list[tuple[int, dict]], index: int) -> list[example.Look]:
@@ -125,7 +125,7 @@ def example_looks(model: Model, frames: list[tuple[int, dict]], index: int) -> l
     out = []
     for i, (step, params) in enumerate(frames):
         out.append(example.look(model.program, params, model.root, model.scale, index, step))
-        executor.report((i + 1) / len(frames))
+        reporting.report((i + 1) / len(frames))
     return out
 
 
@@ -144,18 +144,18 @@ def decay_sweep(base: Config, cells: list[str], lengths: list[int], weights: str
             # (GRU, LSTM, Simple RNN), {i} of {n} counts the cells
             label = Msg("Training the {cell} briefly ({i} of {n}; once per server)", cell=name, i=i + 1,
                         n=len(cells))
-            executor.report(share * i / len(cells), Msg("{what}…", what=label))
+            reporting.report(share * i / len(cells), Msg("{what}…", what=label))
 
             def trained(p: ChunkProgress, i: int = i, label: Msg = label) -> None:
                 # TRANSLATORS: {what} says what is trained, e.g. "Training the GRU briefly (1 of 2; once per server)"
-                executor.report(share * (i + p.step / p.total) / len(cells),
+                reporting.report(share * (i + p.step / p.total) / len(cells),
                                 Msg("{what}: step {step} / {total}", what=label, step=p.step, total=p.total))
 
             params[cell] = probes.trained_params(probes.sweep_training_config(base, cell), trained,
                                                  max_seconds=1.0)
 
     def probed(done: float, total: int, text: Msg) -> None:
-        executor.report(share + (1 - share) * done / total, text)  # a message: shown with str()
+        reporting.report(share + (1 - share) * done / total, text)  # a message: shown with str()
 
     table = probes.decay_sweep(base, list(cells), list(lengths), params=params, callback=probed)
     return table, probes.fit_decay(table)
@@ -164,5 +164,5 @@ def decay_sweep(base: Config, cells: list[str], lengths: list[int], weights: str
 def compare_sweep(configs: list[Config], max_seconds: float | None) -> sweep.SweepResult:
     """The Compare page's grid trained together (:func:`rnnlab.probing.sweep.run_sweep`); a gentle cancel stops it
     after its current call and returns what it trained."""
-    return sweep.run_sweep(configs, executor.keep_going, max_seconds=max_seconds)
+    return sweep.run_sweep(configs, reporting.keep_going, max_seconds=max_seconds)
 

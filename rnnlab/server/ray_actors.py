@@ -10,7 +10,7 @@ holds: no ticket is admitted twice. An owner not heard from for :data:`LEASE_S` 
 that died frees its slots).
 
 :class:`RemoteGate` is that actor seen from a web process with :class:`~rnnlab.server.gate.JobGate`'s interface
-(``ticket``, ``waiting_reason``, ``counts``, ...), so :class:`~rnnlab.server.executor.EmbeddedExecutor` and
+(``ticket``, ``waiting_reason``, ``counts``, ...), so :class:`~rnnlab.server.embedded.EmbeddedExecutor` and
 :func:`~rnnlab.server.gate.queue_message` use it unchanged. One poller thread per web process makes one
 :meth:`GateActor.sync` call per :data:`POLL_S` (:data:`IDLE_POLL_S` while nothing waits) for all its tickets
 and caches the answers; script threads read that cache and wait on it with a timeout, never on Ray.

@@ -10,7 +10,7 @@ tasks:
   :meth:`~rnnlab.training.train.Run.apply_part` (:func:`part_on_ray`). A pristine run's parts are computed once
   for every web process, and its finished run kept for them (:mod:`rnnlab.server.cluster_runs`);
 - work of plain arguments and values (probes, sweeps, example looks): the work function itself, on a worker;
-  what it reports (:func:`rnnlab.server.executor.report`) comes back to the job that waits for it through the
+  what it reports (:func:`rnnlab.server.reporting.report`) comes back to the job that waits for it through the
   cluster's progress actor (:class:`rnnlab.server.ray_registry.ProgressActor`), so its progress bar moves;
 - a new run (starting one, the untrained model a page probes) is made on a worker and read back here from bytes,
   without computing or compiling anything here; a long first compile runs on a worker (its node then gets the
@@ -47,10 +47,11 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from rnnlab.config import Config, ConfigError
 from rnnlab.i18n import Msg
-from rnnlab.server import cluster_runs, executor, jobs, ray_actors, ray_registry, shared_runs
+from rnnlab.server import cluster_runs, jobs, ray_actors, ray_registry, reporting, shared_runs
 from rnnlab.server import results as kept_results
-from rnnlab.server.executor import Cancelled, EmbeddedExecutor, Lease, QueueInfo, RunLease, Work
-from rnnlab.server.gate import JobGate
+from rnnlab.server.embedded import EmbeddedExecutor, EmbeddedJob
+from rnnlab.server.executor import ENV_EXECUTOR, Cancelled, Lease, QueueInfo, RunLease, Work
+from rnnlab.server.gate import Gate
 from rnnlab.training import parts
 from rnnlab.training.train import Run
 
@@ -95,7 +96,7 @@ def connect(address: str | None = None) -> None:
             return
         address = (address or os.environ.get(ENV_ADDRESS, "")).strip()
         if not address:
-            raise ConfigError([f"{executor.ENV_EXECUTOR}=ray needs {ENV_ADDRESS}=HOST:PORT, the address of the Ray "
+            raise ConfigError([f"{ENV_EXECUTOR}=ray needs {ENV_ADDRESS}=HOST:PORT, the address of the Ray "
                                "cluster's head (python -m rnnlab.cluster up starts one on this machine)"])
         host, port = parse_address(address)
         try:
@@ -114,7 +115,7 @@ def call(fn: Callable[..., Any], args: tuple, kwargs: dict, token: str | None = 
     node = ray.get_runtime_context().get_node_id()
     if token is None:
         return node, fn(*args, **kwargs)
-    with executor.reporting_to(ray_registry.TaskProgress(token)):
+    with reporting.reporting_to(ray_registry.TaskProgress(token)):
         return node, fn(*args, **kwargs)
 
 
@@ -214,20 +215,20 @@ def wait_for(ref: ray.ObjectRef, force_after_s: float | None = None, token: str 
     killed when still running ``force_after_s`` later), a forced cancel of the job kills its worker, and
     :class:`NoWorker` when no worker node has been alive for :data:`NO_WORKER_S`. What the task reports under
     ``token`` is reported to this job every :data:`PROGRESS_POLL_S`."""
-    executor.on_force(lambda: ray.cancel(ref, force=True))
+    reporting.on_force(lambda: ray.cancel(ref, force=True))
     finished, alone_since, asked_at = False, None, time.monotonic()
     try:
         while not finished:
             finished = bool(ray.wait([ref], timeout=WAIT_S)[0])
             if finished:
                 break
-            if executor.should_stop():
+            if reporting.should_stop():
                 raise Cancelled("cancelled")
             if token is not None and time.monotonic() - asked_at >= PROGRESS_POLL_S:
                 asked_at = time.monotonic()
                 latest = ray_registry.progress_of(progress_actor(), token, timeout_s=PROGRESS_POLL_S)
                 if latest is not None:
-                    executor.report(*latest)
+                    reporting.report(*latest)
             if workers_alive():
                 alone_since = None
             elif alone_since is None:
@@ -297,7 +298,7 @@ def on_ray(work: Work, results: Any = None) -> Work:
 class RayJob:
     """A job whose computing runs on the cluster: the embedded job that admits it and waits for its task."""
 
-    def __init__(self, work: Work, job: executor.EmbeddedJob):
+    def __init__(self, work: Work, job: EmbeddedJob):
         self.work, self.job = work, job
 
     @property
@@ -331,13 +332,13 @@ class RayExecutor:
     actor) and this process's shared runs, computed on the Ray cluster at ``address`` (default
     ``$RNNLAB_RAY_ADDRESS``). ``gate`` and ``results``: others instead (e.g. this process's)."""
 
-    def __init__(self, address: str | None = None, gate: JobGate | ray_actors.RemoteGate | None = None,
+    def __init__(self, address: str | None = None, gate: Gate | None = None,
                  runs: shared_runs.SharedRuns | None = None,
-                 results: kept_results.Results | ray_registry.RemoteResults | None = None):
+                 results: kept_results.ResultStore | None = None):
         connect(address)
         self.gate = gate if gate is not None else ray_actors.RemoteGate.named()
         self.results = results if results is not None else ray_registry.RemoteResults.named()
-        self.local = EmbeddedExecutor(self.gate, runs, self.results)  # type: ignore[arg-type]
+        self.local = EmbeddedExecutor(self.gate, runs, self.results)
 
     def submit(self, work: Work, lease: Lease | None = None) -> RayJob:
         return RayJob(work, self.local.submit(on_ray(work, self.results), lease))

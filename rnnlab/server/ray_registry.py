@@ -7,11 +7,11 @@ configurations). A web process that claims a key computes it and puts or drops i
 loses its claims after :data:`LEASE_S` (its owner lease lapses), so the next asker computes it.
 
 :class:`RemoteResults` is that actor from a web process with :class:`~rnnlab.server.results.Results`' interface
-(``get``, ``claim``, ``put``, ``drop``), for :class:`~rnnlab.server.executor.EmbeddedExecutor`. Each call waits
+(``get``, ``claim``, ``put``, ``drop``), for :class:`~rnnlab.server.embedded.EmbeddedExecutor`. Each call waits
 at most a bounded time; when the actor does not answer, a claim is granted here (the work is computed, not
 shared) rather than waited for.
 
-:class:`ProgressActor` carries how far work on a worker has got (:func:`rnnlab.server.executor.report` from inside
+:class:`ProgressActor` carries how far work on a worker has got (:func:`rnnlab.server.reporting.report` from inside
 it, sent by :class:`TaskProgress` at most every :data:`REPORT_EVERY_S`) to the web process whose job waits for it,
 which asks with :func:`progress_of` while it waits.
 """
@@ -215,7 +215,7 @@ def progress_actor():
 
 
 class TaskProgress:
-    """Inside a task on a worker: what its work reports (:func:`rnnlab.server.executor.reporting_to`), sent to the
+    """Inside a task on a worker: what its work reports (:func:`rnnlab.server.reporting.reporting_to`), sent to the
     progress actor under ``token`` at most every :data:`REPORT_EVERY_S` (the last report before a pause is sent
     with the next). Stopping is Ray's cancel, not asked here."""
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import Any, Protocol
 
 import pandas as pd
 
@@ -29,6 +29,15 @@ def result_bytes(value: Any) -> int:
     if isinstance(value, (tuple, list)):
         return sum(result_bytes(v) for v in value)
     return 1024
+
+
+class ResultStore(Protocol):
+    """Results computed once by key: this process's :class:`Results` or the cluster's ``RemoteResults``."""
+
+    def get(self, key: Hashable, wait_s: float = 0.0) -> Any | None: ...
+    def claim(self, key: Hashable) -> bool: ...
+    def put(self, key: Hashable, value: Any) -> None: ...
+    def drop(self, key: Hashable) -> None: ...
 
 
 class Results:

@@ -145,7 +145,7 @@ def test_the_slots_and_memory_messages_in_each_language():
 
 
 def test_a_job_note_made_in_a_worker_thread_is_read_in_the_readers_language():
-    from rnnlab.server import executor
+    from rnnlab.server import embedded
 
     note = made_in_a_worker(lambda: Msg("{what}: step {step} / {total}",
                                         what=Msg("Training the {cell} briefly ({i} of {n}; once per server)",
@@ -154,9 +154,9 @@ def test_a_job_note_made_in_a_worker_thread_is_read_in_the_readers_language():
     with using("ru"):
         assert str(note).startswith("Краткое обучение: ")
         assert str(note).endswith("(1 из 2; один раз на сервер): шаг 3 из 40")
-    assert isinstance(executor.RESULT_MESSAGE, Msg)
+    assert isinstance(embedded.RESULT_MESSAGE, Msg)
     with using("zh"):
-        assert str(executor.RESULT_MESSAGE).startswith("服务器上有人正在计算完全相同的内容")
+        assert str(embedded.RESULT_MESSAGE).startswith("服务器上有人正在计算完全相同的内容")
     assert gates.Bytes(1_234_567).__str__() == "1.2 MB"
 
 

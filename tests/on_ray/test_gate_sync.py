@@ -14,7 +14,8 @@ import pytest
 pytest.importorskip("ray", reason="Ray is not installed: pip install -r requirements-ray.txt")
 
 from rnnlab.server import ray_actors
-from rnnlab.server.executor import EmbeddedExecutor, Work
+from rnnlab.server.embedded import EmbeddedExecutor
+from rnnlab.server.executor import Work
 from rnnlab.server.gate import queue_message
 
 POLL_S = 0.05

@@ -14,13 +14,13 @@ import pytest
 pytest.importorskip("ray", reason="Ray is not installed: pip install -r requirements-ray.txt")
 
 from rnnlab.config import ConfigError
-from rnnlab.server import executor
+from rnnlab.server import executors
 
 ROOT = Path(__file__).resolve().parents[2]
 IMPORTS_THE_APP = """
 import sys
-import rnnlab.server.executor as executor, rnnlab.server.jobs, ui.work, ui.queue, ui.compiling
-assert type(executor.current_executor()).__name__ == "EmbeddedExecutor"
+import rnnlab.server.executors as executors, rnnlab.server.jobs, ui.work, ui.queue, ui.compiling
+assert type(executors.current_executor()).__name__ == "EmbeddedExecutor"
 assert "ray" not in sys.modules, sorted(m for m in sys.modules if m.split(".")[0] == "ray")
 print("no ray")
 """
@@ -37,7 +37,7 @@ def test_ray_mode_without_an_address_says_which_variable_to_set(monkeypatch):
     monkeypatch.setenv("RNNLAB_EXECUTOR", "ray")
     monkeypatch.delenv("RNNLAB_RAY_ADDRESS", raising=False)
     with pytest.raises(ConfigError, match=r"RNNLAB_EXECUTOR=ray needs RNNLAB_RAY_ADDRESS=HOST:PORT"):
-        executor.current_executor()
+        executors.current_executor()
 
 
 @pytest.mark.parametrize("address, message", [
@@ -49,5 +49,5 @@ def test_an_unreachable_or_malformed_address_is_one_clear_error(monkeypatch, add
     monkeypatch.setenv("RNNLAB_RAY_ADDRESS", address)
     start = time.monotonic()
     with pytest.raises(ConfigError, match=message) as caught:
-        executor.current_executor()
+        executors.current_executor()
     assert time.monotonic() - start < 10 and len(caught.value.messages) == 1

@@ -11,8 +11,10 @@ import time
 import pytest
 
 from rnnlab.config import Config
-from rnnlab.server import executor, jobs, precompile
-from rnnlab.server.executor import CANCELLED, DONE, FAILED, QUEUED, RUNNING, Cancelled, EmbeddedExecutor, Work
+from rnnlab.server import embedded as embedded_executor
+from rnnlab.server import executors, jobs, precompile, reporting
+from rnnlab.server.embedded import EmbeddedExecutor
+from rnnlab.server.executor import CANCELLED, DONE, FAILED, QUEUED, RUNNING, Cancelled, Work
 from rnnlab.server.gate import JobGate
 from rnnlab.server.results import Results
 from rnnlab.server.shared_runs import SharedRuns
@@ -26,7 +28,7 @@ def blocked(value: str = "done") -> str:
     """Waits until the test lets it go (RELEASE), reporting; then returns ``value``."""
     CALLS.append(value)
     while not RELEASE.wait(0.01):
-        executor.report(0.5, "waiting")
+        reporting.report(0.5, "waiting")
     return value
 
 
@@ -35,7 +37,7 @@ def pieces(count: int, done: list) -> list:
     for i in range(count):
         time.sleep(0.02)
         done.append(i)
-        executor.report((i + 1) / count)
+        reporting.report((i + 1) / count)
     return done
 
 
@@ -44,7 +46,7 @@ def pieces_kept(count: int, done: list) -> list:
     for i in range(count):
         time.sleep(0.02)
         done.append(i)
-        if not executor.keep_going((i + 1) / count):
+        if not reporting.keep_going((i + 1) / count):
             break
     return done
 
@@ -206,18 +208,18 @@ def test_work_must_be_a_module_level_function():
 def test_an_unknown_executor_is_named_with_the_allowed_values(monkeypatch):
     monkeypatch.setenv("RNNLAB_EXECUTOR", "dask")
     with pytest.raises(ValueError, match=r"RNNLAB_EXECUTOR must be one of embedded, ray; got 'dask'"):
-        executor.current_executor()
+        executors.current_executor()
     monkeypatch.setenv("RNNLAB_EXECUTOR", "embedded")
-    assert isinstance(executor.current_executor(), EmbeddedExecutor)
+    assert isinstance(executors.current_executor(), EmbeddedExecutor)
     monkeypatch.delenv("RNNLAB_EXECUTOR")
-    assert isinstance(executor.current_executor(), EmbeddedExecutor)
+    assert isinstance(executors.current_executor(), EmbeddedExecutor)
 
 
 def test_a_job_nobody_polls_is_cancelled(embedded, monkeypatch):
     done: list = []
     job = embedded.submit(Work(pieces, (1000, done)))
     job.poll(0.05)
-    monkeypatch.setattr(executor, "LEFT_ALONE_S", 0.1)
+    monkeypatch.setattr(embedded_executor, "LEFT_ALONE_S", 0.1)
     time.sleep(0.3)  # nobody polls: the work stops at its next report
     assert job.status == CANCELLED and len(done) < 1000
     assert embedded.gate().counts() == (0, 0)
