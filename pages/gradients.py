@@ -162,7 +162,7 @@ if ss.pop("sweep_requested", False) or ss.pop("autorun_pending", False):
             sweep, fits = run_job(Work(jobs.decay_sweep, (base, list(cells), list(lengths), weights), kind="sweep",
                                        label=N_("gradient sweep"), memory_bytes=need, client=client_id(),
                                        key=sweep_key), st.empty(), progress=_("Decay sweep"))
-            ss.sweep_result = (sweep, fits, base.task, weights, sweep_key)
+            ss.sweep_result, ss.sweep_key = (sweep, fits, base.task, weights), sweep_key
         except ConfigError as e:
             sweep_error = plots.join_sentences(*map(str, e.messages))
         except Exception as e:  # noqa: BLE001 - a message, never a traceback; the last sweep stays
@@ -178,7 +178,8 @@ if sweep_error:
                      cells=", ".join(_(CELLS[c].label) for c in dict.fromkeys(last["cell"])),
                      lengths=", ".join(str(T) for T in sorted(set(last["T"])))))
 if ss.sweep_result is not None:
-    sweep, fits, task_name, swept_weights, swept_key = ss.sweep_result
+    sweep, fits, task_name, swept_weights = ss.sweep_result
+    swept_key = ss.sweep_key
     shown = VIEWS.get(gradient_views.sweep_view_key(swept_key), lambda: gradient_views.sweep_view(
         sweep, fits, task_name, swept_weights, swept_key[1].seed))
     chart(st, shown.figure, key="decay")

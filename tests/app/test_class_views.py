@@ -57,15 +57,15 @@ def test_compare_shared_views_are_what_a_lone_student_sees(lang):
 
 
 def test_a_kept_result_takes_no_slot(monkeypatch):
+    tickets: list = []
+    real = gates.JobGate.ticket
+
+    def counting(self, *args, **kwargs):
+        tickets.append(args)
+        return real(self, *args, **kwargs)
+
     for page, link in (("gradients", GRADIENT_LINK), ("compare", COMPARE_LINK)):
         open_page(page, **link)  # computed (and kept) once
-        tickets = []
-        real = gates.JobGate.ticket
-
-        def counting(self, *args, real=real, **kwargs):
-            tickets.append(args)
-            return real(self, *args, **kwargs)
-
         monkeypatch.setattr(gates.JobGate, "ticket", counting)
         open_page(page, **link)
         monkeypatch.undo()
