@@ -2,22 +2,19 @@
 
 from __future__ import annotations
 
-import math
 from types import SimpleNamespace
 
 import streamlit as st
 
-from rnnlab.figures import plots, true_size
+from rnnlab.figures import compare_views
 from rnnlab.figures.compare_words import (
     describe_plan,
     over_memory,
     progress_note,
-    shown_size,
-    shown_verdict,
-    shown_zero_cause,
     too_many_runs,
 )
-from rnnlab.grids import FIELDS, carry_mode_word, shown_label
+from rnnlab.figures.shared import VIEWS
+from rnnlab.grids import FIELDS, carry_mode_word
 from rnnlab.i18n import _, t, tn, tp
 from rnnlab.model.cells import CARRY_INITS, CELLS
 from rnnlab.model.network import CARRY_MODES
@@ -35,8 +32,6 @@ from ui.progress import job_progress, settle
 from ui.queue import client_id, wait
 from ui.session import kept, show_url_notes, url_state, write_url
 from ui.slots import LazyContainer
-
-MAX_CURVE_POINTS = 500  # steps per curve drawn (the table and the CSV keep every number)
 
 
 def columns() -> dict[str, str]:
@@ -181,6 +176,8 @@ progress_slot = st.empty()
 stop_slot = st.empty()
 results_slot = st.empty()  # an empty element until the results are drawn: the last run's page does not stay faded
 
+if ss.pop("autorun_pending", False) and configs and not errors:  # a class link starts its sweep on opening
+    start()
 action = ss.pop("cmp_action", None)
 # kept as a message: shown in the reader's language, also after a switch of language
 refusal = estimate.refusal(guess, "This sweep") if action == "run" and guess is not None else None
@@ -196,7 +193,7 @@ if action == "run" and configs and not errors:
                      help=_("Stop the sweep within about a second; the steps trained so far are shown."))
     job = current_executor().submit(Work(jobs.compare_sweep, (configs, PART_SECONDS), kind="sweep",
                                          label="compare sweep", memory_bytes=sweep.total_memory_bytes(configs),
-                                         client=client_id()))
+                                         client=client_id(), key=compare_views.sweep_key(configs)))
     stopped_sweeps["job"] = job  # picked up by the next script run when a click interrupts this one
     bar = job_progress(tp("progress", "Sweep"), progress_slot)
 
@@ -225,7 +222,8 @@ def draw_results() -> None:
                 icon=":material/info:")
         return
 
-    labels = [shown_label(config, result.varying) for config in result.configs]  # the reader's words
+    shown = VIEWS.get(compare_views.view_key(result), lambda: compare_views.compare_view(result))
+    labels = shown.labels
     if not result.stopped:
         st.success(tn("Trained {n} run in {programs} compiled program(s) on {devices} device(s) in {seconds:.1f} s.",
                       "Trained {n} runs in {programs} compiled program(s) on {devices} device(s) in {seconds:.1f} s.",
@@ -251,34 +249,18 @@ def draw_results() -> None:
             st.warning(t("**{label}, seed {seed}**: {reason}", label=label, seed=config.seed, reason=str(reason)),
                        icon=":material/warning:")
 
-    summary = result.summary_df().assign(label=labels)  # for the charts and the table (the CSV keeps English)
-    shown_of = dict(zip(result.labels, labels))
     st.subheader(_("1. Loss curves"))
-    spread = result.spread_df()
-    spread["label"] = spread["label"].map(lambda label: shown_of.get(label, label))
-    every = max(1, math.ceil(result.steps / MAX_CURVE_POINTS))
-    if every > 1:
-        last = spread.groupby("label")["step"].transform("max")
-        spread = spread[(spread["step"] % every == 0) | (spread["step"] == last)]
-    chart(st, plots.sweep_curves_figure(spread, result.baseline), key="cmp_curves")
+    chart(st, shown.curves, key="cmp_curves")
     explain(_("The training loss of each configuration: the line is the mean over its seeds, the band the lowest "
               "and highest seed at each step. The dashed line is the task's memoryless baseline: a run below it has "
               "learned to use what it remembers."))
 
     st.subheader(_("2. Final loss and the gradient reaching the initial carry"))
     left, right = st.columns(2)
-    chart(left, plots.sweep_bar_figure(summary, "eval_loss", _("Final evaluation loss per configuration"),
-                                       _("evaluation loss (log scale)"), result.baseline), key="cmp_final")
-    chart(right, true_size.log10_bar_figure(summary, _("Gradient reaching the initial carry per configuration"),
-                                            _("||dL/dh_0|| (true size)")), key="cmp_h0")
-    zero = [(label, config.seed, size) for label, config, size in zip(labels, result.configs, result.h0)
-            if size.cause]
-    if zero:
-        # TRANSLATORS: a run's exact zero, e.g. "GRU (seed 1): ||dL/dh_0|| is exactly 0: ...".
-        runs = " ".join(t("{label} (seed {seed}): {why}", label=label, seed=seed, why=size.describe_zero())
-                        for label, seed, size in zero)
-        right.caption(t("Exactly 0 by the arithmetic, not too small to store (the probe keeps any size), drawn on the "
-                        "bottom row: {runs}", runs=runs))
+    chart(left, shown.final_loss, key="cmp_final")
+    chart(right, shown.h0, key="cmp_h0")
+    if shown.zero_caption:
+        right.caption(shown.zero_caption)
     explain(_("Left: the loss on each run's fixed evaluation batch after the last step (bar: mean over seeds; "
               "whisker: lowest to highest seed; dots: each seed), against the memoryless baseline. Right: "
               "||dL/dh_0||, the size of the gradient of that loss with respect to the initial carry, with the final "
@@ -288,8 +270,7 @@ def draw_results() -> None:
               "carry is trained by exactly this gradient: where it has vanished, a learned start cannot move."))
 
     st.subheader(_("3. Final figures"))
-    table, columns_shown = results_table(summary)
-    st.dataframe(table, hide_index=True, key="cmp_table", column_config=columns_shown)
+    st.dataframe(shown.table, hide_index=True, key="cmp_table", column_config=column_config(shown.table))
     # TRANSLATORS: explains the Compare table's columns by their headers (translate the names as in the headers);
     # {baseline} is the memoryless baseline's loss, {solved} and {memory} the verdicts' thresholds (10%, 90%).
     st.caption(t("final_loss: the last training batch's loss; eval_loss and eval_metric: the fixed evaluation "
@@ -300,21 +281,13 @@ def draw_results() -> None:
                  "(below the baseline, but far from solved).", baseline=result.baseline,
                  solved=sweep.SOLVED_FRACTION, memory=sweep.MEMORY_FRACTION))
     # The CSV keeps the English column names and values whatever the reader's language.
-    st.download_button(_("Final figures (CSV)"), result.to_csv(), "sweep.csv", "text/csv", icon=":material/table:",
+    st.download_button(_("Final figures (CSV)"), shown.csv, "sweep.csv", "text/csv", icon=":material/table:",
                        on_click="ignore")
 
 
-def results_table(summary):
-    """The table and its column settings as the reader sees them: headers, verdicts, carry modes and the causes of
-    exact zeros in the reader's words; the numbers as a table writes them (machine format)."""
-    table = summary.assign(h0_grad_norm=[shown_size(v) for v in summary["h0_log10"]],
-                           verdict=[shown_verdict(v) for v in summary["verdict"]])
-    if "carry_mode" in table:
-        table["carry_mode"] = [carry_mode_word(v) for v in table["carry_mode"]]
-    if not (table["h0_zero_cause"] != "").any():  # the columns that say why an exact 0 is 0: only when one is
-        table = table.drop(columns=["h0_zero_cause", "h0_zero_at"])
-    else:
-        table["h0_zero_cause"] = [shown_zero_cause(v) for v in table["h0_zero_cause"]]
+def column_config(table) -> dict:
+    """The results table's column settings as the reader sees them: headers in the reader's words, the numbers'
+    formats."""
     names = columns()
     config = {c: st.column_config.Column(names.get(c, c)) for c in table.columns}
     config.update({c: st.column_config.NumberColumn(names[c], format="%.4g")
@@ -322,7 +295,7 @@ def results_table(summary):
     config.update({"h0_grad_norm": st.column_config.TextColumn(names["h0_grad_norm"]),
                    "h0_log10": st.column_config.NumberColumn(names["h0_log10"], format="%.3f"),
                    "of_baseline": st.column_config.NumberColumn(names["of_baseline"], format="percent")})
-    return table, config
+    return config
 
 
 with results_slot.container():

@@ -8,10 +8,10 @@ import streamlit as st
 
 from rnnlab import grids
 from rnnlab.config import ConfigError
-from rnnlab.figures import plots
-from rnnlab.i18n import N_, _, language, t, tn
+from rnnlab.figures import gradient_views, plots
+from rnnlab.figures.shared import VIEWS, view_key
+from rnnlab.i18n import N_, _, t, tn
 from rnnlab.model.cells import CELLS
-from rnnlab.model.tasks import TASKS
 from rnnlab.probing import probes
 from rnnlab.server import jobs
 from rnnlab.server.executor import Work
@@ -19,7 +19,7 @@ from rnnlab.sharing.urlstate import parse_cells, parse_lengths
 from rnnlab.text import error_text, escape_markdown
 from rnnlab.training.train import Run
 from ui.charts import chart
-from ui.marks import marked_chart
+from ui.marks import clickable_chart, marked
 from ui.queue import client_id, run_job
 from ui.session import kept, show_url_notes, url_state, write_url
 from ui.work import probe, untrained_run
@@ -92,22 +92,14 @@ if ss.get("grad_time_key") != key:
 if ss.get("conn_key") != key:  # part 3's probe, computed here: both charts share one axis to be compared
     ss.conn = probe(jobs.connectivity, run, N_("connectivity probe"), _("Computing connectivity"), queue_slot)
     ss.conn_key = key
-grads = ss.grad_time
-axis = plots.log10_axis(plots.log10_column(grads, "grad_norm"), plots.log10_column(ss.conn, "connectivity"))
-marked_chart(st, plots.grad_through_time_figure(grads, axis), "grad_time_chart", 0, int(grads["t"].max()))
-last_t = grads["t"].max()
-final_c = (grads["leaf"] == "c") & (grads["t"] == last_t)
-if final_c.any():
-    # TRANSLATORS: {t} is the last time step
-    st.caption(t("The gradient with respect to the final cell state c at t = {t} is exactly 0: nothing reads it after "
-                 "the last step, so it is marked at the bottom of the chart, not drawn on the line.", t=int(last_t)))
-for sentence in plots.describe_exact_zeros(grads):
+grads, conn = ss.grad_time, ss.conn
+probed = VIEWS.get(view_key(run, "gradient probes"), lambda: gradient_views.probe_view(grads, conn))
+mark = marked()
+clickable_chart(st, VIEWS.get(view_key(run, "gradient in time", mark),
+                              lambda: gradient_views.time_figure(grads, probed, mark)), "grad_time_chart")
+for sentence in probed.captions:
     st.caption(sentence)
-below = plots.describe_below_float32(plots.log10_column(grads, "grad_norm"), "||dL/dh_t||")
-note = plots.floors_note(axis)
-if below or note:
-    st.caption(plots.join_sentences(below, note))
-st.markdown("\n".join(f"- {sentence}" for sentence in plots.describe_decay_back(grads)))
+st.markdown(probed.decay_back)
 with st.expander(_("What am I looking at?")):
     st.markdown(_(
         "For every time step t, the norm (over the batch and units) of the gradient of the loss with respect to "
@@ -166,11 +158,11 @@ if ss.pop("sweep_requested", False) or ss.pop("autorun_pending", False):
                                              problems=plots.join_sentences(*map(str, problems)))])
             need = max(replace(base, cell=c, seq_len=T).memory_bytes() for c in cells for T in lengths)
 
-            sweep_key = ("decay_sweep", base, tuple(cells), tuple(lengths), weights)
+            sweep_key = gradient_views.sweep_key(base, tuple(cells), tuple(lengths), weights)
             sweep, fits = run_job(Work(jobs.decay_sweep, (base, list(cells), list(lengths), weights), kind="sweep",
                                        label=N_("gradient sweep"), memory_bytes=need, client=client_id(),
                                        key=sweep_key), st.empty(), progress=_("Decay sweep"))
-            ss.sweep_result = (sweep, fits, base.task, weights)
+            ss.sweep_result, ss.sweep_key = (sweep, fits, base.task, weights), sweep_key
         except ConfigError as e:
             sweep_error = plots.join_sentences(*map(str, e.messages))
         except Exception as e:  # noqa: BLE001 - a message, never a traceback; the last sweep stays
@@ -187,40 +179,18 @@ if sweep_error:
                      lengths=", ".join(str(T) for T in sorted(set(last["T"])))))
 if ss.sweep_result is not None:
     sweep, fits, task_name, swept_weights = ss.sweep_result
-    labels = {name: _(spec.label) for name, spec in CELLS.items()}
-    sweep_axis = plots.log10_axis(plots.log10_column(sweep, "h0_grad_norm"))
-    chart(st, plots.decay_figure(sweep, fits, labels, sweep_axis), key="decay")
-    for row in fits.itertuples():
-        # TRANSLATORS: a list item: {cell} is a cell's name, {fit} the fitted decay ("×0.787 per step: ...")
-        st.markdown(t("- **{cell}**: {fit}.", cell=_(CELLS[row.cell].label),
-                      fit=probes.describe_fit(row.rate_per_step, row.halving_steps)))
-    sizes = sweep.assign(log10=plots.log10_column(sweep, "h0_grad_norm"))
-    table = sizes.pivot(index="T", columns="cell", values="log10")[list(fits["cell"])].rename(columns=labels)
-    zero_text = _(probes.ZERO_GRADIENT)  # the table's sizes stay machine format; an exact 0 is said in words
-    st.dataframe(table.map(lambda v: zero_text if v == -float("inf") else probes.format_log10(v)))
-    zeros = sweep[sweep["zero_cause"] != ""] if "zero_cause" in sweep else sweep.iloc[:0]
-    for row in zeros.itertuples():
-        # TRANSLATORS: {cell} is a cell's name at sequence length {T}; {sentence} why its gradient is exactly 0
-        st.caption(t("{cell} at T = {T}: {sentence}", cell=_(CELLS[row.cell].label), T=row.T,
-                     sentence=probes.describe_zero(row.zero_cause, row.zero_at, "h", 0)))
-    below = plots.describe_below_float32(sizes["log10"], "||dL/dh_0||")
-    note = plots.floors_note(sweep_axis)
-    if below or note:
-        st.caption(plots.join_sentences(below, note))
-    # the task by its id in English (as it always read), by its name in the other languages
-    task_words = task_name if language() == "en" or task_name not in TASKS else _(TASKS[task_name].label)
-    if swept_weights == "trained":
-        # TRANSLATORS: {n} training steps on the task {task} at sequence length {T}, with random seed {seed}
-        st.caption(tn("Each cell trained for {n} step on the {task} task at T = {T} (seed {seed}), then probed at "
-                      "every T. Compare with the untrained weights: there, every cell forgets about equally fast.",
-                      "Each cell trained for {n} steps on the {task} task at T = {T} (seed {seed}), then probed at "
-                      "every T. Compare with the untrained weights: there, every cell forgets about equally fast.",
-                      training["steps"], task=task_words, T=training["seq_len"], seed=config.seed))
-    else:
-        # TRANSLATORS: {task} is the task's name, {seed} the random seed
-        st.caption(t("Untrained weights (seed {seed}) on the {task} task: every cell forgets about equally fast "
-                     "before training. Choose the trained weights to see the gates at work.",
-                     seed=config.seed, task=task_words))
+    swept_key = ss.sweep_key
+    shown = VIEWS.get(gradient_views.sweep_view_key(swept_key), lambda: gradient_views.sweep_view(
+        sweep, fits, task_name, swept_weights, swept_key[1].seed))
+    chart(st, shown.figure, key="decay")
+    for item in shown.fits:
+        st.markdown(item)
+    st.dataframe(shown.table)
+    for sentence in shown.zero_captions:
+        st.caption(sentence)
+    if shown.floor_caption:
+        st.caption(shown.floor_caption)
+    st.caption(shown.weights_caption)
 else:
     st.caption(_("Pick cells and lengths and press **Run sweep**."))
 with st.expander(_("Why does it decay, and why do gated cells keep it longer?")):
@@ -242,10 +212,10 @@ The gradient reaching a learned initial carry is the last term of this product, 
 almost no signal unless the loss also covers early steps."""))
 
 st.subheader(_("3. Connectivity: which inputs the last output depends on"))
-marked_chart(st, plots.connectivity_figure(ss.conn, axis), "connectivity_chart", 1, len(ss.conn))
-conn_below = plots.describe_below_float32(plots.log10_column(ss.conn, "connectivity"), "||dy_T/dx_t||")
-if conn_below:
-    st.caption(conn_below)
+clickable_chart(st, VIEWS.get(view_key(run, "connectivity", mark),
+                              lambda: gradient_views.connectivity_figure(conn, probed, mark)), "connectivity_chart")
+if probed.connectivity_caption:
+    st.caption(probed.connectivity_caption)
 with st.expander(_("What am I looking at?")):
     st.markdown(_(
         "The norm of the Jacobian of the model's output at the last step with respect to the input at each "

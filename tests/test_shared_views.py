@@ -94,3 +94,14 @@ def test_a_shared_view_equals_a_fresh_one_and_serving_it_changes_nothing():
     assert "t = 3" in before  # the mark is part of the shared view
     loss, metric = run_views.loss_view(view)
     assert spec(loss) == spec(run_views.loss_view(run.view())[0]) and metric is None
+
+
+def test_a_view_of_figures_a_table_and_words_counts_each_part():
+    import pandas as pd
+
+    from rnnlab.figures.gradient_views import SweepView
+
+    figure = go.Figure(go.Scatter(x=list(range(1000)), y=list(range(1000))))
+    table = pd.DataFrame({"GRU": ["1e-3"] * 100})
+    view = SweepView(figure, ("- **GRU**: x",), table, (), "", "words")
+    assert view_bytes(view) > view_bytes(figure) + int(table.memory_usage(deep=True).sum())

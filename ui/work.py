@@ -33,10 +33,11 @@ def start_run(config: Config, placeholder=None) -> Run:
 
 
 def untrained_run(config: Config, placeholder=None) -> Run:
-    """A new run of ``config``, never a shared one (e.g. the untrained model a page probes); like
-    :func:`start_run`, without a slot of its own (the probes of it take one)."""
+    """The untrained model of ``config`` that a page probes (never a run someone trains): built once for everyone
+    who asks and shared, read only; like :func:`start_run`, without a slot of its own (the probes of it take one)."""
     return run_job(Work(jobs.untrained_run, (config,), kind="start run", label=N_("building the untrained model"),
-                        memory_bytes=config.memory_bytes(), client=client_id(), slot=False), placeholder)
+                        memory_bytes=config.memory_bytes(), client=client_id(), slot=False,
+                        key=("untrained run", config)), placeholder)
 
 
 def load_run(data: bytes, name: str, config: Config, placeholder=None) -> Run:

@@ -4,7 +4,9 @@
 - :mod:`.example_plots`: one example unrolled in time.
 - :mod:`.ab`: a pinned run (A) against the current one (B), on shared axes and in numbers.
 - :mod:`.run_views`: Explore's sections of a run at one step as values (figures and sentences).
-- :mod:`.shared`: views of a pristine run built once for every session that shows it.
+- :mod:`.gradient_views`: the Gradient flow page's probes and decay sweep as values (figures, table, sentences).
+- :mod:`.compare_views`: the Compare page's results as values (curves, bars, table).
+- :mod:`.shared`: views of a pristine run or a sweep built once for every session that shows it.
 - :mod:`.true_size`: sizes drawn from their log10 (bars, floors, ticks), where float64 cannot hold them.
 - :mod:`.log10_scale`: the log10 axis of the true-size charts (ticks and ranges).
 - :mod:`.compare_words`: the Compare page's words (a sweep's labels, verdicts, progress and plan) in the reader's

@@ -2,20 +2,22 @@
 
 A class on one link shows the same run at the same steps: a pristine run's history is a function of its
 configuration, so the figures, tables and sentences of one of its steps are too. :class:`SharedViews` keeps them
-by key (:func:`view_key`: the run's configuration, step and whatever else the view depends on), bounded (least
-recently used first beyond ``max_entries`` or ``max_bytes``), and builds each key once at a time: a session asking
+by key (:func:`view_key`: the run's configuration, step and whatever else the view depends on; a sweep's view by
+its settings), bounded (least recently used first beyond ``max_entries`` or ``max_bytes``), and builds each key once at a time: a session asking
 for a key another is building waits for that one. What it returns is shared between sessions' threads and must
 never be changed: build everything a view needs (marks, clickable points) inside ``build``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 
 from rnnlab.device import env_float
@@ -39,10 +41,15 @@ def _array_bytes(value: Any) -> int:
 
 
 def view_bytes(value: Any) -> int:
-    """Rough memory of a view: a figure's data arrays (and its frames'), a tuple's parts', else a small constant."""
+    """Rough memory of a view: a figure's data arrays (and its frames'), a table's, a tuple's or a view's parts',
+    else a small constant."""
     if isinstance(value, go.Figure):
         traces = list(value.data) + [t for frame in value.frames for t in frame.data]
         return 4096 + sum(_array_bytes(trace[k]) for trace in traces for k in _ARRAY_KEYS if k in trace)
+    if isinstance(value, pd.DataFrame):
+        return int(value.memory_usage(index=True, deep=True).sum())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return 64 + sum(view_bytes(getattr(value, f.name)) for f in dataclasses.fields(value))
     if isinstance(value, (tuple, list)):
         return 64 + sum(view_bytes(v) for v in value)
     if isinstance(value, dict):

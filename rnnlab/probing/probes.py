@@ -42,7 +42,7 @@ from rnnlab.probing.logscale import (  # noqa: F401  (re-exported for the pages'
     describe_zero,
 )
 from rnnlab.training import estimate
-from rnnlab.training.program import EVAL_BATCH, EVAL_CARRY, Program, get_program, hyper_args, stream
+from rnnlab.training.program import EVAL_BATCH, EVAL_CARRY, Program, get_program, hyper_args, is_compiled, stream
 from rnnlab.training.train import Run
 
 FractionDone = probe_segments.FractionDone
@@ -244,7 +244,7 @@ def estimate_decay_sweep(base: Config, cells: Sequence[str], lengths: Sequence[i
             compile_s, work_s = compile_s + guess.compile_s, work_s + guess.step_s * guess.steps
         for T in lengths:
             config = replace(base, cell=cell, seq_len=int(T))
-            compile_s += 0.0 if get_program(config).is_compiled("log_carry_grads") else PROBE_COMPILE_S
+            compile_s += 0.0 if is_compiled(config, "log_carry_grads") else PROBE_COMPILE_S
             work_s += estimate.estimate(config, 1).step_s
     return estimate.describe_work(compile_s, work_s)
 

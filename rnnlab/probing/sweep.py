@@ -359,6 +359,11 @@ class SweepResult:
         """The summary table as CSV text."""
         return self.summary_df().to_csv(index=False)
 
+    def nbytes(self) -> int:
+        """Rough memory held: the histories and the final parameters."""
+        params = sum(np.asarray(leaf).nbytes for p in self.params for leaf in jax.tree_util.tree_leaves(p))
+        return sum(h.nbytes() for h in self.histories) + params
+
 
 # ---- training --------------------------------------------------------------------------------------------
 def _pick(tree, i: int):

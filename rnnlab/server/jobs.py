@@ -66,7 +66,7 @@ def new_run_bytes(config: Config) -> bytes:
 
 
 def untrained_run(config: Config) -> Run:
-    """A new run of ``config`` (an initialisation and one evaluation), never shared."""
+    """A new run of ``config`` (an initialisation and one evaluation), never another session's trained run."""
     return Run(config)
 
 

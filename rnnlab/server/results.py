@@ -21,13 +21,17 @@ DEFAULT_MAX_BYTES = 64 * 2**20
 
 
 def result_bytes(value: Any) -> int:
-    """Rough memory of a result: a table's, bytes' length, a tuple's parts', else a small constant."""
+    """Rough memory of a result: a table's, bytes' length, a tuple's parts', what an object says of itself
+    (``nbytes()``, as a run does), else a small constant."""
     if isinstance(value, pd.DataFrame):
         return int(value.memory_usage(index=True, deep=True).sum())
     if isinstance(value, (bytes, bytearray)):
         return len(value)
     if isinstance(value, (tuple, list)):
         return sum(result_bytes(v) for v in value)
+    size = getattr(value, "nbytes", None)
+    if callable(size):
+        return int(size())
     return 1024
 
 

@@ -218,6 +218,15 @@ def get_program(config: Config) -> Program:
     return program
 
 
+def is_compiled(config: Config, name: str | None = None) -> bool:
+    """Whether ``config``'s kept program has compiled its training chunk (or the function ``name``); False when no
+    program of it is kept. Unlike :func:`get_program`, asking sets nothing up (a new program would drop a kept one
+    and give memory back to the system, hundreds of ms)."""
+    with _LOCK:
+        program = _PROGRAMS.get(static_part(config))
+    return program is not None and program.is_compiled(name)
+
+
 def hyper_args(config: Config) -> tuple[np.float32, np.float32, np.float32]:
     """lr, clip and carry scale as float32 scalars (fixed dtypes, so no recompilation)."""
     return (np.float32(config.lr), np.float32(config.clip), np.float32(config.carry_scale))

@@ -15,7 +15,8 @@ own widget state, the frontend sends app heartbeats only when a host frame asks,
 answered by the transport. Streamlit 1.67 serves with Starlette and uvicorn; the client is the ``websockets``
 package that ships with it.
 
-:func:`open_session` runs one tab until its page shows "Finished N steps." and its script run has ended;
+:func:`open_session` runs one tab until its page shows "Finished N steps." (on Gradient flow and Compare: the chart
+that carries the page's result, :data:`RESULT_CHARTS`) and its script run has ended;
 :func:`run_class` runs many at once; :func:`summarise` gives p50/p95. Only loopback servers are accepted.
 
 ``python -m tests.load.protocol_client --base http://127.0.0.1:8501 --sessions 30 --mix same|half``
@@ -91,6 +92,12 @@ def finished_steps(match: re.Match[str]) -> int:
     """The count of a :data:`FINISHED` match."""
     digits = next(g for g in match.groups() if g is not None)
     return int(re.sub("[^0-9]", "", digits))
+# The chart that carries a page's result, by page (its URL path): a sweep's line on Gradient flow, the loss curves on
+# Compare. Explore's is the first chart with a trained step, and its end "Finished N steps.".
+RESULT_CHARTS = {
+    "gradients": in_every_language("Gradient reaching the initial carry against sequence length"),
+    "compare": in_every_language("Training loss: mean and spread over seeds"),
+}
 QUEUE_TEXTS = ("slots of this server are busy", "Waiting for", "in the queue")
 MAX_MESSAGES = 200_000  # per session: far above a 300-step run's few thousand
 MAX_MESSAGE_BYTES = 200 * 2**20  # the server's default server.maxMessageSize
@@ -254,7 +261,7 @@ class SessionResult:
     connected_s: float | None = None  # the websocket was open (after the two probes)
     first_progress_s: float | None = None  # a progress text "step k / N" with k > 0 arrived
     first_chart_s: float | None = None  # the first Plotly chart with a trained step arrived
-    finished_s: float | None = None  # "Finished N steps." arrived
+    finished_s: float | None = None  # "Finished N steps." (or the page's result chart) arrived
     completed_s: float | None = None  # then a script run ended: the page is what the student keeps
     total_s: float = 0.0
     finished_steps: int | None = None
@@ -292,8 +299,9 @@ def note(notes: list[str], text: str) -> None:
 class Recorder:
     """Reads a tab's ForwardMsgs into its :class:`SessionResult`; :meth:`feed` says when the tab is done."""
 
-    def __init__(self, result: SessionResult) -> None:
+    def __init__(self, result: SessionResult, result_titles: frozenset[str] | set[str] = frozenset()) -> None:
         self.result, self.page, self.trained = result, Page(), False
+        self.result_titles = result_titles  # a page whose result is one chart: its titles (RESULT_CHARTS)
         self.query_string: str | None = None  # the URL the server wrote (page_info_changed)
 
     def feed(self, msg: ForwardMsg, at_s: float, size: int = 0) -> bool:
@@ -338,7 +346,8 @@ class Recorder:
         if r.finished_s is not None:
             r.completed_s = at_s
         elif not r.errors:
-            note(r.errors, "the script run ended and the page shows no 'Finished N steps.'")
+            note(r.errors, "the script run ended and the page shows no result chart" if self.result_titles else
+                 "the script run ended and the page shows no 'Finished N steps.'")
         return True
 
     def _delta(self, msg: ForwardMsg, at_s: float) -> None:
@@ -354,7 +363,9 @@ class Recorder:
                     r.first_progress_s = at_s
         elif node.kind == "plotly_chart":
             r.charts_received += 1
-            if r.first_chart_s is None:
+            if self.result_titles:
+                self._result_chart(read_chart(element.plotly_chart.spec), at_s)
+            elif r.first_chart_s is None:
                 chart = read_chart(element.plotly_chart.spec)
                 losses = any(chart.points.get(name, 0) > 0 for name in TRAINING_LOSS)
                 if self.trained or (chart.title in LOSS_TITLES and losses):
@@ -363,6 +374,12 @@ class Recorder:
             self._alert(element.alert, at_s)
         elif node.kind == "exception":
             note(r.errors, f"exception {element.exception.type}: {element.exception.message}")
+
+    def _result_chart(self, chart: Chart, at_s: float) -> None:
+        """On a page whose result is one chart, that chart with points is both its first chart and its end."""
+        r = self.result
+        if r.first_chart_s is None and chart.title in self.result_titles and any(chart.points.values()):
+            r.first_chart_s = r.finished_s = at_s
 
     def _alert(self, alert: Alert, at_s: float) -> None:
         r, body = self.result, alert.body
@@ -420,14 +437,15 @@ async def http_get(host: str, port: int, path: str, cookies: Mapping[str, str]) 
 async def open_session(base_url: str, query: str | Mapping[str, str], page: str, timeout_s: float, *,
                        group: str = "", headers: Mapping[str, str] | None = None) -> SessionResult:
     """One tab opening ``page`` (its URL path: 'explore') with ``query`` on the loopback server ``base_url``, until
-    its page shows "Finished N steps." and the script run has ended, an error, or ``timeout_s``. ``headers`` are
+    its page shows "Finished N steps." (or its result chart, :data:`RESULT_CHARTS`) and the script run has ended, an
+    error, or ``timeout_s``. ``headers`` are
     sent with the websocket's handshake (e.g. an X-Forwarded-For that a proxy would add)."""
     host, path, port, base = loopback_base(base_url)
     origin = base[:len(base) - len(path)]
     text = (query if isinstance(query, str) else urlencode(query)).removeprefix("?")
     url = f"{base}/{page.strip('/')}" + (f"?{text}" if text else "")
     result = SessionResult(url=url, group=group)
-    recorder = Recorder(result)
+    recorder = Recorder(result, RESULT_CHARTS.get(page.strip("/"), frozenset()))
     start = time.monotonic()
     try:
         async with asyncio.timeout(timeout_s):
@@ -546,6 +564,17 @@ def session_urls(base_url: str, n: int, mix: str, preset_key: str | None = None,
     return urls, groups
 
 
+def link_urls(base_url: str, n: int, link: str, lang: str | None = None) -> tuple[list[str], list[str]]:
+    """``n`` sessions on one ``link`` (a page and its query under the base: 'compare?run=1'), in ``lang`` when
+    given, all in the group 'same'."""
+    base = loopback_base(base_url)[3]
+    page, _, query = link.lstrip("/").partition("?")
+    if lang:
+        query = "&".join([q for q in query.split("&") if q and not q.startswith("lang=")] + [f"lang={lang}"])
+    url = f"{base}/{page}" + (f"?{query}" if query else "")
+    return [url] * n, ["same"] * n
+
+
 def cpu_seconds(pid: int) -> float | None:
     """The user and system CPU seconds process ``pid`` has used (its threads included), from /proc; None when
     it cannot be read."""
@@ -572,6 +601,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=0, help="sessions open at a time (0: all)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds each session may take")
     parser.add_argument("--preset", default=None, help="a preset's key (default: the first)")
+    parser.add_argument("--link", default=None,
+                        help="instead of a preset: every session on this page and query, e.g. 'compare?run=1'")
     parser.add_argument("--server-pid", type=int, default=0, help="also report this server process's CPU seconds")
     parser.add_argument("--first-seed", type=int, default=100,
                         help="seeds of the distinct runs (mix half) start here: another value gives new runs")
@@ -585,8 +616,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--details", action="store_true", help="also print every session's result")
     args = parser.parse_args(argv)
     try:
-        urls, groups = session_urls(args.base, max(0, args.sessions), args.mix, args.preset, args.first_seed,
-                                    args.lang)
+        if args.link:
+            urls, groups = link_urls(args.base, max(0, args.sessions), args.link, args.lang)
+        else:
+            urls, groups = session_urls(args.base, max(0, args.sessions), args.mix, args.preset, args.first_seed,
+                                        args.lang)
     except ValueError as e:
         print(e, file=sys.stderr)
         return 2
@@ -595,7 +629,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started, client_before = time.monotonic(), time.process_time()
     results = run_apart(run_class(args.base, urls, args.concurrency or len(urls), args.timeout, groups))
     summary: dict[str, Any] = {"base": args.base, "mix": args.mix, "lang": args.lang,
-                               "preset": args.preset or PRESET_DEFAULT,
+                               "preset": args.link or args.preset or PRESET_DEFAULT,
                                "wall_s": round(time.monotonic() - started, 2),
                                "client_cpu_s": round(time.process_time() - client_before, 2)}
     server_after = cpu_seconds(args.server_pid) if args.server_pid else None

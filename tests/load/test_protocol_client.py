@@ -242,3 +242,46 @@ def test_a_whole_session_against_a_small_server_speaking_the_protocol():
     assert seen["origin"].startswith("http://127.0.0.1:") and seen["cookie"] == f"{pc.XSRF_COOKIE}={token}"
     assert seen["subprotocols"] == f"streamlit, {token}"
     assert seen["rerun"].page_name == "explore" and "run=1" in seen["rerun"].query_string
+
+
+def titled_chart(path: list[int], title: str, points: int) -> ForwardMsg:
+    """A chart titled ``title`` with one line of ``points`` points, as Streamlit writes it."""
+    figure = go.Figure(go.Scatter(x=np.arange(points), y=np.ones(points), name="GRU"))
+    figure.update_layout(title=dict(text=title))
+    msg, el = element(path)
+    el.plotly_chart.spec = plotly.io.to_json(figure, validate=False)
+    return msg
+
+
+@pytest.mark.parametrize("page, title, other", [
+    ("gradients", "Gradient reaching the initial carry against sequence length",
+     "Gradient of the loss with respect to the carry at each time step"),
+    ("compare", "Training loss: mean and spread over seeds", "Final evaluation loss per configuration")])
+def test_a_page_whose_result_is_one_chart_ends_at_that_chart_in_every_language(page, title, other):
+    from rnnlab.i18n import _, using
+
+    for lang in ("en", "zh", "ru"):
+        with using(lang):
+            shown, before = _(title), _(other)
+        result = pc.SessionResult(url=f"http://127.0.0.1:1/{page}")
+        recorder = pc.Recorder(result, pc.RESULT_CHARTS[page])
+        messages = [new_session(), titled_chart([0, 1], before, 20), titled_chart([0, 2], shown, 0),
+                    titled_chart([0, 2], shown, 5), finished()]
+        done = [recorder.feed(m, float(i + 1)) for i, m in enumerate(messages)]
+        assert done == [False, False, False, False, True]
+        assert result.first_chart_s == result.finished_s == 4  # the first one with points, not an empty one
+        assert result.completed_s == 5 and result.ok and result.finished_steps is None
+        missing = pc.SessionResult(url=f"http://127.0.0.1:1/{page}")
+        lacking = pc.Recorder(missing, pc.RESULT_CHARTS[page])
+        for i, m in enumerate([new_session(), titled_chart([0, 1], before, 20), finished()]):
+            lacking.feed(m, float(i))
+        assert not missing.ok and missing.errors == ["the script run ended and the page shows no result chart"]
+
+
+def test_every_session_on_one_link_in_its_language():
+    urls, groups = pc.link_urls("http://127.0.0.1:8501/", 3, "/compare?run=1&lang=ru", "zh")
+    assert urls == ["http://127.0.0.1:8501/compare?run=1&lang=zh"] * 3 and groups == ["same"] * 3
+    assert pc.split_link("http://127.0.0.1:8501", urls[0]) == ("compare", "run=1&lang=zh")
+    assert pc.link_urls("http://localhost:8501", 1, "gradients")[0] == ["http://localhost:8501/gradients"]
+    with pytest.raises(ValueError):
+        pc.link_urls("http://example.com:8501", 1, "compare?run=1")

@@ -61,3 +61,13 @@ def test_a_result_many_ask_for_outlasts_many_that_nobody_asked_for_again():
         assert results.get(("one student's", i)) == i  # the one just kept is never the one dropped
     assert results.get("the class's probe") == 1
     assert len(results) == 5
+
+
+def test_a_kept_run_or_sweep_counts_its_own_memory():
+    from rnnlab.config import Config
+    from rnnlab.server.results import result_bytes
+    from rnnlab.training.train import Run
+
+    run = Run(Config(seq_len=12, batch=8, features=8, steps=20, chunk=10))
+    assert result_bytes(run) == run.nbytes() > 1024
+    assert result_bytes((run, b"abc")) == run.nbytes() + 3
