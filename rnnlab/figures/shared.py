@@ -1,11 +1,12 @@
 """What a pristine run's charts show at one step, built once for every session that shows it.
 
 A class on one link shows the same run at the same steps: a pristine run's history is a function of its
-configuration, so the figures, tables and sentences of one of its steps are too. :class:`SharedViews` keeps them
-by key (:func:`view_key`: the run's configuration, step and whatever else the view depends on; a sweep's view by
-its settings), bounded (least recently used first beyond ``max_entries`` or ``max_bytes``), and builds each key once at a time: a session asking
-for a key another is building waits for that one. What it returns is shared between sessions' threads and must
-never be changed: build everything a view needs (marks, clickable points) inside ``build``.
+configuration, so the figures, tables and sentences of one of its steps are too. :class:`SharedViews` keeps them by
+key (:func:`view_key`: the run's configuration, step and whatever else the view depends on; a sweep's view by its
+settings), bounded (least recently used first beyond ``max_entries`` or ``max_bytes``), and builds each key once at
+a time: a session asking for a key another is building waits for that one. What it returns is shared between
+sessions' threads and must never be changed: build everything a view needs (marks, clickable points) inside
+``build``.
 """
 
 from __future__ import annotations
