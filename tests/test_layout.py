@@ -237,3 +237,15 @@ def test_pages_and_ui_reach_heavy_work_only_through_the_executor():
     scripts = sorted([*(ROOT / "pages").glob("*.py"), *(ROOT / "ui").rglob("*.py")])
     breaks = {str(p.relative_to(ROOT)): b for p in scripts if (b := seam_breaks(p))}
     assert not breaks, breaks
+
+
+MAX_FUNCTION_LINES = 80
+
+
+def test_no_function_is_over_80_lines():
+    """Every function and method of rnnlab/, ui/, pages/ and app.py, from its ``def`` to its last line."""
+    long = [f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
+            for path in SOURCES for node in ast.walk(tree(path))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.end_lineno is not None and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
+    assert not long, "functions over 80 lines:\n" + "\n".join(long)

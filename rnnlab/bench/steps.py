@@ -273,6 +273,50 @@ def floor_note(rows: list[dict], peak: float) -> str:
     return ("At H >= 256 the floor's matmuls run at " + ", ".join(parts) + " of the peak.") if parts else ""
 
 
+# What was measured and not kept, and why the small sizes stay below the peak: the same in every report.
+SEARCHED = [
+    "Tried and not kept (the gradient of cell weights only, at these three points, medians of 7 "
+    "interleaved runs, ms): a backward pass written once for every cell (the step's own derivative inside "
+    "the backward scan) was slower than automatic differentiation at 8 of 9 points (LSTM 20.7 / 144 / "
+    "155, GRU 14.0 / 115 / 132, simple 4.1 / 44.0 / 48.6 against 18.5 / 135 / 138, 13.1 / 107 / 117, "
+    "4.1 / 47.4 / 42.6); one matmul of [x, h] per step instead of two was within noise for the LSTM and "
+    "the simple cell and 20-40% slower for the GRU (its candidate needs the input and recurrent parts "
+    "apart, so the fused kernel carries a block of zeros). `nn.RNN(unroll=2/4/8)` made the LSTM slower "
+    "(at B=64, T=100, H=128: 28.6, 29.4, 47.8, 103 ms for unroll 1, 2, 4, 8). XLA's CPU flags "
+    "`--xla_cpu_use_xnnpack`, `--xla_cpu_use_onednn` and `--xla_cpu_multi_thread_eigen=false` left the "
+    "matmuls inside the scan no faster (89-98 GFLOP/s for (64, 256) @ (256, 256) against 95 by default).",
+    "Tried and not kept: splitting the batch over the two cores. XLA:CPU's matmul inside a scanned step "
+    "gains little from the second core (a scan of 100 (64, 256) @ (256, 768) matmuls: 24.7 ms pinned to "
+    "one core, 19.7-28.4 ms with both). Giving JAX one CPU device per core "
+    "(`--xla_force_host_platform_device_count=2`) and running the fused scan under `shard_map` over the "
+    "batch made the app's chunk faster (5 interleaved repeats, ms/step, one device against split: simple "
+    "(64, 100, 256) 31.6 against 18.4, GRU (64, 100, 256) 80.6 against 58.3, LSTM (64, 100, 64) 13.3 "
+    "against 9.8), enough for every ratio target at those points. But the split program sums the "
+    "weights' gradients and the loss across the devices with XLA:CPU's in-process all-reduce, and that "
+    "hung and then ended the whole process (`Termination timeout for all reduce ... Exiting`): in 3 of 6 "
+    "fresh processes running the vmapped init and evaluation of one split program, and once in a test "
+    "run. One server process holds a whole class's runs, so the app keeps one device.",
+    "Where the matmuls run: XLA:CPU hands each matmul of the step to YNNPACK (`ynn_fusion` in a "
+    "profile). For the simple cell at H = 256 a trace shows every recurrent matmul of the forward and the "
+    "backward scan on one thread (80-90 us each, about 99 GFLOP/s, half the two-core peak), while the "
+    "LSTM's four times wider ones use both threads (about 133 GFLOP/s forward, 164 backward). Taking "
+    "YNNPACK off (`--xla_cpu_experimental_ynn_fusion_type=-individual_dot`) sends them to Eigen: 100 steps "
+    "of the simple cell's product kept feature-major (W^T h^T) then take 6.0 ms against 9.3, but the "
+    "backward's d @ W_h^T takes 14.7 ms, and at the LSTM's shapes the backward scan is 2.4x slower (55.0 "
+    "against 22.7 ms). The flag holds for the whole process, so no setting of it speeds up every cell. "
+    "Within noise: `--xla_cpu_experimental_xnn_fusion_type=dot`, `--xla_cpu_experimental_onednn_fusion_type"
+    "=dot`, `--xla_cpu_experimental_xnn_graph_fusion_mode=XNN_GRAPH_FUSION_MODE_GREEDY`, "
+    "`--xla_cpu_opt_preset=CPU_OPT_PRESET_FAST_RUNTIME` (`--xla_cpu_experimental_ynn_fusion_type=+eltwise` "
+    "fails to compile the step). Also measured and not kept: the weight gradient's left operand copied "
+    "transposed first (1-3% faster, within noise), the input projection of the 2 inputs written as two "
+    "broadcast products (0-8% slower), and the LSTM's five saved activations stored as one array (10-19% "
+    "slower).",
+    "Why the small sizes stay far below the peak: at H = 64 a time step's matmuls are a few MFLOP, "
+    "microseconds at the peak, so the fixed cost of each scanned step (the loop and its element-wise "
+    "kernels) dominates; `matmul floor` at H = 64 is itself far below the peak. The share of peak is judged "
+    "at H = 256 only, where the matmuls dominate."]
+
+
 def notes(quick: bool, missing_torch: bool, peak_n: int, peak_t: Timing, repeats: int, rows: list[dict],
           peak: float) -> list[str]:
     out = [f"GFLOP/s = matmul FLOPs per step / median seconds per step, FLOPs = {FLOP_FORMULA} with g = 3 "
@@ -307,47 +351,8 @@ def notes(quick: bool, missing_torch: bool, peak_n: int, peak_t: Timing, repeats
            "it is above the target, the target cannot be met with XLA's matmuls on this CPU, whatever the rest "
            "of the step costs; where it is below, the rest of the step (element-wise work, storing each step's "
            "activations for the backward pass, the loss and Adam) is what is left to cut. "
-           + floor_note(rows, peak),
-           "Tried and not kept (the gradient of cell weights only, at these three points, medians of 7 "
-           "interleaved runs, ms): a backward pass written once for every cell (the step's own derivative inside "
-           "the backward scan) was slower than automatic differentiation at 8 of 9 points (LSTM 20.7 / 144 / "
-           "155, GRU 14.0 / 115 / 132, simple 4.1 / 44.0 / 48.6 against 18.5 / 135 / 138, 13.1 / 107 / 117, "
-           "4.1 / 47.4 / 42.6); one matmul of [x, h] per step instead of two was within noise for the LSTM and "
-           "the simple cell and 20-40% slower for the GRU (its candidate needs the input and recurrent parts "
-           "apart, so the fused kernel carries a block of zeros). `nn.RNN(unroll=2/4/8)` made the LSTM slower "
-           "(at B=64, T=100, H=128: 28.6, 29.4, 47.8, 103 ms for unroll 1, 2, 4, 8). XLA's CPU flags "
-           "`--xla_cpu_use_xnnpack`, `--xla_cpu_use_onednn` and `--xla_cpu_multi_thread_eigen=false` left the "
-           "matmuls inside the scan no faster (89-98 GFLOP/s for (64, 256) @ (256, 256) against 95 by default).",
-           "Tried and not kept: splitting the batch over the two cores. XLA:CPU's matmul inside a scanned step "
-           "gains little from the second core (a scan of 100 (64, 256) @ (256, 768) matmuls: 24.7 ms pinned to "
-           "one core, 19.7-28.4 ms with both). Giving JAX one CPU device per core "
-           "(`--xla_force_host_platform_device_count=2`) and running the fused scan under `shard_map` over the "
-           "batch made the app's chunk faster (5 interleaved repeats, ms/step, one device against split: simple "
-           "(64, 100, 256) 31.6 against 18.4, GRU (64, 100, 256) 80.6 against 58.3, LSTM (64, 100, 64) 13.3 "
-           "against 9.8), enough for every ratio target at those points. But the split program sums the "
-           "weights' gradients and the loss across the devices with XLA:CPU's in-process all-reduce, and that "
-           "hung and then ended the whole process (`Termination timeout for all reduce ... Exiting`): in 3 of 6 "
-           "fresh processes running the vmapped init and evaluation of one split program, and once in a test "
-           "run. One server process holds a whole class's runs, so the app keeps one device.",
-           "Where the matmuls run: XLA:CPU hands each matmul of the step to YNNPACK (`ynn_fusion` in a "
-           "profile). For the simple cell at H = 256 a trace shows every recurrent matmul of the forward and the "
-           "backward scan on one thread (80-90 us each, about 99 GFLOP/s, half the two-core peak), while the "
-           "LSTM's four times wider ones use both threads (about 133 GFLOP/s forward, 164 backward). Taking "
-           "YNNPACK off (`--xla_cpu_experimental_ynn_fusion_type=-individual_dot`) sends them to Eigen: 100 steps "
-           "of the simple cell's product kept feature-major (W^T h^T) then take 6.0 ms against 9.3, but the "
-           "backward's d @ W_h^T takes 14.7 ms, and at the LSTM's shapes the backward scan is 2.4x slower (55.0 "
-           "against 22.7 ms). The flag holds for the whole process, so no setting of it speeds up every cell. "
-           "Within noise: `--xla_cpu_experimental_xnn_fusion_type=dot`, `--xla_cpu_experimental_onednn_fusion_type"
-           "=dot`, `--xla_cpu_experimental_xnn_graph_fusion_mode=XNN_GRAPH_FUSION_MODE_GREEDY`, "
-           "`--xla_cpu_opt_preset=CPU_OPT_PRESET_FAST_RUNTIME` (`--xla_cpu_experimental_ynn_fusion_type=+eltwise` "
-           "fails to compile the step). Also measured and not kept: the weight gradient's left operand copied "
-           "transposed first (1-3% faster, within noise), the input projection of the 2 inputs written as two "
-           "broadcast products (0-8% slower), and the LSTM's five saved activations stored as one array (10-19% "
-           "slower).",
-           "Why the small sizes stay far below the peak: at H = 64 a time step's matmuls are a few MFLOP, "
-           "microseconds at the peak, so the fixed cost of each scanned step (the loop and its element-wise "
-           "kernels) dominates; `matmul floor` at H = 64 is itself far below the peak. The share of peak is judged "
-           "at H = 256 only, where the matmuls dominate."]
+           + floor_note(rows, peak)]
+    out += SEARCHED
     if quick:
         out.append("Quick mode: one tiny grid point, 2 steps, 2 repeats.")
     if missing_torch:

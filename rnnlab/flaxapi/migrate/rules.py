@@ -211,41 +211,7 @@ class SiteFinder(CellRules):
         error = old_call_error(cls, min(len(node.args), 4), tuple(k.arg for k in node.keywords if k.arg), False)
         text = {k: src.text(v) for k, v in value.items()}
         if cls in CONV_CELLS:
-            size = value.get("size")
-            batch = text.get("batch_dims", "batch_dims")
-            if isinstance(size, ast.Tuple) and size.elts:
-                feats = src.text(size.elts[-1])
-                spatial = [src.text(e) for e in size.elts[:-1]]
-                shape = (
-                    "("
-                    + ", ".join(
-                        [*(self.tuple_items(value.get("batch_dims")) or [f"*{batch}"]), *spatial, "<input channels>"]
-                    )
-                    + ")"
-                )
-                # TRANSLATORS: {call} is the call as written; {size} its size tuple; {feats} the output features;
-                # {rng} and {shape} are code. {error} is the error the installed Flax gives (kept in English).
-                message = said(Msg(
-                    "`{call}` is the flax <= 0.6 static method (rng, batch_dims, size); size {size} is the spatial "
-                    "shape plus the output features {feats}. Since flax 0.7 the cell holds features and kernel_size "
-                    "and initialize_carry takes the shape of one input step (batch dims, spatial dims, input "
-                    "channels): `nn.ConvLSTMCell(features={feats}, kernel_size=<your kernel>, "
-                    "parent=None).initialize_carry({rng}, {shape})`, or pass `x_t.shape` for an input step. Called "
-                    "the old way today: {error}.",
-                    call=shorten(src.text(node)), size=src.text(size), feats=feats, rng=text.get("rng", "rng"),
-                    shape=shape, error=error))
-            else:
-                feats, shape = "<features>", f"(*{batch}, *<spatial dims>, <input channels>)"
-                # TRANSLATORS: {call} is the call as written; {feats}, {rng} and {shape} are code. {error} is the
-                # error the installed Flax gives (kept in English).
-                message = said(Msg(
-                    "`{call}` is the flax <= 0.6 static method (rng, batch_dims, size); size is the spatial shape "
-                    "plus the output features. Since flax 0.7 the cell holds features and kernel_size and "
-                    "initialize_carry takes the shape of one input step (batch dims, spatial dims, input channels): "
-                    "`nn.ConvLSTMCell(features={feats}, kernel_size=<your kernel>, "
-                    "parent=None).initialize_carry({rng}, {shape})`, or pass `x_t.shape` for an input step. Called "
-                    "the old way today: {error}.",
-                    call=shorten(src.text(node)), feats=feats, rng=text.get("rng", "rng"), shape=shape, error=error))
+            message = self.conv_static_message(node, value, text, error)
             edits, note = self.conv_static_edits(node, func, value)
             return self.add("static-initialize-carry", node, message, edits, note, kind="static-initialize-carry+conv")
         size_text = text.get("size", "size")
@@ -275,6 +241,42 @@ class SiteFinder(CellRules):
             note = note.plus(Msg("init_fn became carry_init={init} on the cell.", init=text["init_fn"]))
         kind = "static-initialize-carry+init_fn" if "init_fn" in text else None
         return self.add("static-initialize-carry", node, message, edits, note, kind=kind)
+
+    def conv_static_message(self, node: ast.Call, value: dict[str, ast.AST], text: dict[str, str],
+                            error: str) -> Message:
+        """What a ConvLSTM's flax <= 0.6 static ``initialize_carry`` call means today, in the reader's language."""
+        src = self.src
+        size = value.get("size")
+        batch = text.get("batch_dims", "batch_dims")
+        if isinstance(size, ast.Tuple) and size.elts:
+            feats = src.text(size.elts[-1])
+            spatial = [src.text(e) for e in size.elts[:-1]]
+            dims = [*(self.tuple_items(value.get("batch_dims")) or [f"*{batch}"]), *spatial, "<input channels>"]
+            shape = "(" + ", ".join(dims) + ")"
+            # TRANSLATORS: {call} is the call as written; {size} its size tuple; {feats} the output features;
+            # {rng} and {shape} are code. {error} is the error the installed Flax gives (kept in English).
+            message = said(Msg(
+                "`{call}` is the flax <= 0.6 static method (rng, batch_dims, size); size {size} is the spatial "
+                "shape plus the output features {feats}. Since flax 0.7 the cell holds features and kernel_size "
+                "and initialize_carry takes the shape of one input step (batch dims, spatial dims, input "
+                "channels): `nn.ConvLSTMCell(features={feats}, kernel_size=<your kernel>, "
+                "parent=None).initialize_carry({rng}, {shape})`, or pass `x_t.shape` for an input step. Called "
+                "the old way today: {error}.",
+                call=shorten(src.text(node)), size=src.text(size), feats=feats, rng=text.get("rng", "rng"),
+                shape=shape, error=error))
+        else:
+            feats, shape = "<features>", f"(*{batch}, *<spatial dims>, <input channels>)"
+            # TRANSLATORS: {call} is the call as written; {feats}, {rng} and {shape} are code. {error} is the
+            # error the installed Flax gives (kept in English).
+            message = said(Msg(
+                "`{call}` is the flax <= 0.6 static method (rng, batch_dims, size); size is the spatial shape "
+                "plus the output features. Since flax 0.7 the cell holds features and kernel_size and "
+                "initialize_carry takes the shape of one input step (batch dims, spatial dims, input channels): "
+                "`nn.ConvLSTMCell(features={feats}, kernel_size=<your kernel>, "
+                "parent=None).initialize_carry({rng}, {shape})`, or pass `x_t.shape` for an input step. Called "
+                "the old way today: {error}.",
+                call=shorten(src.text(node)), feats=feats, rng=text.get("rng", "rng"), shape=shape, error=error))
+        return message
 
     def conv_static_edits(
         self, node: ast.Call, func: ast.Attribute, value: dict[str, ast.AST]
