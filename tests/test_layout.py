@@ -7,6 +7,8 @@ import ast
 import re
 from pathlib import Path
 
+from tests.app_pages import PAGES as APP_PAGES
+
 ROOT = Path(__file__).resolve().parents[1]
 MAX_LINES = 600
 SOURCES = sorted([ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "ui").rglob("*.py"),
@@ -28,7 +30,8 @@ def imported_modules(path: Path) -> set[str]:
 
 
 def test_pages_folder_holds_only_the_pages_app_py_registers():
-    registered = set(re.findall(r'st\.Page\("pages/(\w+)\.py"', (ROOT / "app.py").read_text()))
+    registered = {page.name for page in APP_PAGES}
+    assert registered and all(page.script == f"pages/{page.name}.py" for page in APP_PAGES)
     assert {p.stem for p in (ROOT / "pages").glob("*.py")} == registered
     for path in SOURCES + sorted((ROOT / "tests").rglob("*.py")):
         assert not any(m == "pages" or m.startswith("pages.") for m in imported_modules(path)), path

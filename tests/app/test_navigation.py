@@ -7,8 +7,9 @@ import itertools
 import pytest
 
 from tests.app.conftest import open_page
+from tests.app_pages import PAGE_NAMES
 
-PAGES = ("home", "explore", "gradients", "compare", "api")
+PAGES = PAGE_NAMES
 LINK = {"cell": "lstm", "seq_len": "50", "lr": "0.003", "batch": "32"}
 
 

@@ -18,8 +18,11 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from tests.app_pages import PAGES as APP_PAGES
+
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = {"home": "", "explore": "explore", "gradients": "gradients", "compare": "compare", "api": "api"}
+PAGES = {p.name: p.url_path for p in APP_PAGES}
 
 
 def _free_port() -> int:

@@ -14,15 +14,17 @@ from pathlib import Path
 
 import pytest
 
+from tests.app_pages import PAGES as APP_PAGES
+
 PRESET = "A GRU solves the adding problem (T = 100)"
 PRESET_STEPS = 300
 ADDING_BASELINE = 1 / 6
 LOSS_TITLE = "Loss"
 COMPARE_TITLE = "Final evaluation loss per configuration"
 SWEEP_TITLE = "Gradient reaching the initial carry against sequence length"
-NAV_PAGES = [("Home", "rnnlab: how recurrent cells remember"), ("Explore a cell", "Explore a cell"),
-             ("Gradient flow", "Gradient flow"), ("Compare", "Compare configurations"),
-             ("Old vs new API", "Old vs new initialize_carry")]
+HEADINGS = {"home": "rnnlab: how recurrent cells remember", "explore": "Explore a cell", "gradients": "Gradient flow",
+            "compare": "Compare configurations", "api": "Old vs new initialize_carry"}
+NAV_PAGES = [(page.title, HEADINGS[page.name]) for page in APP_PAGES]  # a page app.py adds needs its heading here
 
 RENDER_TIMEOUT_MS = 60_000  # a page's script: includes JIT compiles on a slow CPU
 FIRST_CHART_TIMEOUT_MS = 90_000

@@ -6,6 +6,7 @@ from urllib.parse import urlencode, urlsplit
 
 import pytest
 
+from tests.app_pages import PAGES as APP_PAGES
 from tests.e2e.test_browser import Console, check_page, wait_idle
 
 TRACKER = "http://127.0.0.1:9/track.png"
@@ -17,7 +18,7 @@ PAYLOADS = {
     ":red[big] :material/home: $x^2$ **bold** <b>tag</b>": "1",
     f"![y]({TRACKER})": "1",
 }
-PAGES = ["", "explore", "gradients", "compare", "api"]
+PAGES = [p.url_path for p in APP_PAGES]
 
 
 @pytest.mark.e2e
