@@ -32,6 +32,8 @@ class Setting:
     whole number they are what is valid anywhere, for a float the range of the app's control (the CLI and the
     API accept any valid value; a link asking for one outside the control's range is refused with a note).
     ``recompiles``: changing it needs a new compiled program (everything else is an argument of the program).
+    ``during_run``: a run being trained follows a change of it between chunks (it never recompiles); changing any
+    other setting starts a new run.
     ``label_en`` and ``help_en`` are English (marked for the catalog); ``label`` and ``help`` give them in the
     reader's language.
     """
@@ -46,6 +48,7 @@ class Setting:
     high: float | None = None
     step: float = 1
     recompiles: bool = False
+    during_run: bool = False
     advanced: bool = False  # shown under "Advanced" in the sidebar
 
     @property
@@ -81,7 +84,7 @@ SETTINGS: tuple[Setting, ...] = (
             recompiles=True),
     Setting("carry_scale", 0.1, N_("Initialiser parameter"),
             N_("the initialiser's parameter: stddev (normal), scale (uniform) or value (constant)"), "float",
-            low=-100.0, high=100.0, step=0.05),
+            low=-100.0, high=100.0, step=0.05, during_run=True),
     Setting("seq_len", 100, N_("Sequence length T"), N_("number of time steps in each sequence"), "int", low=1,
             high=100_000, recompiles=True),
     Setting("batch", 64, N_("Batch size"), N_("sequences per training step"), "int", low=1, high=4096,
@@ -90,10 +93,11 @@ SETTINGS: tuple[Setting, ...] = (
             N_("the optax optimiser (after clipping the gradient by its global norm)"),
             "choice", OPTIMIZERS, recompiles=True),
     Setting("lr", 1e-2, N_("Learning rate"), N_("how far each optimiser step moves the weights"), "float", low=1e-6,
-            high=1e6, step=1e-3),
+            high=1e6, step=1e-3, during_run=True),
     Setting("clip", 1.0, N_("Clip (global norm)"), N_("clip the gradient to this global norm (0 = no clipping)"),
-            "float", low=0.0, high=1e6, step=0.5),
-    Setting("steps", 300, N_("Training steps"), N_("number of optimiser steps"), "int", low=1, high=100_000),
+            "float", low=0.0, high=1e6, step=0.5, during_run=True),
+    Setting("steps", 300, N_("Training steps"), N_("number of optimiser steps"), "int", low=1, high=100_000,
+            during_run=True),
     Setting("seed", 0, N_("Seed"), N_("random seed for weights, carries and batches"), "int", low=0,
             high=2**31 - 1),
     Setting("chunk", 25, N_("Steps per chunk"),
@@ -104,6 +108,7 @@ SETTINGS: tuple[Setting, ...] = (
             recompiles=True, advanced=True),
 )
 SETTING: dict[str, Setting] = {s.name: s for s in SETTINGS}
+DURING_RUN: tuple[str, ...] = tuple(s.name for s in SETTINGS if s.during_run)  # what a running run follows
 
 
 def _bounds(setting: Setting) -> tuple[float, float]:

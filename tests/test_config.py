@@ -165,3 +165,15 @@ def test_choosing_a_cell_brings_the_settings_it_needs_to_run():
     assert changes == {} and same == Config(cell="lstm")
     mine = Config(task="moving_dot", cell="conv_lstm", features=8, batch=4, seq_len=12)
     assert with_cell(mine, "conv_lstm") == (mine, {})  # a cell that can run keeps the user's sizes
+
+
+def test_what_a_running_run_follows_is_declared_once_and_never_recompiles():
+    from rnnlab.config import DURING_RUN, SETTING, Config
+    from rnnlab.training.train import Run
+
+    assert set(DURING_RUN) == {"lr", "clip", "carry_scale", "steps"}
+    assert not any(SETTING[name].recompiles for name in DURING_RUN)
+    run = Run(Config(seq_len=5, batch=4, features=4, steps=4, chunk=2))
+    run.update(**{name: SETTING[name].default for name in DURING_RUN})
+    with pytest.raises(ValueError, match="start a new run"):
+        run.update(seed=1)

@@ -13,7 +13,7 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from rnnlab.config import Config, ConfigError
+from rnnlab.config import DURING_RUN, Config, ConfigError
 from rnnlab.files import export
 from rnnlab.i18n import Msg, t, tn
 from rnnlab.server.executor import Cancelled
@@ -48,8 +48,8 @@ def zero_key(run: Run | RunView) -> tuple:
 
 
 def follow_settings(run: Run, config: Config) -> None:
-    """Give ``run`` the settings that need no recompilation (arguments of the compiled chunk)."""
-    dynamic = {k: getattr(config, k) for k in ("lr", "clip", "carry_scale", "steps")}
+    """Give ``run`` the settings it follows while it trains (:data:`rnnlab.config.DURING_RUN`)."""
+    dynamic = {k: getattr(config, k) for k in DURING_RUN}
     if dynamic != {k: getattr(run.config, k) for k in dynamic}:
         run.update(**dynamic)
 

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 
-from rnnlab.config import Config, ConfigError
+from rnnlab.config import DURING_RUN, Config, ConfigError
 from rnnlab.norms import combine_norms
 from rnnlab.training import estimate
 from rnnlab.training.parts import Part, train_part
@@ -227,10 +227,9 @@ class Run:
         return hyper_args(self.config)[2]
 
     def update(self, **changes) -> None:
-        """Change what needs no recompilation (lr, clip, carry_scale, steps) between chunks."""
-        allowed = {"lr", "clip", "carry_scale", "steps"}
-        if not set(changes) <= allowed:
-            raise ValueError(f"only {sorted(allowed)} can change during a run; start a new run for the rest")
+        """Change the settings a running run follows (:data:`rnnlab.config.DURING_RUN`) between chunks."""
+        if not set(changes) <= set(DURING_RUN):
+            raise ValueError(f"only {sorted(DURING_RUN)} can change during a run; start a new run for the rest")
         config = replace(self.config, **changes)
         errors = config.validate(budget=2**62)
         if errors:
