@@ -27,7 +27,8 @@ from rnnlab.probing.probes import (
     format_log10,
 )
 from rnnlab.training.compiled import enable_persistent_cache
-from rnnlab.training.train import ChunkProgress, Run
+from rnnlab.training.history import ChunkProgress
+from rnnlab.training.train import Run
 
 
 def _add_config_options(parser: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:

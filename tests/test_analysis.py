@@ -6,7 +6,7 @@ import pytest
 
 from rnnlab.figures import plots
 from rnnlab.probing import analysis
-from rnnlab.training.train import History
+from rnnlab.training.history import History
 
 
 def make_history(snaps_h: np.ndarray, snaps_c: np.ndarray | None = None) -> History:

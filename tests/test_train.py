@@ -5,8 +5,9 @@ import pytest
 
 from rnnlab.config import Config, ConfigError
 from rnnlab.training.compiled import compile_count
+from rnnlab.training.divergence import divergence_reason
 from rnnlab.training.program import get_program
-from rnnlab.training.train import Run, divergence_reason
+from rnnlab.training.train import Run
 
 SMALL = Config(seq_len=20, batch=16, features=16, steps=40, chunk=10)
 

@@ -20,7 +20,8 @@ from rnnlab.i18n import N_
 from rnnlab.server import jobs
 from rnnlab.server.executor import RunLease, Work
 from rnnlab.server.executors import current_executor
-from rnnlab.training.train import PART_SECONDS, ChunkProgress, Run
+from rnnlab.training.history import ChunkProgress
+from rnnlab.training.train import PART_SECONDS, Run
 from ui.queue import POLL_S, client_id, run_job, show_queue
 
 

@@ -15,7 +15,8 @@ from rnnlab.i18n import N_, _, number, t, tn
 from rnnlab.model.gates import GateSpec
 from rnnlab.probing import analysis, example
 from rnnlab.probing.example import Look
-from rnnlab.training.train import History, Run, RunView
+from rnnlab.training.history import History
+from rnnlab.training.train import Run, RunView
 
 
 def loss_view(run: Run | RunView) -> tuple[go.Figure, go.Figure | None]:

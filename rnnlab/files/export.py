@@ -25,8 +25,8 @@ from rnnlab.files.msgpack_scan import TooManyObjects, count_objects
 from rnnlab.i18n import ENGLISH, language, t, tn
 from rnnlab.model.cells import CELLS
 from rnnlab.text import error_text
+from rnnlab.training.history import History
 from rnnlab.training.program import get_program, hyper_args
-from rnnlab.training.train import History
 
 Params = dict[str, Any]
 
@@ -314,7 +314,8 @@ import flax
 import jax
 
 from rnnlab.config import Config, ConfigError
-from rnnlab.training.train import ChunkProgress, Run
+from rnnlab.training.history import ChunkProgress
+from rnnlab.training.train import Run
 
 SUMMARY = $summary_repr
 PRODUCED_WITH = {"jax": $jax_repr, "flax": $flax_repr}

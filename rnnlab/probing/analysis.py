@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from rnnlab.i18n import language, t
-from rnnlab.training.train import History
+from rnnlab.training.history import History
 
 
 def carry_units_df(history: History, leaf: str) -> pd.DataFrame:

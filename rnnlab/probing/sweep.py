@@ -12,7 +12,7 @@ Every run of a group takes the same chunks, so all configurations of a sweep sha
 (:mod:`rnnlab.probing.logscale`: its true size as log10, however small, and why where it is exactly 0); its
 host-side assembly does not compose with ``jax.vmap``, and one probe costs about one training step.
 A run whose loss, gradient or parameters become non-finite stops updating (the per-run ``diverged`` flag of
-the training state); the other runs of its group carry on. Each run's :class:`~rnnlab.training.train.History` is
+the training state); the other runs of its group carry on. Each run's :class:`~rnnlab.training.history.History` is
 filled exactly as :class:`~rnnlab.training.train.Run` fills it, and equals a one-by-one run to float tolerance (the
 vmapped matmuls are batched, so XLA may sum in another order: equal to about 1e-6 relative, not bit for bit).
 """
@@ -45,8 +45,10 @@ from rnnlab.probing.probes import PROBE_COMPILE_S, probe_batch
 from rnnlab.text import format_bytes
 from rnnlab.training import estimate
 from rnnlab.training.compiled import compile_count
+from rnnlab.training.divergence import check_chunk
+from rnnlab.training.history import History
 from rnnlab.training.program import Program, get_program
-from rnnlab.training.train import History, at_boundary, check_chunk, part_steps
+from rnnlab.training.train import at_boundary, part_steps
 
 MAX_RUNS = 48
 AXIS = "runs"
@@ -270,7 +272,7 @@ def h0_size(sizes: logscale.LogGrads) -> H0Size:
 class SweepResult:
     """What a sweep produced, one entry per configuration (in the order given).
 
-    ``histories``: each run's :class:`~rnnlab.training.train.History` (per-step loss, metric, grad_norm and
+    ``histories``: each run's :class:`~rnnlab.training.history.History` (per-step loss, metric, grad_norm and
     ||dL/dh_0|| of the training batch; an evaluation after every chunk). ``h0``: ||dL/dh_0|| (all carry leaves)
     on the run's fixed evaluation batch with its final parameters, at its true size (:class:`H0Size`, from the
     log-scaled probe). ``params``: final (last finite) parameters, on the host.

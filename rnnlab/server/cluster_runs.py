@@ -24,7 +24,8 @@ from rnnlab.server import jobs, reporting, run_files
 from rnnlab.server.results import ResultStore
 from rnnlab.server.shared_runs import RUNS
 from rnnlab.training import parts
-from rnnlab.training.train import ChunkProgress, Run
+from rnnlab.training.history import ChunkProgress
+from rnnlab.training.train import Run
 
 PART, RUN = "train part", "finished run"
 WAIT_S = 0.5  # a part another process computes is waited for this long per call; the page polls in between

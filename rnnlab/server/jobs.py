@@ -22,8 +22,9 @@ from rnnlab.probing import example, probes, sweep
 from rnnlab.server import precompile, reporting, run_files
 from rnnlab.server.shared_runs import RUNS
 from rnnlab.training import parts
+from rnnlab.training.history import ChunkProgress
 from rnnlab.training.program import Program, get_program, hyper_args
-from rnnlab.training.train import ChunkProgress, Run, spread
+from rnnlab.training.train import Run, spread
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,9 @@ import numpy as np
 
 from rnnlab.config import Config
 from rnnlab.training import parts
+from rnnlab.training.history import History
 from rnnlab.training.program import get_program
-from rnnlab.training.train import History, Run
+from rnnlab.training.train import Run
 
 FORMAT = 1
 

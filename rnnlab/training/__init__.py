@@ -2,6 +2,8 @@
 
 - :mod:`.program`: everything jitted for one static configuration, cached across runs and sessions.
 - :mod:`.train`: a :class:`Run` trained one compiled chunk at a time into a :class:`History`.
+- :mod:`.history`: what a run produced (:class:`History`), and what a caller sees after each chunk.
+- :mod:`.divergence`: when a run stops by itself (a step went non-finite, the loss blew up), and why in words.
 - :mod:`.parts`: one part of a run's training as a pure function, with bytes forms for work that runs elsewhere.
 - :mod:`.estimate`: how long a configuration will take, refined by measured chunks.
 - :mod:`.compiled`: JAX's persistent compilation cache, and how many programs a jitted function compiled.
@@ -9,8 +11,9 @@
 
 from rnnlab.training import estimate
 from rnnlab.training.compiled import compile_count, enable_persistent_cache
+from rnnlab.training.history import ChunkProgress, History
 from rnnlab.training.program import Program, get_program, hyper_args
-from rnnlab.training.train import PART_SECONDS, ChunkProgress, History, Run, RunView
+from rnnlab.training.train import PART_SECONDS, Run, RunView
 
 __all__ = ["PART_SECONDS", "ChunkProgress", "History", "Program", "Run", "RunView", "compile_count",
            "enable_persistent_cache", "estimate", "get_program", "hyper_args"]

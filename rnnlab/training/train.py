@@ -7,116 +7,22 @@ uninterrupted run would give.
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-import pandas as pd
 
 from rnnlab.config import DURING_RUN, Config, ConfigError
-from rnnlab.norms import combine_norms
 from rnnlab.training import estimate
+from rnnlab.training.divergence import check_chunk
+from rnnlab.training.history import ChunkProgress, History
 from rnnlab.training.parts import Part, train_part
 from rnnlab.training.program import Program, get_program, hyper_args
-
-
-@dataclass
-class ChunkProgress:
-    """What a callback sees after each chunk."""
-
-    step: int
-    total: int
-    loss: float
-    steps_per_second: float
-    chunk_seconds: float
-
-
-@dataclass
-class History:
-    """Everything a run produced, appended chunk by chunk.
-
-    ``steps``: one row per optimiser step (step, loss, metric, grad_norm, h0_grad_norm and per carry leaf).
-    ``chunks``: one row per evaluation (step, eval_loss, eval_metric), the first at step 0 before training.
-    ``carry``: per leaf, an array (evaluations, *leaf_shape) of the initial carry at each evaluation.
-    ``per_step_loss``: (evaluations, sequence steps), the loss at every time step of the evaluation batch.
-    """
-
-    leaves: tuple[str, ...]
-    steps: list[dict] = field(default_factory=list)
-    chunks: list[dict] = field(default_factory=list)
-    carry: dict[str, list[np.ndarray]] = field(default_factory=dict)
-    per_step_loss: list[np.ndarray] = field(default_factory=list)
-    stop_reason: str | None = None
-    diverged_at: int | None = None  # the step whose loss, gradient or update was not finite (not applied)
-
-    def add_records(self, first_step: int, records: dict[str, np.ndarray]) -> int:
-        """Append the applied steps of one chunk; returns how many were applied."""
-        n = int(records["applied"].sum())
-        for i in range(n):
-            row: dict[str, float] = {"step": first_step + i + 1}
-            for key in ("loss", "metric", "grad_norm"):
-                row[key] = float(records[key][i])
-            leaf_norms = [float(records[f"h0_grad_{name}"][i]) for name in self.leaves]
-            row["h0_grad_norm"] = combine_norms(leaf_norms)
-            for name, value in zip(self.leaves, leaf_norms):
-                row[f"h0_grad_{name}"] = value
-            self.steps.append(row)
-        return n
-
-    def add_evaluation(self, step: int, evaluation: dict) -> None:
-        self.chunks.append({"step": step, "eval_loss": float(evaluation["loss"]),
-                            "eval_metric": float(evaluation["metric"])})
-        for name, leaf in zip(self.leaves, evaluation["carry0"]):
-            self.carry.setdefault(name, []).append(np.asarray(leaf))
-        self.per_step_loss.append(np.asarray(evaluation["per_step_loss"]))
-
-    # ---- tables ----------------------------------------------------------------------------------
-    def steps_df(self) -> pd.DataFrame:
-        cols = ["step", "loss", "metric", "grad_norm", "h0_grad_norm"] + [f"h0_grad_{n}" for n in self.leaves]
-        return pd.DataFrame(self.steps, columns=cols)
-
-    def chunks_df(self) -> pd.DataFrame:
-        return pd.DataFrame(self.chunks, columns=["step", "eval_loss", "eval_metric"])
-
-    def carry_snapshots(self, leaf: str) -> np.ndarray:
-        """(evaluations, units) for ``leaf`` ('c' or 'h'); spatial carries are flattened."""
-        snaps = self.carry.get(leaf, [])
-        return np.stack([s.reshape(-1) for s in snaps]) if snaps else np.zeros((0, 0))
-
-    def per_step_loss_df(self) -> pd.DataFrame:
-        """Long table: step (training step of the evaluation), t (time step), loss."""
-        rows = [{"step": c["step"], "t": t, "loss": float(v)}
-                for c, losses in zip(self.chunks, self.per_step_loss) for t, v in enumerate(losses)]
-        return pd.DataFrame(rows, columns=["step", "t", "loss"])
-
-    @property
-    def last_step(self) -> int:
-        return self.steps[-1]["step"] if self.steps else 0
-
-    @property
-    def evaluated_step(self) -> int:
-        """The training step of the latest evaluation (the carry snapshots and per-step losses are of it): behind
-        :attr:`last_step` between the end of a chunk and the next, e.g. after a Stop in the middle of one."""
-        return self.chunks[-1]["step"] if self.chunks else 0
-
-    def copy(self) -> History:
-        """An independent copy (rows and arrays are never changed once appended, so they are shared)."""
-        return History(self.leaves, list(self.steps), list(self.chunks),
-                       {name: list(snaps) for name, snaps in self.carry.items()}, list(self.per_step_loss),
-                       self.stop_reason, self.diverged_at)
-
-    def nbytes(self) -> int:
-        """Rough memory held: the per-step rows, the carry snapshots and the per-time-step losses."""
-        row = 100 + 60 * (len(self.steps[0]) if self.steps else 0)
-        arrays = [a for snaps in self.carry.values() for a in snaps] + list(self.per_step_loss)
-        return row * len(self.steps) + 200 * len(self.chunks) + sum(np.asarray(a).nbytes for a in arrays)
-
 
 MAX_SNAPSHOTS = 9
 
@@ -401,75 +307,6 @@ def part_steps(step: int, chunk: int, steps: int, step_seconds: float, max_secon
     if max_seconds is None or not step_seconds > 0:
         return max(left, 1)
     return max(1, min(left, int(max_seconds / step_seconds)))
-
-
-BLOW_UP_FACTOR = 10.0  # an evaluation loss this many times above both its start and the baseline has blown up
-
-
-def blown_up(eval_loss: float, start_loss: float, baseline: float) -> bool:
-    """Whether a finite loss has blown up: far above both where it started and the memoryless baseline.
-
-    A run that learns stays below its start; one that learns nothing stays near the baseline. An evaluation
-    loss more than :data:`BLOW_UP_FACTOR` times the larger of the two has been driven up by the updates.
-    """
-    return math.isfinite(eval_loss) and eval_loss > BLOW_UP_FACTOR * max(start_loss, baseline)
-
-
-def _tips(config: Config) -> str:
-    lr, clip = config.lr, config.clip
-    tips = [f"lower the learning rate (try lr={lr / 10:g}; now {lr:g})"]
-    if clip == 0:
-        tips.append("turn on gradient clipping, which caps the size of each update (try clip=1; now 0, off)")
-    elif clip > 1:
-        tips.append(f"clip the gradient harder (try clip=1; now {clip:g})")
-    return f"To fix it, {' or '.join(tips)}."
-
-
-def divergence_reason(config: Config, first: int, records: dict) -> str:
-    """Where and why a run of ``config`` went non-finite in the chunk after step ``first``; what is kept; what
-    to do. (The page adds how to start again: its buttons differ.)"""
-    i = int(np.argmax(records["bad"]))
-    step = first + i + 1
-    loss, gnorm = float(records["loss"][i]), float(records["grad_norm"][i])
-    if not np.isfinite(loss):
-        what = f"the training loss became {loss:g}"
-    elif not np.isfinite(gnorm):
-        what = f"the gradient norm became {gnorm:g} (the loss was {loss:.4g})"
-    else:
-        what = f"the update made the parameters non-finite (the gradient norm was {gnorm:.4g})"
-    kept = (f"Steps 1 to {step - 1} are kept, on the charts and in the downloads, with the parameters "
-            f"after step {step - 1}." if step > 1 else "It diverged on the first step, so nothing was trained.")
-    return f"Stopped at step {step}: {what}. {kept} {_tips(config)}"
-
-
-def blow_up_step(first: int, records: dict, start_loss: float, baseline: float, applied: int) -> int:
-    """The first step of a chunk (after step ``first``) whose training loss had blown up, else its last step."""
-    losses = np.asarray(records["loss"][:applied], float)
-    over = np.flatnonzero(losses > BLOW_UP_FACTOR * max(start_loss, baseline))
-    return first + (int(over[0]) + 1 if len(over) else applied)
-
-
-def blow_up_reason(config: Config, step: int, eval_loss: float, start_loss: float, baseline: float) -> str:
-    """Why a run whose loss blew up (see :func:`blown_up`) was stopped, with the numbers, and what to do."""
-    return (f"Stopped at step {step}: the loss blew up. The evaluation loss is {eval_loss:.4g}, "
-            f"{eval_loss / baseline:,.0f} times the memoryless baseline ({baseline:.4g}) and "
-            f"{eval_loss / start_loss:,.0f} times where it started ({start_loss:.4g}): the updates are too large, "
-            f"so each step makes the model worse. Every step is kept on the charts. {_tips(config)}")
-
-
-def check_chunk(history: History, config: Config, baseline: float, first: int, applied: int, records: dict) -> None:
-    """After a chunk of ``config``'s run: mark the history diverged (step and reason) when a step went
-    non-finite, or when the loss blew up (:func:`blown_up`)."""
-    if history.stop_reason:
-        return
-    if records["bad"].any():
-        history.diverged_at = first + applied + 1
-        history.stop_reason = divergence_reason(config, first, records)
-        return
-    start, now = history.chunks[0]["eval_loss"], history.chunks[-1]["eval_loss"]
-    if applied and history.chunks[-1]["step"] == first + applied and blown_up(now, start, baseline):
-        history.diverged_at = blow_up_step(first, records, start, baseline, applied)
-        history.stop_reason = blow_up_reason(config, history.diverged_at, now, start, baseline)
 
 
 def train(config: Config, callback: Callable[[ChunkProgress], bool | None] | None = None) -> Run:

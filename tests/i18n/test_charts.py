@@ -18,7 +18,7 @@ from rnnlab.i18n import NBSP, language, reload_catalogs, using
 from rnnlab.model.cells import CELLS
 from rnnlab.model.tasks import TASKS
 from rnnlab.probing import example, logscale
-from rnnlab.training.train import History
+from rnnlab.training.history import History
 from tests.i18n.pseudo import _figure_texts, english_left
 
 LANGS = ("en", "zh", "ru")
