@@ -6,6 +6,7 @@ from types import SimpleNamespace
 
 import streamlit as st
 
+from rnnlab import sweep
 from rnnlab.figures import compare_views
 from rnnlab.figures.compare_words import (
     describe_plan,
@@ -18,11 +19,10 @@ from rnnlab.grids import FIELDS, carry_mode_word
 from rnnlab.i18n import _, t, tn, tp
 from rnnlab.model.cells import CARRY_INITS, CELLS
 from rnnlab.model.network import CARRY_MODES
-from rnnlab.probing import sweep
-from rnnlab.probing.sweep import SweepError
 from rnnlab.server import jobs
 from rnnlab.server.executor import Work
 from rnnlab.server.executors import current_executor
+from rnnlab.sweep import SweepError
 from rnnlab.text import escape_markdown
 from rnnlab.training import estimate
 from rnnlab.training.train import PART_SECONDS

@@ -9,7 +9,8 @@ Imports go one way, from the base up (tests/test_layout.py checks it):
 - :mod:`.model`: cells, tasks, the sequence model and the optimisers;
 - :mod:`.config` (the settings table and the experiment record) and :mod:`.grids` (what grids of runs vary);
 - :mod:`.training`: compiled programs and runs trained in chunks;
-- :mod:`.probing`: gradients through time, grids of runs, one example unrolled;
+- :mod:`.probing`: gradients through time, tables of a run, one example unrolled;
+- :mod:`.sweep`: grids of runs trained at once (vmapped), with their verdicts;
 - :mod:`.figures` (Plotly figures), :mod:`.files` (downloads and uploads), :mod:`.flaxapi` (the Old vs new API
   lesson);
 - :mod:`.sharing` (an experiment in a URL, a preset or a class link) and :mod:`.session` (what a page session

@@ -121,7 +121,7 @@ def list_separator() -> str:
 
 def shown_label(config, varying: tuple[str, ...]) -> str:
     """A run's label in the reader's language, from the fields that vary (seed excluded), as
-    :func:`rnnlab.probing.sweep.label_of` makes it in English (which the CSV keeps)."""
+    :func:`rnnlab.sweep.label_of` makes it in English (which the CSV keeps)."""
     parts = [FIELDS[name].shown(getattr(config, name)) for name in varying if name != "seed"]
     if not parts:
         parts = [FIELDS[name].shown(getattr(config, name)) for name in ("cell", "carry_mode", "carry_init")]

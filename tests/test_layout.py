@@ -87,6 +87,7 @@ LAYERS = (
     ("rnnlab.config", "rnnlab.grids"),
     ("rnnlab.training",),
     ("rnnlab.probing",),
+    ("rnnlab.sweep",),
     ("rnnlab.figures", "rnnlab.files", "rnnlab.flaxapi"),
     ("rnnlab.sharing", "rnnlab.session"),
     ("rnnlab.server",),

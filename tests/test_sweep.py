@@ -19,11 +19,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rnnlab import grids
+from rnnlab import grids, sweep
 from rnnlab.config import Config
 from rnnlab.norms import F32_LOG10_FLOOR
-from rnnlab.probing import logscale, probes, sweep
-from rnnlab.probing.sweep import MAX_RUNS, SweepError, estimate_sweep, expand, group_configs, run_sweep
+from rnnlab.probing import logscale, probes
+from rnnlab.sweep import MAX_RUNS, SweepError, estimate_sweep, expand, group_configs, run_sweep
 from rnnlab.training import estimate
 from rnnlab.training.compiled import compile_count
 from rnnlab.training.program import get_program, hyper_args
@@ -208,7 +208,7 @@ FOUR_DEVICES = textwrap.dedent("""
     import json, sys
     import jax
     from rnnlab.config import Config
-    from rnnlab.probing.sweep import expand, run_sweep
+    from rnnlab.sweep import expand, run_sweep
     base = Config(seq_len=12, batch=8, features=8, steps=15, chunk=5, carry_mode="learnable")
     configs = expand(base, {"lr": [0.01, 0.05], "seed": [0, 1]})
     four = run_sweep(configs)              # 4 runs, one per device

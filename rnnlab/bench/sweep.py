@@ -29,9 +29,9 @@ def sweep_configs(quick: bool = False) -> list[Config]:
 
 
 def load_run_sweep():
-    """``rnnlab.probing.sweep.run_sweep``, or None when that module is not available (yet)."""
+    """``rnnlab.sweep.run_sweep``, or None when that module is not available (yet)."""
     try:
-        from rnnlab.probing.sweep import run_sweep
+        from rnnlab.sweep import run_sweep
     except ImportError:
         return None
     return run_sweep
@@ -81,7 +81,7 @@ def run(quick: bool = False) -> RowResult:
     base = configs[0]
     method = (f"A sweep of K = {K} configurations (4 seeds x 2 learning rates, GRU, adding, T = {base.seq_len}, "
               f"batch {base.batch}, {base.features} hidden, {base.steps} steps in chunks of {base.chunk}) trained "
-              "together by `rnnlab.probing.sweep.run_sweep` (one vmapped program), against one run "
+              "together by `rnnlab.sweep.run_sweep` (one vmapped program), against one run "
               "(`rnnlab.training.train.train`) and the same 8 trained one after another, all in one subprocess "
               "(so that a hang cannot stop the suite). Everything is compiled before timing (one warm-up call "
               "each); the times include initialisation, every chunk and the host copies of the records.")
@@ -89,9 +89,9 @@ def run(quick: bool = False) -> RowResult:
     target_name = f"{K}-configuration sweep / one run"
     if load_run_sweep() is None:
         return RowResult("sweep", "4. Vmapped sweep", method, columns, [],
-                         ["Not available: `rnnlab.probing.sweep.run_sweep` cannot be imported in this checkout."],
+                         ["Not available: `rnnlab.sweep.run_sweep` cannot be imported in this checkout."],
                          [Target(target_name, f"<= {TARGET_RATIO}", "not available", None,
-                                 "rnnlab.probing.sweep is not available")],
+                                 "rnnlab.sweep is not available")],
                          time.perf_counter() - start, available=False)
     limit = 90.0 if quick else 75.0
     notes, flags = [], ""

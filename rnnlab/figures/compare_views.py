@@ -11,11 +11,11 @@ from dataclasses import dataclass
 import pandas as pd
 import plotly.graph_objects as go
 
+from rnnlab import sweep
 from rnnlab.figures import plots, true_size
 from rnnlab.figures.compare_words import shown_size, shown_verdict, shown_zero_cause
 from rnnlab.grids import carry_mode_word, shown_label
 from rnnlab.i18n import _, language, t
-from rnnlab.probing import sweep
 
 MAX_CURVE_POINTS = 500  # steps per curve drawn (the table and the CSV keep every number)
 

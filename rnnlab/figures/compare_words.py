@@ -6,17 +6,17 @@ from __future__ import annotations
 import math
 import re
 
+from rnnlab import sweep
 from rnnlab.grids import FIELDS, carry_mode_carry, list_separator
 from rnnlab.i18n import _, language, t, tn, tp
 from rnnlab.model.cells import CELLS
-from rnnlab.probing import sweep
 from rnnlab.probing.probes import format_log10
 from rnnlab.text import format_bytes
 
 
 # ---- the reader's words for what the sweep keeps in English (its labels, verdicts and the CSV stay English) ----
 def shown_verdict(verdict: str) -> str:
-    """A verdict of :func:`rnnlab.probing.sweep.memory_verdict` (or :data:`~rnnlab.probing.sweep.NOT_EVALUATED`)
+    """A verdict of :func:`rnnlab.sweep.memory_verdict` (or :data:`~rnnlab.sweep.NOT_EVALUATED`)
     in the reader's language."""
     words = {
         # TRANSLATORS: a verdict in the Compare table: the run's loss became infinite or NaN.
@@ -84,7 +84,7 @@ def progress_note(note, configs: list) -> str:
 
 def too_many_runs(base, axes: dict[str, list]) -> str | None:
     """Why the grid is refused when it has more runs than a sweep trains (what
-    :func:`rnnlab.probing.sweep.expand` says in English), in the reader's language; None when it is not."""
+    :func:`rnnlab.sweep.expand` says in English), in the reader's language; None when it is not."""
     values = {name: list(dict.fromkeys(axes.get(name) or [getattr(base, name)])) for name in FIELDS}
     count = math.prod(len(v) for v in values.values())
     if count <= sweep.MAX_RUNS:

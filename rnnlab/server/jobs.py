@@ -14,11 +14,12 @@ from dataclasses import dataclass
 import jax
 import pandas as pd
 
+from rnnlab import sweep
 from rnnlab.config import Config
 from rnnlab.files import export
 from rnnlab.i18n import Msg
 from rnnlab.model.cells import CELLS
-from rnnlab.probing import example, probes, sweep
+from rnnlab.probing import example, probes
 from rnnlab.server import precompile, reporting, run_files
 from rnnlab.server.shared_runs import RUNS
 from rnnlab.training import parts
@@ -163,7 +164,7 @@ def decay_sweep(base: Config, cells: list[str], lengths: list[int], weights: str
 
 
 def compare_sweep(configs: list[Config], max_seconds: float | None) -> sweep.SweepResult:
-    """The Compare page's grid trained together (:func:`rnnlab.probing.sweep.run_sweep`); a gentle cancel stops it
+    """The Compare page's grid trained together (:func:`rnnlab.sweep.run_sweep`); a gentle cancel stops it
     after its current call and returns what it trained."""
     return sweep.run_sweep(configs, reporting.keep_going, max_seconds=max_seconds)
 

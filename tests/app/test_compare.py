@@ -17,7 +17,7 @@ from rnnlab.norms import F32_LOG10_FLOOR
 from rnnlab.probing import logscale, probes
 from rnnlab.probing.logscale import describe_zero
 from rnnlab.probing.probes import format_log10
-from rnnlab.probing.sweep import H0Size, expand, run_sweep
+from rnnlab.sweep import H0Size, expand, run_sweep
 from rnnlab.training.program import get_program, hyper_args
 from tests.app.conftest import button, figures, open_page, trace, unescaped, values
 

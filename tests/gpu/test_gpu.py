@@ -69,7 +69,7 @@ def test_a_long_compile_runs_in_a_worker_process_beside_the_server_on_the_gpu():
 
 @pytest.mark.gpu
 def test_the_sweep_uses_every_device():
-    from rnnlab.probing.sweep import estimate_sweep
+    from rnnlab.sweep import estimate_sweep
 
     configs = [SMALL] * (2 * len(jax.devices()))
     assert estimate_sweep(configs).total_s > 0

@@ -12,13 +12,13 @@ from dataclasses import replace
 import pytest
 import streamlit as st
 
+from rnnlab import sweep
 from rnnlab.config import Config
 from rnnlab.figures.compare_words import describe_plan, progress_note, too_many_runs
 from rnnlab.grids import FIELDS, shown_label
 from rnnlab.i18n import PSEUDO, PSEUDO_CLOSE, PSEUDO_OPEN, localize_number, using
 from rnnlab.model.tasks import TASKS
-from rnnlab.probing import sweep
-from rnnlab.probing.sweep import H0Size, expand, run_sweep
+from rnnlab.sweep import H0Size, expand, run_sweep
 from tests.app.conftest import figures, open_page, trace
 from tests.i18n.pseudo import english_left, open_pseudo, shown_texts
 
