@@ -61,9 +61,10 @@ def check_line(passed: bool, name: str, detail: str) -> str:
 
 # ---- 1. side by side -------------------------------------------------------------------------------------
 st.header(_("1. The same carry, three APIs"))
-cells = ["lstm", "optimized_lstm", "gru", "conv_lstm", "mgu", "simple"]
+cells = list(CELLS)
 c1, c2, c3, c4 = st.columns(4)
-cell = c1.selectbox(_("Cell"), cells, format_func=lambda n: CELLS[n].cls.__name__, key="api_cell")
+cell = c1.selectbox(_("Cell"), cells, index=cells.index("lstm"), format_func=lambda n: CELLS[n].cls.__name__,
+                    key="api_cell")
 batch_label = _("Batch dims")
 batch_text = c2.text_input(batch_label, "4", key="api_batch", help=_("e.g. 4, or 2, 3, or empty for none"))
 in_features = int(c3.number_input(_("Input features"), 1, 1024, 3, key="api_in"))
@@ -151,7 +152,8 @@ c1, c2, c3, c4 = st.columns(4)
 shape_label = _("Input shape")
 shape_text = c1.text_input(shape_label, "2, 5, 3", key="shape_input",
                            help=_("the whole input, e.g. (batch, time, features) or (time, batch, features)"))
-shape_cell = c2.selectbox(_("Cell"), cells, format_func=lambda n: CELLS[n].cls.__name__, key="shape_cell")
+shape_cell = c2.selectbox(_("Cell"), cells, index=cells.index("lstm"), format_func=lambda n: CELLS[n].cls.__name__,
+                          key="shape_cell")
 shape_features = int(c3.number_input(_("Features"), 1, 256, 4, key="shape_features"))
 time_major = c4.checkbox("time_major", key="shape_time_major")
 shape, shape_error = parse_dims(shape_text, shape_label, max_dims=6, max_size=1024, max_elements=1_000_000)

@@ -15,12 +15,12 @@ from rnnlab.bench.machine import cores, matmul_peak
 from rnnlab.bench.report import RowResult, Target
 from rnnlab.bench.timing import Timing, interleaved, measure, paired_ratio
 from rnnlab.config import Config, static_part
+from rnnlab.model.cells import CELLS as CELL_SPECS
 from rnnlab.training.program import BATCH, Program, hyper_args, stream
 
 GRID = ((64, 100, 64), (32, 1000, 64), (64, 100, 256))  # (batch, T, hidden)
 QUICK_GRID = ((16, 20, 32),)
 CELLS = ("gru", "lstm", "simple")
-GATES = {"gru": 3, "lstm": 4, "simple": 1}  # weight blocks of hidden size per step
 INPUTS = 2  # the adding problem's input channels
 # rnnlab / PyTorch's best, per cell: PyTorch's CPU LSTM is one fused oneDNN call for the whole sequence.
 TARGET_RATIO = {"gru": 0.7, "lstm": 1.0, "simple": 0.7}
@@ -37,7 +37,7 @@ def matmul_flops(cell: str, batch: int, T: int, hidden: int, inputs: int = INPUT
     forward (gradients with respect to the activations and the weights). ``g`` is 3 (GRU), 4 (LSTM) or 1
     (simple). Element-wise work and the 1-unit readout are left out.
     """
-    return 6.0 * T * batch * GATES[cell] * hidden * (inputs + hidden)
+    return 6.0 * T * batch * CELL_SPECS[cell].matmuls * hidden * (inputs + hidden)
 
 
 def bench_config(cell: str, batch: int, T: int, hidden: int, chunk: int) -> Config:
@@ -121,7 +121,7 @@ def matmul_floor_call(cell: str, batch: int, T: int, hidden: int, inputs: int = 
     gradients as one matmul each over all steps (three compiled calls, one after the other): what the step would
     cost with XLA's matmuls at these sizes if element-wise work, storing activations, the loss and the optimiser
     took no time."""
-    gates = GATES[cell]
+    gates = CELL_SPECS[cell].matmuls
     width = gates * hidden
     key = jax.random.PRNGKey(0)
     xs = jax.random.normal(key, (T, batch, inputs))

@@ -29,6 +29,7 @@ class CellSpec:
     leaves: tuple[str, ...]  # names of the carry leaves, in the order the cell's carry holds them
     spatial: bool = False  # needs inputs with spatial axes (ConvLSTM)
     saved_per_step: int = 4  # arrays of (batch, features) kept per step by backprop (memory estimate)
+    matmuls: int = 4  # weight products per step, each (input + hidden) x hidden: one per gate (time estimate)
     description: str = ""  # English, marked for the catalog: translate where shown
     # Settings that run this cell quickly, applied when it is chosen with a task it cannot run (setting, value).
     quick_settings: tuple[tuple[str, object], ...] = ()
@@ -66,7 +67,7 @@ class CellSpec:
 CELLS: dict[str, CellSpec] = {
     spec.name: spec
     for spec in [
-        CellSpec("gru", "GRU", nn.GRUCell, ("h",), saved_per_step=6,
+        CellSpec("gru", "GRU", nn.GRUCell, ("h",), saved_per_step=6, matmuls=3,
                  description=N_("Gated recurrent unit: reset and update gates, one state vector."), gates=GRU_GATES,
                  fused=True),
         CellSpec("lstm", "LSTM", nn.LSTMCell, ("c", "h"), saved_per_step=9,
@@ -75,9 +76,9 @@ CELLS: dict[str, CellSpec] = {
         CellSpec("optimized_lstm", N_("Optimized LSTM"), nn.OptimizedLSTMCell, ("c", "h"), saved_per_step=9,
                  description=N_("The same LSTM maths with the gate matmuls fused."), gates=LSTM_GATES,
                  fused=True),
-        CellSpec("mgu", "MGU", nn.MGUCell, ("h",), saved_per_step=5,
+        CellSpec("mgu", "MGU", nn.MGUCell, ("h",), saved_per_step=5, matmuls=2,
                  description=N_("Minimal gated unit: a single forget gate."), gates=MGU_GATES, fused=True),
-        CellSpec("simple", N_("Simple RNN"), nn.SimpleCell, ("h",), saved_per_step=2,
+        CellSpec("simple", N_("Simple RNN"), nn.SimpleCell, ("h",), saved_per_step=2, matmuls=1,
                  description=N_("h_t = tanh(W h_{t-1} + U x_t + b): no gates, the textbook vanishing gradient."),
                  fused=True),
         CellSpec("conv_lstm", "ConvLSTM", nn.ConvLSTMCell, ("c", "h"), spatial=True, saved_per_step=9,

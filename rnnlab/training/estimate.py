@@ -19,7 +19,6 @@ from rnnlab.i18n import Msg, MsgN, t
 from rnnlab.model.cells import CELLS
 from rnnlab.model.tasks import TASKS
 
-GATES = {"gru": 3, "lstm": 4, "optimized_lstm": 4, "mgu": 2, "simple": 1, "conv_lstm": 4}
 DEFAULT_FLOPS = 1.1e11  # FLOP/s a wide recurrent training step's matmuls approach on a 2-core CPU (measured here)
 HALF_SPEED_FEATURES = 150  # a cell this wide runs at half that speed, narrower ones slower (smaller matmuls):
 # measured here 3-3.7e10 FLOP/s at 64 features, 5-5.6e10 at 128, 6.4e10 at 256, 0.65-1.04e11 at 512
@@ -45,7 +44,7 @@ _compiled: set[tuple] = set()
 def step_flops(config: Config) -> float:
     """Arithmetic of one optimiser step: forward and backward (x3) of every gate's matmuls at every time step."""
     task, spec = TASKS[config.task], CELLS[config.cell]
-    steps, h, gates = task.steps(config.seq_len), config.features, GATES.get(config.cell, 4)
+    steps, h, gates = task.steps(config.seq_len), config.features, spec.matmuls
     if spec.spatial:
         positions, kernel = 36, config.kernel_size**2
         per_step = 2 * positions * gates * h * kernel * (h + task.in_features)
