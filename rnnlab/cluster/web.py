@@ -112,16 +112,17 @@ backend streamlit
 {servers}"""
 
 
-def web_env(executor: str, address: str, runs_dir: Path, cookie_secret: str) -> dict[str, str]:
-    """A web process's environment: this process's, with the executor, the shared runs folder and the proxy's
-    headers trusted."""
+def web_env(executor: str, address: str, runs_dir: Path, cookie_secret: str,
+            folder: Path = local.STATE_DIR) -> dict[str, str]:
+    """A web process's environment: this process's, with the executor (Ray's: the cluster's token in ``folder``),
+    the shared runs folder and the proxy's headers trusted."""
     env = {**os.environ, "RNNLAB_EXECUTOR": executor, "RNNLAB_RUNS_DIR": str(runs_dir),
            "RNNLAB_CLIENT_HEADER": "X-Forwarded-For", ENV_BROWSER_HEADER: BROWSER_HEADER,
            "STREAMLIT_SERVER_COOKIE_SECRET": cookie_secret, "STREAMLIT_SERVER_HEADLESS": "true",
            "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "RAY_USAGE_STATS_ENABLED": "0",
            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
     if executor == "ray":
-        env["RNNLAB_RAY_ADDRESS"] = address
+        env |= {"RNNLAB_RAY_ADDRESS": address, **local.auth_env(folder)}
     else:
         env.pop("RNNLAB_RAY_ADDRESS", None)
     return env
@@ -185,13 +186,13 @@ def start_web(state: local.State, web: int, executor: str = "ray", folder: Path 
         raise WebError("at least one web process is needed")
     haproxy = haproxy_command()
     runs = runs_dir or folder / "runs"
-    runs.mkdir(parents=True, exist_ok=True)
-    config = folder / "haproxy.cfg"
-    config.write_text(haproxy_config(web, state.netns, folder / STATS_SOCKET, PROXY_PORT, host_port))
+    runs.mkdir(mode=0o700, parents=True, exist_ok=True)
+    config = local.private_folder(folder) / "haproxy.cfg"
+    local.write_private(config, haproxy_config(web, state.netns, folder / STATS_SOCKET, PROXY_PORT, host_port))
     checked = subprocess.run([haproxy, "-c", "-q", "-f", str(config)], capture_output=True, text=True, timeout=30)
     if checked.returncode != 0:
         raise WebError(f"HAProxy rejects {config}: {(checked.stderr or checked.stdout).strip()}")
-    env = web_env(executor, state.address, runs, secrets.token_urlsafe(32))
+    env = web_env(executor, state.address, runs, secrets.token_urlsafe(32), folder)
     for i in range(web):
         node = start_process(web_name(i), local.in_netns(web_command(WEB_PORT + i), state.netns), folder, env)
         state.processes.append(node)

@@ -82,7 +82,7 @@ def drive(state: local.State, mode: str, tmp_path: Path, folder: Path = FOLDER, 
     out = tmp_path / f"{mode}.pickle"
     given = {"pids": {n.role: n.pid for n in state.processes}, "stats": str(folder / web.STATS_SOCKET),
              "address": state.address}
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "WEB_TEST_STEPS": str(steps)}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "WEB_TEST_STEPS": str(steps), **local.auth_env(folder)}
     done = subprocess.run(local.in_netns([sys.executable, str(DRIVER), mode, web.proxy_url(), json.dumps(given),
                                           str(out)], state.netns),
                           env=env, cwd=ROOT, capture_output=True, text=True, timeout=DRIVER_TIMEOUT_S)
