@@ -22,6 +22,7 @@ down`` stops them with the Ray nodes.
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
 import os
@@ -34,7 +35,14 @@ import time
 from pathlib import Path
 
 from rnnlab.cluster import local
-from rnnlab.cluster.browser import BROWSER_COOKIE, BROWSER_HEADER, ENV_BROWSER_HEADER, ID_PATTERN
+from rnnlab.cluster.browser import (
+    BROWSER_COOKIE,
+    BROWSER_HEADER,
+    ENV_BROWSER_HEADER,
+    ENV_PROXY_SECRET,
+    ID_PATTERN,
+    PROXY_HEADER,
+)
 
 ROOT = Path(__file__).resolve().parents[2]  # where app.py and .streamlit/config.toml are
 PROXY_PORT = 8500
@@ -45,6 +53,7 @@ EXECUTORS = ("ray", "embedded")
 WEB_START_TIMEOUT_S = 120.0
 STATS_SOCKET = "haproxy.sock"
 BROWSER_MAX_AGE_S = 365 * 24 * 3600
+NEW_IDS_PER_MINUTE = 120  # browser ids the proxy makes for one source address a minute; beyond: HTTP 429
 
 
 class WebError(local.ClusterError):
@@ -63,21 +72,42 @@ def web_name(i: int) -> str:
 
 
 def haproxy_config(web: int, netns: str, stats_socket: Path, proxy_port: int = PROXY_PORT,
-                   host_port: int | None = None) -> str:
-    """HAProxy's configuration for ``web`` web processes on ports ``WEB_PORT``.. in namespace ``netns``."""
+                   host_port: int | None = None, proxy_secret: str = "", sign_key: str = "",
+                   secure: bool = False) -> str:
+    """HAProxy's configuration for ``web`` web processes on ports ``WEB_PORT``.. in namespace ``netns``.
+
+    The proxy writes ``proxy_secret`` in :data:`PROXY_HEADER` on every request, replaces the client's
+    ``X-Forwarded-For`` with the address it sees, and signs the browser ids it makes with ``sign_key`` (base64; an
+    HMAC-SHA256 beside the id in the cookie): a cookie whose signature does not match gets a new id, and one source
+    address gets at most :data:`NEW_IDS_PER_MINUTE` new ids a minute. ``secure``: the cookies are sent over HTTPS
+    only (a site whose ``bind`` line has ``ssl``)."""
     host_bind = f"    bind 127.0.0.1:{host_port}\n" if host_port else ""
     servers = "".join(f"    server {web_name(i)} 127.0.0.1:{WEB_PORT + i} cookie {web_name(i)} namespace {netns}\n"
                       for i in range(web))  # on each server line: HAProxy 2.6 ignores a default-server's namespace
-    fresh = "{ var(txn.fresh) -m found }"
-    set_cookie = f"{BROWSER_COOKIE}=%[var(txn.fresh)]; Path=/; Max-Age={BROWSER_MAX_AGE_S}; HttpOnly; SameSite=Lax"
     return f"""global
     maxconn 4096
     stats socket {stats_socket} mode 600 level admin
+    set-var proc.browser_key str({sign_key})
 
 namespace_list
     namespace {netns}
 
-defaults
+{DEFAULTS}
+frontend web
+    bind 127.0.0.1:{proxy_port} namespace {netns}
+{host_bind}{frontend_rules(proxy_secret, secure)}    default_backend streamlit
+
+backend streamlit
+    balance roundrobin
+    cookie {SERVER_COOKIE} insert indirect nocache httponly{" secure" if secure else ""}
+    option httpchk GET /_stcore/health
+    http-check expect status 200
+    http-response set-header {SERVER_HEADER} %s
+    default-server check inter 1s fall 2 rise 1
+{servers}"""
+
+
+DEFAULTS = """defaults
     mode http
     timeout connect 5s
     timeout client 60s
@@ -88,36 +118,48 @@ defaults
     timeout check 5s
     option redispatch
     retries 2
+"""
 
-frontend web
-    bind 127.0.0.1:{proxy_port} namespace {netns}
-{host_bind}    option forwardfor
-    acl browser_ok req.cook({BROWSER_COOKIE}) -m reg {ID_PATTERN}
-    acl browser_len req.cook({BROWSER_COOKIE}),length 16:64
+
+def frontend_rules(proxy_secret: str, secure: bool) -> str:
+    """The frontend's rules (see :func:`haproxy_config`): the client's copies of the proxy's headers dropped, the
+    browser id checked against its signature or made and signed, the new ids per source counted, the proxy's
+    headers written."""
+    fresh = "{ var(txn.fresh) -m found }"
+    flags = "; Secure" if secure else ""
+    set_cookie = (f"{BROWSER_COOKIE}=%[var(txn.fresh)].%[var(txn.fresh_sig)]; Path=/; Max-Age={BROWSER_MAX_AGE_S}; "
+                  f"HttpOnly; SameSite=Lax{flags}")
+    return f"""    stick-table type ip size 100k expire 60s store gpc0_rate(60s)
+    http-request track-sc0 src
     http-request del-header {BROWSER_HEADER}
-    http-request set-var(txn.browser) req.cook({BROWSER_COOKIE}) if browser_ok browser_len
-    http-request set-var(txn.fresh) uuid if !browser_ok or !browser_len
+    http-request del-header {PROXY_HEADER}
+    http-request del-header X-Forwarded-For
+    option forwardfor
+    http-request set-var(txn.id) req.cook({BROWSER_COOKIE}),field(1,.)
+    http-request set-var(txn.sig) req.cook({BROWSER_COOKIE}),field(2,.)
+    http-request set-var(txn.want) var(txn.id),hmac(sha256,proc.browser_key),hex,lower if {{ var(txn.id) -m found }}
+    acl browser_ok var(txn.id) -m reg {ID_PATTERN}
+    acl browser_len var(txn.id),length 16:64
+    acl browser_signed var(txn.want),strcmp(txn.sig) eq 0
+    http-request set-var(txn.browser) var(txn.id) if browser_ok browser_len browser_signed
+    http-request set-var(txn.fresh) uuid if !browser_ok or !browser_len or !browser_signed
+    http-request sc-inc-gpc0(0) if {fresh}
+    http-request deny deny_status 429 if {fresh} {{ sc0_gpc0_rate gt {NEW_IDS_PER_MINUTE} }}
+    http-request set-var(txn.fresh_sig) var(txn.fresh),hmac(sha256,proc.browser_key),hex,lower if {fresh}
     http-request set-var(txn.browser) var(txn.fresh) if {fresh}
     http-request set-header {BROWSER_HEADER} %[var(txn.browser)]
+    http-request set-header {PROXY_HEADER} {proxy_secret}
     http-response add-header Set-Cookie "{set_cookie}" if {fresh}
-    default_backend streamlit
-
-backend streamlit
-    balance roundrobin
-    cookie {SERVER_COOKIE} insert indirect nocache httponly
-    option httpchk GET /_stcore/health
-    http-check expect status 200
-    http-response set-header {SERVER_HEADER} %s
-    default-server check inter 1s fall 2 rise 1
-{servers}"""
+"""
 
 
-def web_env(executor: str, address: str, runs_dir: Path, cookie_secret: str,
+def web_env(executor: str, address: str, runs_dir: Path, cookie_secret: str, proxy_secret: str,
             folder: Path = local.STATE_DIR) -> dict[str, str]:
     """A web process's environment: this process's, with the executor (Ray's: the cluster's token in ``folder``),
-    the shared runs folder and the proxy's headers trusted."""
+    the shared runs folder and the proxy's headers trusted on requests that carry ``proxy_secret``."""
     env = {**os.environ, "RNNLAB_EXECUTOR": executor, "RNNLAB_RUNS_DIR": str(runs_dir),
            "RNNLAB_CLIENT_HEADER": "X-Forwarded-For", ENV_BROWSER_HEADER: BROWSER_HEADER,
+           ENV_PROXY_SECRET: proxy_secret,
            "STREAMLIT_SERVER_COOKIE_SECRET": cookie_secret, "STREAMLIT_SERVER_HEADLESS": "true",
            "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "RAY_USAGE_STATS_ENABLED": "0",
            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
@@ -188,11 +230,13 @@ def start_web(state: local.State, web: int, executor: str = "ray", folder: Path 
     runs = runs_dir or folder / "runs"
     runs.mkdir(mode=0o700, parents=True, exist_ok=True)
     config = local.private_folder(folder) / "haproxy.cfg"
-    local.write_private(config, haproxy_config(web, state.netns, folder / STATS_SOCKET, PROXY_PORT, host_port))
+    proxy_secret, sign_key = secrets.token_urlsafe(32), base64.b64encode(secrets.token_bytes(32)).decode()
+    local.write_private(config, haproxy_config(web, state.netns, folder / STATS_SOCKET, PROXY_PORT, host_port,
+                                               proxy_secret, sign_key))
     checked = subprocess.run([haproxy, "-c", "-q", "-f", str(config)], capture_output=True, text=True, timeout=30)
     if checked.returncode != 0:
         raise WebError(f"HAProxy rejects {config}: {(checked.stderr or checked.stdout).strip()}")
-    env = web_env(executor, state.address, runs, secrets.token_urlsafe(32), folder)
+    env = web_env(executor, state.address, runs, secrets.token_urlsafe(32), proxy_secret, folder)
     for i in range(web):
         node = start_process(web_name(i), local.in_netns(web_command(WEB_PORT + i), state.netns), folder, env)
         state.processes.append(node)

@@ -129,7 +129,7 @@ def token_given() -> bool:
 def check_token(address: str) -> None:
     """ConfigError when the cluster at ``address`` refuses this process's Ray token (none, or another), asked once
     with Ray's own GCS client (ray.init would retry for 20 s and then only say that it could not connect)."""
-    from ray._raylet import GcsClient
+    from ray._raylet import GcsClient  # type: ignore[attr-defined]
 
     refused = ConfigError([f"the Ray cluster at {ENV_ADDRESS}={address} refused this process: its authentication "
                            f"token is missing or not the cluster's. Set {AUTH_VARIABLES}, as for the cluster's nodes "
