@@ -22,9 +22,9 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import stat
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
