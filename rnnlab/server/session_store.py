@@ -129,8 +129,9 @@ class SessionStore:
                 throttle and self._clock() - entry.dumped < self.every_s)
             if write:
                 entry.version, entry.dumped = version, self._clock()
+            client = entry.client
         if write:
-            self.disk.write(token, self._dump(value))
+            self.disk.write(token, self._dump(value), client)
         self._freeze_gone()
         return True
 
