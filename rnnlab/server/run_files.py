@@ -112,6 +112,9 @@ DEFAULT_TTL_S = 6 * 3600.0
 
 FILE_MODE, FOLDER_MODE = 0o600, 0o700  # kept runs are named by their tab's token: nobody else may list or read them
 STALE_PARTIAL_S = 3600.0  # a partial file this old was left by a process that died while writing it
+LIVE_EVERY_S = 2.0  # each process lists the tokens of its connected tabs this often ...
+LIVE_FRESH_S = 6.0  # ... and a list older than this is a dead process's
+LIVE_PREFIX = ".live."
 
 
 def client_tag(client: str) -> str:
@@ -130,8 +133,9 @@ class RunFolder:
     """
 
     def __init__(self, folder: str | os.PathLike, ttl_s: float = DEFAULT_TTL_S,
-                 max_bytes: int = DEFAULT_MAX_DISK_BYTES):
+                 max_bytes: int = DEFAULT_MAX_DISK_BYTES, process: str | None = None):
         self.folder = Path(folder)
+        self.process = process or f"{socket.gethostname()}.{os.getpid()}"  # this process, among those sharing it
         self.ttl_s, self.max_bytes = ttl_s, max_bytes
         self.folder.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
         info = self.folder.stat()
@@ -206,9 +210,41 @@ class RunFolder:
         for path in self.files(token):
             path.unlink(missing_ok=True)
 
+    def live_path(self) -> Path:
+        """This process's list of the tokens its connected tabs hold."""
+        return self.folder / f"{LIVE_PREFIX}{self.process}"
+
+    def publish_live(self, tokens: list[str]) -> None:
+        """Tell the other processes sharing the folder which tokens this process's connected tabs hold (written
+        whole; errors logged)."""
+        partial = self.folder / f".{self.live_path().name}.{secrets.token_hex(6)}.tmp"
+        try:
+            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+            with os.fdopen(fd, "w") as out:
+                out.write("\n".join(tokens))
+            os.replace(partial, self.live_path())
+        except OSError as e:
+            logging.getLogger(__name__).warning("could not list the live tabs in %s: %s", self.folder, e)
+            partial.unlink(missing_ok=True)
+
+    def held_elsewhere(self, token: str) -> bool:
+        """Whether another live process (its list fresher than :data:`LIVE_FRESH_S`) has a connected tab on
+        ``token``."""
+        mine = self.live_path()
+        for path in self.folder.glob(f"{LIVE_PREFIX}*"):
+            try:
+                if path == mine or time.time() - path.stat().st_mtime > LIVE_FRESH_S:
+                    continue
+                if token in path.read_text().split():
+                    return True
+            except OSError:
+                continue
+        return False
+
     def remove_stale_partials(self) -> None:
-        """Delete partial files older than :data:`STALE_PARTIAL_S` (their writer died mid-write)."""
-        for partial in self.folder.glob(".*.tmp"):
+        """Delete partial files older than :data:`STALE_PARTIAL_S` (their writer died mid-write), and the live
+        lists of processes gone as long."""
+        for partial in [*self.folder.glob(".*.tmp"), *self.folder.glob(f"{LIVE_PREFIX}*")]:
             try:
                 if time.time() - partial.stat().st_mtime > STALE_PARTIAL_S:
                     partial.unlink(missing_ok=True)

@@ -161,14 +161,15 @@ def test_a_kept_run_survives_a_crash_and_a_new_server_gives_it_back(tmp_path):
     run.train(callback=lambda p: p.step < 20)
     before = run_store(tmp_path)
     assert before.save(token, "tab", run)
-    assert [p.name for p in tmp_path.iterdir()] == [f"{token}.{client_tag('tab')}.run"]  # no partial file left
+    kept = [p.name for p in tmp_path.iterdir() if not p.name.startswith(".live.")]  # the live tabs' list aside
+    assert kept == [f"{token}.{client_tag('tab')}.run"]  # no partial file left
     after = run_store(tmp_path)  # the server after kill -9: nothing in memory
     back = after.claim(token, "reloaded-tab", everybody)  # the old owner is unknown to the new server
     assert back is not None and back.step == 20 and back.history.steps_df().equals(run.history.steps_df())
     back.train()
     assert back.history.steps_df().equals(whole.history.steps_df())  # it goes on as if nothing happened
     after.discard(token, "reloaded-tab")
-    assert not list(tmp_path.iterdir())
+    assert not list(tmp_path.glob("*.run")) and not list(tmp_path.glob("*.tmp"))
 
 
 def test_a_gone_tabs_run_is_kept_as_bytes_and_written_to_disk_at_most_every_10_s(tmp_path):
@@ -289,3 +290,52 @@ def test_a_full_folder_prunes_the_client_holding_most_first(tmp_path):
     kept = [token for token in minted if runs.files(token)]
     assert len(kept) == 7 and kept == minted[-7:]  # its own oldest went
     assert sum(p.stat().st_size for p in tmp_path.glob("*.run")) <= 10_000
+
+
+def test_a_copied_address_opened_in_another_process_gets_a_copy_never_the_owners_file(tmp_path, monkeypatch):
+    """Two web processes sharing a runs folder: the owner's tab is connected in the first; the second, reached with
+    the same token, waits for the first's list of live tabs to go stale, and since it does not, makes a copy."""
+    from rnnlab.config import Config
+    from rnnlab.server import run_files, session_store
+    from rnnlab.server.run_files import RunFolder, run_from_bytes, run_to_bytes, run_version
+    from rnnlab.training.train import Run
+
+    monkeypatch.setattr(run_files, "LIVE_FRESH_S", 1.0)
+    monkeypatch.setattr(session_store, "LIVE_FRESH_S", 1.0)
+    monkeypatch.setattr(session_store, "LIVE_EVERY_S", 0.2)
+    owner_connected = {"on": True}
+
+    def store(name, connected):
+        return SessionStore(disk=RunFolder(tmp_path, process=name), dump=run_to_bytes, load=run_from_bytes,
+                            version=run_version, is_connected=connected)
+
+    first = store("web1", lambda s: owner_connected["on"])
+    second = store("web2", lambda s: True)
+    run, token = Run(Config(seq_len=12, batch=8, features=8, steps=40, chunk=10)), new_token()
+    run.train(callback=lambda p: p.step < 20)
+    assert first.save(token, "owner", run)
+    owners_file = first.disk.files(token)
+    assert second.claim(token, "copier", lambda s: False) is None  # held by a connected tab of web1
+    copied = second.copy(token)
+    assert copied is not None and copied.step == 20 and copied is not run
+    mine = new_token()
+    assert second.save(mine, "copier", copied.fork())
+    assert first.disk.files(token) == owners_file and second.disk.files(mine) != owners_file
+    owner_connected["on"] = False  # the owner's tab closed: web1's list no longer names the token
+    back = second.claim(token, "reconnected", lambda s: False)
+    assert back is not None and back.step == 20
+
+
+def test_a_dead_processs_live_list_goes_stale(tmp_path):
+    import os
+    import time
+
+    from rnnlab.server.run_files import LIVE_FRESH_S, RunFolder
+
+    dead, alive = RunFolder(tmp_path, process="dead"), RunFolder(tmp_path, process="alive")
+    dead.publish_live(["tok-one", "tok-two"])
+    assert alive.held_elsewhere("tok-one") and not alive.held_elsewhere("tok-three")
+    assert not dead.held_elsewhere("tok-one")  # its own list
+    old = time.time() - LIVE_FRESH_S - 1
+    os.utime(dead.live_path(), (old, old))
+    assert not alive.held_elsewhere("tok-one")
