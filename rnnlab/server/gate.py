@@ -90,8 +90,11 @@ def at_address(person: str, address: str) -> str:
 
 
 def address_of(client: str) -> str:
-    """The address part of a client key (:func:`at_address`), or '' when it has none."""
-    return client.rpartition(AT)[2] if AT in client else ""
+    """The machine of a client key: its address part (:func:`at_address`), or the machine a key ``ip:ADDRESS``
+    is; '' when it has none (a tab on the server's own machine)."""
+    if AT in client:
+        return client.rpartition(AT)[2]
+    return client.removeprefix("ip:") if client.startswith("ip:") else ""
 
 
 def forwarded_address(headers: Mapping[str, str] | None) -> str | None:

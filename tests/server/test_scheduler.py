@@ -163,7 +163,10 @@ def test_one_address_minting_browser_ids_is_held_to_the_per_address_share():
     assert gate.waiting_reason(minted[2]) == "address" and "Your machine" in str(sched.queue_message(minted[2], gate))
     minted[0].release()
     assert minted[2].position == 0 and minted[3].position == 1  # the machine's share, not more
-    assert address_of(at_address("browser:x", "10.0.0.66")) == "10.0.0.66" and address_of("ip:10.0.0.66") == ""
+    assert address_of(at_address("browser:x", "10.0.0.66")) == address_of("ip:10.0.0.66") == "10.0.0.66"
+    assert address_of("session:tab-1") == ""
+    direct = gate.ticket(label="around the proxy", client="ip:10.0.0.66")  # the same machine, without an id
+    assert gate.waiting_reason(direct) == "address"
 
 
 def test_the_share_per_address_comes_from_the_environment(monkeypatch):
