@@ -310,7 +310,7 @@ def main() -> None:
         got = asyncio.run(asyncio.wait_for(kill(base, given["pids"], Path(given["stats"]), 4, steps, 12.0),
                                            SESSION_TIMEOUT_S + 60))
     elif mode == "mint":
-        got = asyncio.run(asyncio.wait_for(mint(base, given["direct"], int(os.environ.get("WEB_TEST_STEPS", "3000"))),
+        got = asyncio.run(asyncio.wait_for(mint(base, given["direct"], int(os.environ.get("WEB_TEST_STEPS", "1000"))),
                                            SESSION_TIMEOUT_S + 60))
     elif mode == "fork":
         got = asyncio.run(asyncio.wait_for(fork(base, Path(given["runs"])), SESSION_TIMEOUT_S + 60))
