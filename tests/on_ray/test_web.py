@@ -97,9 +97,10 @@ def test_a_browser_stays_on_one_web_process_and_has_an_id_of_its_own(tier, tmp_p
     for seen, jar in zip(servers, got["jars"]):
         assert len(seen) == 4 and len(set(seen)) == 1, servers  # the page, two probes and the websocket
         assert jar[web.SERVER_COOKIE] == seen[0], (jar, seen)
-        assert BROWSER_ID.match(jar[BROWSER_COOKIE]), jar
+        browser, _, signature = jar[BROWSER_COOKIE].partition(".")  # the id and the proxy's signature of it
+        assert BROWSER_ID.match(browser) and len(signature) == 64, jar
     assert {s[0] for s in servers} == {"web1", "web2"}, servers  # fresh browsers go round robin
-    assert len({jar[BROWSER_COOKIE] for jar in got["jars"]}) == len(got["jars"]), got["jars"]
+    assert len({jar[BROWSER_COOKIE] for jar in got["jars"]}) == len(got["jars"]), got["jars"]  # an id each
 
 
 def test_one_machine_minting_ids_and_forging_headers_holds_one_slot_and_a_student_trains_within_60_s(tier, tmp_path):
