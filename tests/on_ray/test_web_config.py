@@ -72,6 +72,18 @@ def test_the_haproxy_configuration(tmp_path):
     assert "bind 127.0.0.1:8600" not in web.haproxy_config(1, "some-ns", tmp_path / "s.sock", 8500, None)
 
 
+def test_the_documented_haproxy_configuration_is_the_generated_one():
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "scale-out.md").read_text()
+    rules = web.frontend_rules("<the proxy secret>", secure=True)
+    lines = [line.split("#")[0].rstrip() for line in doc.splitlines()]
+    for rule in rules.splitlines():
+        assert rule in lines, rule  # every frontend rule, as generated, in the documented configuration
+    for line in web.DEFAULTS.splitlines()[1:]:
+        assert line in lines, line
+    assert "    cookie rnnlab_server insert indirect nocache httponly secure" in lines
+    assert f"the {web.NEW_IDS_PER_MINUTE + 1}st new id in a minute" in doc  # what was tried here
+
+
 def test_haproxy_accepts_the_configuration(tmp_path):
     haproxy = shutil.which("haproxy")
     if haproxy is None:
