@@ -73,13 +73,13 @@ def web_name(i: int) -> str:
 
 def haproxy_config(web: int, netns: str, stats_socket: Path, proxy_port: int = PROXY_PORT,
                    host_port: int | None = None, proxy_secret: str = "", sign_key: str = "",
-                   secure: bool = False) -> str:
+                   secure: bool = False, new_ids_per_minute: int = NEW_IDS_PER_MINUTE) -> str:
     """HAProxy's configuration for ``web`` web processes on ports ``WEB_PORT``.. in namespace ``netns``.
 
     The proxy writes ``proxy_secret`` in :data:`PROXY_HEADER` on every request, replaces the client's
     ``X-Forwarded-For`` with the address it sees, and signs the browser ids it makes with ``sign_key`` (base64; an
     HMAC-SHA256 beside the id in the cookie): a cookie whose signature does not match gets a new id, and one source
-    address gets at most :data:`NEW_IDS_PER_MINUTE` new ids a minute. ``secure``: the cookies are sent over HTTPS
+    address gets at most ``new_ids_per_minute`` new ids a minute. ``secure``: the cookies are sent over HTTPS
     only (a site whose ``bind`` line has ``ssl``)."""
     host_bind = f"    bind 127.0.0.1:{host_port}\n" if host_port else ""
     servers = "".join(f"    server {web_name(i)} 127.0.0.1:{WEB_PORT + i} cookie {web_name(i)} namespace {netns}\n"
@@ -95,7 +95,7 @@ namespace_list
 {DEFAULTS}
 frontend web
     bind 127.0.0.1:{proxy_port} namespace {netns}
-{host_bind}{frontend_rules(proxy_secret, secure)}    default_backend streamlit
+{host_bind}{frontend_rules(proxy_secret, secure, new_ids_per_minute)}    default_backend streamlit
 
 backend streamlit
     balance roundrobin
@@ -121,7 +121,7 @@ DEFAULTS = """defaults
 """
 
 
-def frontend_rules(proxy_secret: str, secure: bool) -> str:
+def frontend_rules(proxy_secret: str, secure: bool, new_ids_per_minute: int = NEW_IDS_PER_MINUTE) -> str:
     """The frontend's rules (see :func:`haproxy_config`): the client's copies of the proxy's headers dropped, the
     browser id checked against its signature or made and signed, the new ids per source counted, the proxy's
     headers written."""
@@ -144,7 +144,7 @@ def frontend_rules(proxy_secret: str, secure: bool) -> str:
     http-request set-var(txn.browser) var(txn.id) if browser_ok browser_len browser_signed
     http-request set-var(txn.fresh) uuid if !browser_ok or !browser_len or !browser_signed
     http-request sc-inc-gpc0(0) if {fresh}
-    http-request deny deny_status 429 if {fresh} {{ sc0_gpc0_rate gt {NEW_IDS_PER_MINUTE} }}
+    http-request deny deny_status 429 if {fresh} {{ sc0_gpc0_rate gt {new_ids_per_minute} }}
     http-request set-var(txn.fresh_sig) var(txn.fresh),hmac(sha256,proc.browser_key),hex,lower if {fresh}
     http-request set-var(txn.browser) var(txn.fresh) if {fresh}
     http-request set-header {BROWSER_HEADER} %[var(txn.browser)]
@@ -219,9 +219,10 @@ def wait_up(state: local.State, folder: Path, web: int, deadline: float) -> None
 
 def start_web(state: local.State, web: int, executor: str = "ray", folder: Path = local.STATE_DIR,
               runs_dir: Path | None = None, host_port: int | None = None,
-              timeout_s: float = WEB_START_TIMEOUT_S) -> local.State:
+              timeout_s: float = WEB_START_TIMEOUT_S, new_ids_per_minute: int = NEW_IDS_PER_MINUTE) -> local.State:
     """Start ``web`` web processes and HAProxy in front of them beside the cluster of ``state``, and wait until
-    HAProxy sees them all up; ``state`` with them recorded."""
+    HAProxy sees them all up; ``state`` with them recorded. ``new_ids_per_minute``: see :func:`haproxy_config`
+    (a load test whose clients all come from one address raises it)."""
     if executor not in EXECUTORS:
         raise WebError(f"unknown executor {executor!r}: one of {', '.join(EXECUTORS)}")
     if web < 1:
@@ -232,7 +233,7 @@ def start_web(state: local.State, web: int, executor: str = "ray", folder: Path 
     config = local.private_folder(folder) / "haproxy.cfg"
     proxy_secret, sign_key = secrets.token_urlsafe(32), base64.b64encode(secrets.token_bytes(32)).decode()
     local.write_private(config, haproxy_config(web, state.netns, folder / STATS_SOCKET, PROXY_PORT, host_port,
-                                               proxy_secret, sign_key))
+                                               proxy_secret, sign_key, new_ids_per_minute=new_ids_per_minute))
     checked = subprocess.run([haproxy, "-c", "-q", "-f", str(config)], capture_output=True, text=True, timeout=30)
     if checked.returncode != 0:
         raise WebError(f"HAProxy rejects {config}: {(checked.stderr or checked.stdout).strip()}")
@@ -248,7 +249,8 @@ def start_web(state: local.State, web: int, executor: str = "ray", folder: Path 
 
 
 def up(web: int = 2, workers: int = 2, executor: str = "ray", folder: Path = local.STATE_DIR,
-       netns: str = local.NETNS, runs_dir: Path | None = None, host_port: int | None = PROXY_PORT) -> local.State:
+       netns: str = local.NETNS, runs_dir: Path | None = None, host_port: int | None = PROXY_PORT,
+       new_ids_per_minute: int = NEW_IDS_PER_MINUTE) -> local.State:
     """The whole local setup: the namespace, with ``executor="ray"`` the Ray head and ``workers`` worker nodes,
     ``web`` web processes and HAProxy; its state. What started is stopped again when a part fails."""
     if executor not in EXECUTORS:
@@ -256,7 +258,7 @@ def up(web: int = 2, workers: int = 2, executor: str = "ray", folder: Path = loc
     haproxy_command()
     state = local.up(workers, folder, netns=netns) if executor == "ray" else local.open_namespace(folder, netns)
     try:
-        return start_web(state, web, executor, folder, runs_dir, host_port)
+        return start_web(state, web, executor, folder, runs_dir, host_port, new_ids_per_minute=new_ids_per_minute)
     except BaseException:
         local.down(folder, netns)
         raise
