@@ -171,11 +171,6 @@ def on_force(kill: Callable[[], None]) -> None:
         job.kills.append(kill)
 
 
-def client_of(address: str | None, session: str, headers: Mapping[str, str] | None = None) -> str:
-    """Who is asking, for fair shares: :func:`rnnlab.server.gate.client_of`."""
-    return gates.client_of(address, session, headers)
-
-
 def ticket_queue(ticket: Ticket | None, gate: JobGate) -> QueueInfo | None:
     """A waiting ticket's :class:`QueueInfo`; None when it is not waiting."""
     if ticket is None or ticket.position < 1:
