@@ -23,14 +23,13 @@ import os
 import re
 from collections.abc import Mapping
 
-from rnnlab.server.gate import at_address, client_of, forwarded_address
+from rnnlab.server.gate import ENV_PROXY_SECRET, at_address, client_of, forwarded_address
 
 ENV_BROWSER_HEADER = "RNNLAB_BROWSER_HEADER"
 BROWSER_HEADER = "X-Rnnlab-Browser"
 BROWSER_COOKIE = "rnnlab_browser"
 BROWSER_ID = re.compile(r"^[A-Za-z0-9-]{16,64}$")  # a UUID as HAProxy's uuid fetch writes it fits
 ID_PATTERN = "^[A-Za-z0-9-]+$"  # the same, without the length, as the proxy's regex (HAProxy checks the length apart)
-ENV_PROXY_SECRET = "RNNLAB_PROXY_SECRET"
 PROXY_HEADER = "X-Rnnlab-Proxy"
 
 

@@ -26,6 +26,7 @@ ENV_LIMIT = "RNNLAB_MAX_TRAININGS"
 ENV_PER_CLIENT = "RNNLAB_MAX_JOBS_PER_CLIENT"
 ENV_PER_ADDRESS = "RNNLAB_MAX_JOBS_PER_ADDRESS"
 ENV_CLIENT_HEADER = "RNNLAB_CLIENT_HEADER"  # behind a proxy: the request header naming the browser's address
+ENV_PROXY_SECRET = "RNNLAB_PROXY_SECRET"  # the secret the proxy writes (rnnlab.cluster.browser.from_proxy)
 AT = "@"  # a client key "PERSON@ADDRESS": a person (a browser) and the machine it comes from
 
 

@@ -50,7 +50,7 @@ from rnnlab.i18n import Msg
 from rnnlab.server import cluster_runs, executor, jobs, ray_actors, ray_registry, shared_runs
 from rnnlab.server import results as kept_results
 from rnnlab.server.executor import Cancelled, EmbeddedExecutor, Lease, QueueInfo, RunLease, Work
-from rnnlab.server.gate import JobGate
+from rnnlab.server.gate import ENV_PROXY_SECRET, JobGate
 from rnnlab.training import parts
 from rnnlab.training.train import Run
 
@@ -75,8 +75,9 @@ _shared: RayExecutor | None = None
 
 def worker_env() -> dict[str, str]:
     """What the cluster's workers must share with this process: every ``RNNLAB_*`` setting and ``XLA_FLAGS``
-    (part of the compile cache's key)."""
-    return {k: v for k, v in os.environ.items() if k.startswith("RNNLAB_") or k == "XLA_FLAGS"}
+    (part of the compile cache's key); not the proxy's secret, which only web processes check."""
+    return {k: v for k, v in os.environ.items()
+            if (k.startswith("RNNLAB_") or k == "XLA_FLAGS") and k != ENV_PROXY_SECRET}
 
 
 def parse_address(address: str) -> tuple[str, int]:
