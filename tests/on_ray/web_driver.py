@@ -188,7 +188,8 @@ async def kill(base: str, pids: dict[str, int], stats: Path, tabs_n: int, steps:
     preset = PRESETS[0]
     tabs = [Tab(f"tab{i}") for i in range(tabs_n)]
     queries = [urlencode({**preset.query(), "seed": str(500 + i), "steps": str(steps)}) for i in range(tabs_n)]
-    runs = [asyncio.create_task(Browser(base).run(tab, preset.page, q)) for tab, q in zip(tabs, queries)]
+    runs = [asyncio.create_task(Browser(base, f"127.0.0.{10 + i}").run(tab, preset.page, q))  # a machine each
+            for i, (tab, q) in enumerate(zip(tabs, queries))]
     victim, killed_at, down_at, deadline = "web1", None, None, time.monotonic() + SESSION_TIMEOUT_S
     while time.monotonic() < deadline and not all(r.done() for r in runs):
         mine = [t for t in tabs if victim in t.servers]
