@@ -18,6 +18,7 @@ from ui.explore_controls import (
     draw_loader,
     draw_pin_and_share,
     draw_question,
+    forked_note,
     restored_note,
     stale_note,
 )
@@ -87,6 +88,9 @@ if state.actions.error:  # kept: rendered in the reader's language now
 restored = ss.pop("restored_step", None)
 if restored is not None and run is not None:
     notes().info(restored_note(run, restored), icon=":material/restore:")
+forked = ss.pop("forked_step", None)
+if forked is not None and run is not None:
+    notes().info(forked_note(forked), icon=":material/content_copy:")
 draw_loader(state.uploader_key, state.actions.load_message)
 if stale and run is not None:
     notes().info(stale_note(run.config, config), icon=":material/history:")

@@ -115,3 +115,10 @@ def draw_downloads(run: Run) -> None:
         # TRANSLATORS: {file} is the name of the parameter file the run was loaded from
         st.caption(t("This run started from the parameters in {file}; the reproduction script starts from the "
                      "seed's parameters.", file=run.origin))
+
+
+def forked_note(step: int) -> str:
+    """What a copied address, opened while its tab is still open, tells: this tab has a copy of its own."""
+    # TRANSLATORS: {step} is a training step; the "other tab" is the one whose address (with its sid) was copied
+    return t("This address belongs to a tab that is still open, so this tab has a copy of its run, at step {step}. "
+             "Training here changes only this copy; the other tab's run stays as it is.", step=step)

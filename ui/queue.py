@@ -13,26 +13,25 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from rnnlab.cluster.browser import browser_client
+from rnnlab.cluster.browser import client_key
 from rnnlab.server.embedded import EmbeddedExecutor
 from rnnlab.server.executor import Executor, Job, Lease, QueueInfo, Work
-from rnnlab.server.executors import client_of, current_executor
+from rnnlab.server.executors import current_executor
 from ui.progress import job_progress
 
 POLL_S = 0.25
 
 
 def client_id() -> str:
-    """Who is asking, for fair shares: the browser, when the proxy in front names it
-    (:func:`rnnlab.cluster.browser.browser_client`, ``$RNNLAB_BROWSER_HEADER``), else the browser's machine
-    (:func:`rnnlab.server.gate.client_of`), so that more tabs do not get more; per tab for a browser on the
-    server's own machine."""
+    """Who is asking, for fair shares: the browser, when the proxy in front names it, on its machine
+    (:func:`rnnlab.cluster.browser.client_key`, ``$RNNLAB_BROWSER_HEADER``), else the browser's machine, so that
+    more tabs do not get more; per tab for a browser on the server's own machine."""
     try:
         address, headers = st.context.ip_address, dict(st.context.headers)
     except Exception:  # noqa: BLE001 - outside a running server
         address, headers = None, {}
     ctx = get_script_run_ctx()
-    return browser_client(headers) or client_of(address, ctx.session_id if ctx is not None else "", headers)
+    return client_key(address, ctx.session_id if ctx is not None else "", headers)
 
 
 def executor_of(scheduler=None) -> Executor:

@@ -76,15 +76,21 @@ session_store.STORE.is_connected = connected  # runs of tabs that are gone are k
 
 def attach_session(token: str | None) -> None:
     """Once per session: the run kept under the URL's ``token`` when its session has gone (a reload), else a
-    new token. A copy of the address opened while the owner is connected gets a new token and no run."""
-    ss, me = st.session_state, session_id()
-    kept = session_store.STORE.claim(token, me, connected, grace_s=RELOAD_GRACE_S)
+    new token. A copy of the address opened while the owner is connected (in this process or another) gets a new
+    token and a copy of the run of its own (a fork): it never writes the owner's run."""
+    ss, me, store = st.session_state, session_id(), session_store.STORE
+    kept = store.claim(token, me, connected, grace_s=RELOAD_GRACE_S)
     if token is not None and kept is not None:
         ss.run = kept.fork()  # its own copy: the old session's thread may still be finishing a call
         ss.sid, ss.restored_step = token, ss.run.step
-        session_store.STORE.save(token, me, ss.run, client_id())
-    else:
-        ss.sid = session_store.new_token()
+        store.save(token, me, ss.run, client_id())
+        return
+    ss.sid = session_store.new_token()
+    copied = store.copy(token) if token is not None else None
+    if copied is not None:
+        ss.run = copied.fork()
+        ss.forked_step = ss.run.step
+        store.save(ss.sid, me, ss.run, client_id())
 
 
 def keep_run(run, throttle: bool = False) -> None:

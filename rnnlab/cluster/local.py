@@ -9,14 +9,22 @@ Each node is one ``ray start --block`` in a process group of its own, its pid ke
 :func:`down` stops those groups (SIGTERM, then SIGKILL), then whatever else still runs in the namespace, then
 deletes the namespace. It never runs ``ray stop``, which stops every Ray process on the machine. The nodes
 inherit this process's environment (``RNNLAB_*``, ``XLA_FLAGS``), as the web processes should have it too.
+
+Ray's token authentication is on: :func:`up` makes a random token in the state folder (:data:`TOKEN_FILE`, readable
+by its owner only) and hands it to every node and driver through Ray's own variables (:func:`auth_env`); a client
+without it, or with another, is refused. The state folder is created private (0700) and checked before each use
+(:func:`private_folder`): owned by this user, not a link, not open to others, so that nobody else on the machine
+can plant a state, a token or a proxy configuration in it. Each node's ports are pinned (:func:`port_flags`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -31,6 +39,8 @@ OBJECT_STORE_BYTES = 100 * 2**20
 START_TIMEOUT_S = 60.0
 STOP_TIMEOUT_S = 5.0
 STARTED = "Ray runtime started"
+TOKEN_FILE = "ray_token"
+PRIVATE_MODE = 0o700
 
 
 class ClusterError(RuntimeError):
@@ -57,16 +67,65 @@ class State:
     processes: list[Node] = field(default_factory=list)
 
     def save(self, folder: Path) -> None:
-        (folder / "state.json").write_text(json.dumps(asdict(self), indent=1))
+        write_private(private_folder(folder) / "state.json", json.dumps(asdict(self), indent=1))
 
     @classmethod
     def load(cls, folder: Path) -> State | None:
-        path = folder / "state.json"
+        """The state kept in ``folder``; None when there is none. ClusterError when the folder fails
+        :func:`private_folder`'s checks."""
+        if not folder.exists() and not folder.is_symlink():
+            return None
+        path = private_folder(folder, create=False) / "state.json"
         if not path.exists():
             return None
         data = json.loads(path.read_text())
         return cls(data["netns"], data["address"], [Node(**n) for n in data["nodes"]],
                    [Node(**n) for n in data.get("processes", [])])
+
+
+def private_folder(folder: Path, create: bool = True) -> Path:
+    """``folder``, created 0700 when absent (``create``); ClusterError unless it is a real folder (not a link)
+    owned by this user and closed to everyone else."""
+    if create and not folder.exists() and not folder.is_symlink():
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            folder.mkdir(mode=PRIVATE_MODE)
+        except FileExistsError:
+            pass  # made by someone else meanwhile: checked below
+    try:
+        info = folder.lstat()
+    except FileNotFoundError:
+        raise ClusterError(f"the state folder {folder} does not exist") from None
+    if not stat.S_ISDIR(info.st_mode):
+        raise ClusterError(f"the state folder {folder} is not a folder (a link or a file): remove it and try again")
+    if info.st_uid != os.geteuid():
+        raise ClusterError(f"the state folder {folder} belongs to user {info.st_uid}, not to this user "
+                           f"({os.geteuid()}): someone else made it; remove it and try again")
+    if info.st_mode & 0o077:
+        raise ClusterError(f"the state folder {folder} is open to other users (mode {stat.S_IMODE(info.st_mode):o}, "
+                           f"{PRIVATE_MODE:o} needed): remove it and try again")
+    return folder
+
+
+def write_private(path: Path, text: str) -> None:
+    """``text`` into ``path``, readable and writable by its owner only (0600), replaced whole."""
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
+    os.replace(partial, path)
+
+
+def make_token(folder: Path) -> Path:
+    """A new random Ray authentication token in ``folder/TOKEN_FILE`` (0600); its path."""
+    path = private_folder(folder) / TOKEN_FILE
+    write_private(path, secrets.token_hex(32))
+    return path
+
+
+def auth_env(folder: Path = STATE_DIR) -> dict[str, str]:
+    """Ray's own variables that make a process (a node or a driver) use the token of the cluster in ``folder``."""
+    return {"RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN_PATH": str(folder / TOKEN_FILE)}
 
 
 def in_netns(command: list[str], netns: str = NETNS) -> list[str]:
@@ -111,29 +170,54 @@ WORKERS_KEPT = 4  # idle Ray workers a node keeps: one per web process (Ray job)
 IDLE_WORKER_KEPT_MS = 600_000
 
 
-def node_command(role: str, temp_dir: Path, object_store_bytes: int) -> list[str]:
+NODE_PORTS = {"node-manager-port": 6380, "object-manager-port": 6381, "runtime-env-agent-port": 6382,
+              "dashboard-agent-grpc-port": 6383, "dashboard-agent-listen-port": 6384,
+              "metrics-export-port": 6385}  # per node, as docs/scale-out.md pins them
+WORKER_PORTS = (20000, 20999)  # the node's worker processes' ports
+HEAD_PORTS = {"dashboard-port": 8265}  # Ray Client (ray[client], port 10001) is not used
+
+
+def port_flags(index: int) -> list[str]:
+    """``ray start``'s port options for the node with ``index`` (0: the head): every port pinned, none left for Ray
+    to pick, so that one firewall rule covers them. Nodes sharing one machine (here) are moved apart: node i's
+    ports are the pinned ones plus 10 i, its workers' plus 1000 i."""
+    ports = {name: port + 10 * index for name, port in NODE_PORTS.items()}
+    ports |= {"min-worker-port": WORKER_PORTS[0] + 1000 * index, "max-worker-port": WORKER_PORTS[1] + 1000 * index}
+    if index == 0:
+        ports |= HEAD_PORTS
+    return [f"--{name}={port}" for name, port in ports.items()]
+
+
+def node_command(role: str, temp_dir: Path, object_store_bytes: int, index: int = 0) -> list[str]:
     common = [ray_command(), "start", "--block", "--disable-usage-stats", f"--node-ip-address={HOST}",
-              f"--object-store-memory={object_store_bytes}"]
+              f"--object-store-memory={object_store_bytes}", *port_flags(index)]
     if role == "head":
         return [*common, "--head", f"--port={PORT}", "--num-cpus=0", "--include-dashboard=false",
                 f"--temp-dir={temp_dir}"]
     return [*common, f"--address={ADDRESS}", "--num-cpus=1"]
 
 
+def node_index(role: str) -> int:
+    """0 for the head, i for ``worker<i>``."""
+    return int(role.removeprefix("worker")) if role.startswith("worker") else 0
+
+
 def start_node(role: str, folder: Path, object_store_bytes: int, netns: str) -> Node:
     log = folder / f"{role}.log"
+    command = node_command(role, folder / "ray", object_store_bytes, node_index(role))
     with open(log, "wb") as out:
-        process = subprocess.Popen(in_netns(node_command(role, folder / "ray", object_store_bytes), netns),
-                                   stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                   start_new_session=True, env=node_env())
+        process = subprocess.Popen(in_netns(command, netns), stdout=out, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, start_new_session=True, env=node_env(folder))
     return Node(role, process.pid, str(log))
 
 
-def node_env() -> dict[str, str]:
-    """The nodes' environment: this process's, with Ray's usage statistics off, and idle workers kept (each web
-    process is a Ray job of its own with workers of its own; with one worker per CPU, Ray kills one job's idle worker
-    whenever the other's task comes, and the next task starts a new one, which loads JAX and compiles again)."""
-    return {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_num_workers_soft_limit": str(WORKERS_KEPT),
+def node_env(folder: Path = STATE_DIR) -> dict[str, str]:
+    """The nodes' environment: this process's, with the cluster's token (:func:`auth_env`), Ray's usage statistics
+    off, and idle workers kept (each web process is a Ray job of its own with workers of its own; with one worker
+    per CPU, Ray kills one job's idle worker whenever the other's task comes, and the next task starts a new one,
+    which loads JAX and compiles again)."""
+    return {**os.environ, **auth_env(folder), "RAY_USAGE_STATS_ENABLED": "0",
+            "RAY_num_workers_soft_limit": str(WORKERS_KEPT),
             "RAY_idle_worker_killing_time_threshold_ms": str(IDLE_WORKER_KEPT_MS)}
 
 
@@ -173,12 +257,13 @@ def open_namespace(folder: Path = STATE_DIR, netns: str = NETNS) -> State:
     if State.load(folder) is not None or netns_exists(netns):
         raise ClusterError(f"a local cluster is already up (namespace {netns!r}, state in {folder}); "
                            "stop it first: python -m rnnlab.cluster down")
+    private_folder(folder)
     made = subprocess.run(["ip", "netns", "add", netns], capture_output=True, text=True, timeout=10)
     if made.returncode != 0:
         raise ClusterError(f"cannot create the network namespace {netns!r} (root needed): {made.stderr.strip()}")
-    folder.mkdir(parents=True, exist_ok=True)
     state = State(netns, ADDRESS)
     state.save(folder)
+    make_token(folder)
     try:
         subprocess.run(["ip", "-n", netns, "link", "set", "lo", "up"], check=True, capture_output=True, timeout=10)
     except BaseException:
@@ -210,7 +295,8 @@ def up(workers: int = 2, folder: Path = STATE_DIR, object_store_bytes: int = OBJ
 
 def down(folder: Path = STATE_DIR, netns: str = NETNS, timeout_s: float = STOP_TIMEOUT_S) -> list[int]:
     """Stop every process :func:`up` (and :mod:`.web`) started and anything else in the namespace, delete the
-    namespace and the state folder; the pids that had to be killed (SIGKILL)."""
+    namespace and the state folder; the pids that had to be killed (SIGKILL). ClusterError, touching nothing, when
+    the state folder fails :func:`private_folder`'s checks."""
     state = State.load(folder)
     groups = [n.pid for n in (*state.processes, *state.nodes)] if state else []
     for pid in groups:

@@ -22,6 +22,7 @@ down`` stops them with the Ray nodes.
 
 from __future__ import annotations
 
+import base64
 import csv
 import io
 import os
@@ -34,7 +35,14 @@ import time
 from pathlib import Path
 
 from rnnlab.cluster import local
-from rnnlab.cluster.browser import BROWSER_COOKIE, BROWSER_HEADER, ENV_BROWSER_HEADER, ID_PATTERN
+from rnnlab.cluster.browser import (
+    BROWSER_COOKIE,
+    BROWSER_HEADER,
+    ENV_BROWSER_HEADER,
+    ENV_PROXY_SECRET,
+    ID_PATTERN,
+    PROXY_HEADER,
+)
 
 ROOT = Path(__file__).resolve().parents[2]  # where app.py and .streamlit/config.toml are
 PROXY_PORT = 8500
@@ -45,6 +53,7 @@ EXECUTORS = ("ray", "embedded")
 WEB_START_TIMEOUT_S = 120.0
 STATS_SOCKET = "haproxy.sock"
 BROWSER_MAX_AGE_S = 365 * 24 * 3600
+NEW_IDS_PER_MINUTE = 120  # browser ids the proxy makes for one source address a minute; beyond: HTTP 429
 
 
 class WebError(local.ClusterError):
@@ -63,21 +72,42 @@ def web_name(i: int) -> str:
 
 
 def haproxy_config(web: int, netns: str, stats_socket: Path, proxy_port: int = PROXY_PORT,
-                   host_port: int | None = None) -> str:
-    """HAProxy's configuration for ``web`` web processes on ports ``WEB_PORT``.. in namespace ``netns``."""
+                   host_port: int | None = None, proxy_secret: str = "", sign_key: str = "",
+                   secure: bool = False, new_ids_per_minute: int = NEW_IDS_PER_MINUTE) -> str:
+    """HAProxy's configuration for ``web`` web processes on ports ``WEB_PORT``.. in namespace ``netns``.
+
+    The proxy writes ``proxy_secret`` in :data:`PROXY_HEADER` on every request, replaces the client's
+    ``X-Forwarded-For`` with the address it sees, and signs the browser ids it makes with ``sign_key`` (base64; an
+    HMAC-SHA256 beside the id in the cookie): a cookie whose signature does not match gets a new id, and one source
+    address gets at most ``new_ids_per_minute`` new ids a minute. ``secure``: the cookies are sent over HTTPS
+    only (a site whose ``bind`` line has ``ssl``)."""
     host_bind = f"    bind 127.0.0.1:{host_port}\n" if host_port else ""
     servers = "".join(f"    server {web_name(i)} 127.0.0.1:{WEB_PORT + i} cookie {web_name(i)} namespace {netns}\n"
                       for i in range(web))  # on each server line: HAProxy 2.6 ignores a default-server's namespace
-    fresh = "{ var(txn.fresh) -m found }"
-    set_cookie = f"{BROWSER_COOKIE}=%[var(txn.fresh)]; Path=/; Max-Age={BROWSER_MAX_AGE_S}; HttpOnly; SameSite=Lax"
     return f"""global
     maxconn 4096
     stats socket {stats_socket} mode 600 level admin
+    set-var proc.browser_key str({sign_key})
 
 namespace_list
     namespace {netns}
 
-defaults
+{DEFAULTS}
+frontend web
+    bind 127.0.0.1:{proxy_port} namespace {netns}
+{host_bind}{frontend_rules(proxy_secret, secure, new_ids_per_minute)}    default_backend streamlit
+
+backend streamlit
+    balance roundrobin
+    cookie {SERVER_COOKIE} insert indirect nocache httponly{" secure" if secure else ""}
+    option httpchk GET /_stcore/health
+    http-check expect status 200
+    http-response set-header {SERVER_HEADER} %s
+    default-server check inter 1s fall 2 rise 1
+{servers}"""
+
+
+DEFAULTS = """defaults
     mode http
     timeout connect 5s
     timeout client 60s
@@ -88,40 +118,53 @@ defaults
     timeout check 5s
     option redispatch
     retries 2
+"""
 
-frontend web
-    bind 127.0.0.1:{proxy_port} namespace {netns}
-{host_bind}    option forwardfor
-    acl browser_ok req.cook({BROWSER_COOKIE}) -m reg {ID_PATTERN}
-    acl browser_len req.cook({BROWSER_COOKIE}),length 16:64
+
+def frontend_rules(proxy_secret: str, secure: bool, new_ids_per_minute: int = NEW_IDS_PER_MINUTE) -> str:
+    """The frontend's rules (see :func:`haproxy_config`): the client's copies of the proxy's headers dropped, the
+    browser id checked against its signature or made and signed, the new ids per source counted, the proxy's
+    headers written."""
+    fresh = "{ var(txn.fresh) -m found }"
+    flags = "; Secure" if secure else ""
+    set_cookie = (f"{BROWSER_COOKIE}=%[var(txn.fresh)].%[var(txn.fresh_sig)]; Path=/; Max-Age={BROWSER_MAX_AGE_S}; "
+                  f"HttpOnly; SameSite=Lax{flags}")
+    return f"""    stick-table type ip size 100k expire 60s store gpc0_rate(60s)
+    http-request track-sc0 src
     http-request del-header {BROWSER_HEADER}
-    http-request set-var(txn.browser) req.cook({BROWSER_COOKIE}) if browser_ok browser_len
-    http-request set-var(txn.fresh) uuid if !browser_ok or !browser_len
+    http-request del-header {PROXY_HEADER}
+    http-request del-header X-Forwarded-For
+    option forwardfor
+    http-request set-var(txn.id) req.cook({BROWSER_COOKIE}),field(1,.)
+    http-request set-var(txn.sig) req.cook({BROWSER_COOKIE}),field(2,.)
+    http-request set-var(txn.want) var(txn.id),hmac(sha256,proc.browser_key),hex,lower if {{ var(txn.id) -m found }}
+    acl browser_ok var(txn.id) -m reg {ID_PATTERN}
+    acl browser_len var(txn.id),length 16:64
+    acl browser_signed var(txn.want),strcmp(txn.sig) eq 0
+    http-request set-var(txn.browser) var(txn.id) if browser_ok browser_len browser_signed
+    http-request set-var(txn.fresh) uuid if !browser_ok or !browser_len or !browser_signed
+    http-request sc-inc-gpc0(0) if {fresh}
+    http-request deny deny_status 429 if {fresh} {{ sc0_gpc0_rate gt {new_ids_per_minute} }}
+    http-request set-var(txn.fresh_sig) var(txn.fresh),hmac(sha256,proc.browser_key),hex,lower if {fresh}
     http-request set-var(txn.browser) var(txn.fresh) if {fresh}
     http-request set-header {BROWSER_HEADER} %[var(txn.browser)]
+    http-request set-header {PROXY_HEADER} {proxy_secret}
     http-response add-header Set-Cookie "{set_cookie}" if {fresh}
-    default_backend streamlit
-
-backend streamlit
-    balance roundrobin
-    cookie {SERVER_COOKIE} insert indirect nocache httponly
-    option httpchk GET /_stcore/health
-    http-check expect status 200
-    http-response set-header {SERVER_HEADER} %s
-    default-server check inter 1s fall 2 rise 1
-{servers}"""
+"""
 
 
-def web_env(executor: str, address: str, runs_dir: Path, cookie_secret: str) -> dict[str, str]:
-    """A web process's environment: this process's, with the executor, the shared runs folder and the proxy's
-    headers trusted."""
+def web_env(executor: str, address: str, runs_dir: Path, cookie_secret: str, proxy_secret: str,
+            folder: Path = local.STATE_DIR) -> dict[str, str]:
+    """A web process's environment: this process's, with the executor (Ray's: the cluster's token in ``folder``),
+    the shared runs folder and the proxy's headers trusted on requests that carry ``proxy_secret``."""
     env = {**os.environ, "RNNLAB_EXECUTOR": executor, "RNNLAB_RUNS_DIR": str(runs_dir),
            "RNNLAB_CLIENT_HEADER": "X-Forwarded-For", ENV_BROWSER_HEADER: BROWSER_HEADER,
+           ENV_PROXY_SECRET: proxy_secret,
            "STREAMLIT_SERVER_COOKIE_SECRET": cookie_secret, "STREAMLIT_SERVER_HEADLESS": "true",
            "STREAMLIT_BROWSER_GATHER_USAGE_STATS": "false", "RAY_USAGE_STATS_ENABLED": "0",
            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)}
     if executor == "ray":
-        env["RNNLAB_RAY_ADDRESS"] = address
+        env |= {"RNNLAB_RAY_ADDRESS": address, **local.auth_env(folder)}
     else:
         env.pop("RNNLAB_RAY_ADDRESS", None)
     return env
@@ -176,22 +219,25 @@ def wait_up(state: local.State, folder: Path, web: int, deadline: float) -> None
 
 def start_web(state: local.State, web: int, executor: str = "ray", folder: Path = local.STATE_DIR,
               runs_dir: Path | None = None, host_port: int | None = None,
-              timeout_s: float = WEB_START_TIMEOUT_S) -> local.State:
+              timeout_s: float = WEB_START_TIMEOUT_S, new_ids_per_minute: int = NEW_IDS_PER_MINUTE) -> local.State:
     """Start ``web`` web processes and HAProxy in front of them beside the cluster of ``state``, and wait until
-    HAProxy sees them all up; ``state`` with them recorded."""
+    HAProxy sees them all up; ``state`` with them recorded. ``new_ids_per_minute``: see :func:`haproxy_config`
+    (a load test whose clients all come from one address raises it)."""
     if executor not in EXECUTORS:
         raise WebError(f"unknown executor {executor!r}: one of {', '.join(EXECUTORS)}")
     if web < 1:
         raise WebError("at least one web process is needed")
     haproxy = haproxy_command()
     runs = runs_dir or folder / "runs"
-    runs.mkdir(parents=True, exist_ok=True)
-    config = folder / "haproxy.cfg"
-    config.write_text(haproxy_config(web, state.netns, folder / STATS_SOCKET, PROXY_PORT, host_port))
+    runs.mkdir(mode=0o700, parents=True, exist_ok=True)
+    config = local.private_folder(folder) / "haproxy.cfg"
+    proxy_secret, sign_key = secrets.token_urlsafe(32), base64.b64encode(secrets.token_bytes(32)).decode()
+    local.write_private(config, haproxy_config(web, state.netns, folder / STATS_SOCKET, PROXY_PORT, host_port,
+                                               proxy_secret, sign_key, new_ids_per_minute=new_ids_per_minute))
     checked = subprocess.run([haproxy, "-c", "-q", "-f", str(config)], capture_output=True, text=True, timeout=30)
     if checked.returncode != 0:
         raise WebError(f"HAProxy rejects {config}: {(checked.stderr or checked.stdout).strip()}")
-    env = web_env(executor, state.address, runs, secrets.token_urlsafe(32))
+    env = web_env(executor, state.address, runs, secrets.token_urlsafe(32), proxy_secret, folder)
     for i in range(web):
         node = start_process(web_name(i), local.in_netns(web_command(WEB_PORT + i), state.netns), folder, env)
         state.processes.append(node)
@@ -203,7 +249,8 @@ def start_web(state: local.State, web: int, executor: str = "ray", folder: Path 
 
 
 def up(web: int = 2, workers: int = 2, executor: str = "ray", folder: Path = local.STATE_DIR,
-       netns: str = local.NETNS, runs_dir: Path | None = None, host_port: int | None = PROXY_PORT) -> local.State:
+       netns: str = local.NETNS, runs_dir: Path | None = None, host_port: int | None = PROXY_PORT,
+       new_ids_per_minute: int = NEW_IDS_PER_MINUTE) -> local.State:
     """The whole local setup: the namespace, with ``executor="ray"`` the Ray head and ``workers`` worker nodes,
     ``web`` web processes and HAProxy; its state. What started is stopped again when a part fails."""
     if executor not in EXECUTORS:
@@ -211,7 +258,7 @@ def up(web: int = 2, workers: int = 2, executor: str = "ray", folder: Path = loc
     haproxy_command()
     state = local.up(workers, folder, netns=netns) if executor == "ray" else local.open_namespace(folder, netns)
     try:
-        return start_web(state, web, executor, folder, runs_dir, host_port)
+        return start_web(state, web, executor, folder, runs_dir, host_port, new_ids_per_minute=new_ids_per_minute)
     except BaseException:
         local.down(folder, netns)
         raise

@@ -1,13 +1,10 @@
-"""Which executor serves this process: ``$RNNLAB_EXECUTOR`` names it ('embedded', the default, or 'ray'), and who
-is asking for work (a person, for fair shares)."""
+"""Which executor serves this process: ``$RNNLAB_EXECUTOR`` names it ('embedded', the default, or 'ray')."""
 
 from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Mapping
 
-from rnnlab.server import gate as gates
 from rnnlab.server.embedded import EmbeddedExecutor
 from rnnlab.server.executor import ENV_EXECUTOR, EXECUTORS, Executor
 
@@ -25,7 +22,3 @@ def current_executor() -> Executor:
         return importlib.import_module(RAY_EXECUTOR).shared_executor()
     return EMBEDDED
 
-
-def client_of(address: str | None, session: str, headers: Mapping[str, str] | None = None) -> str:
-    """Who is asking, for fair shares: :func:`rnnlab.server.gate.client_of`."""
-    return gates.client_of(address, session, headers)

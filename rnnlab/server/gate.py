@@ -4,8 +4,10 @@ Every session of a Streamlit server shares one :data:`GATE`. A job (training, a 
 :class:`Ticket`, waits until it is admitted (its place is :attr:`Ticket.position`, the reason it waits
 :meth:`JobGate.waiting_reason`), runs, and releases the ticket. When a slot is free, the first ticket in
 the queue that can run is admitted: its memory estimate fits in what the running jobs leave of the budget
-(one job is always admitted when nothing runs), and its client (a person: one browser machine, however many
-tabs) holds fewer than ``per_client`` running jobs. A ticket that cannot run does not hold up those behind it.
+(one job is always admitted when nothing runs), its client (a person: one browser machine, however many
+tabs) holds fewer than ``per_client`` running jobs, and the clients of its address (:func:`at_address`: the
+browsers a proxy names on one machine) hold fewer than ``per_address``, so that one machine minting browser ids
+cannot take every slot. A ticket that cannot run does not hold up those behind it.
 """
 
 from __future__ import annotations
@@ -23,7 +25,10 @@ from rnnlab.i18n import Msg, MsgN, localize_number, tp
 
 ENV_LIMIT = "RNNLAB_MAX_TRAININGS"
 ENV_PER_CLIENT = "RNNLAB_MAX_JOBS_PER_CLIENT"
+ENV_PER_ADDRESS = "RNNLAB_MAX_JOBS_PER_ADDRESS"
 ENV_CLIENT_HEADER = "RNNLAB_CLIENT_HEADER"  # behind a proxy: the request header naming the browser's address
+ENV_PROXY_SECRET = "RNNLAB_PROXY_SECRET"  # the secret the proxy writes (rnnlab.cluster.browser.from_proxy)
+AT = "@"  # a client key "PERSON@ADDRESS": a person (a browser) and the machine it comes from
 
 
 def parse_limit(text: str) -> int:
@@ -67,28 +72,66 @@ def default_per_client(limit: int) -> int:
     return max(1, limit - 1)
 
 
-def client_of(address: str | None, session: str, headers: Mapping[str, str] | None = None) -> str:
+def default_per_address(limit: int, per_client: int) -> int:
+    """``$RNNLAB_MAX_JOBS_PER_ADDRESS``, else all slots but one (at least the per-client share): one machine leaves
+    a slot for the others. Behind a NAT a whole class shares one address: raise it there."""
+    env = os.environ.get(ENV_PER_ADDRESS, "").strip()
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            logging.getLogger(__name__).warning("%s must be a whole number, got %r; using the default",
+                                                ENV_PER_ADDRESS, env)
+    return max(per_client, limit - 1)
+
+
+def at_address(person: str, address: str) -> str:
+    """The client key of ``person`` (e.g. a browser id) on the machine ``address``: shares count per person, and
+    per address across the persons there."""
+    return f"{person}{AT}{address}"
+
+
+def address_of(client: str) -> str:
+    """The machine of a client key: its address part (:func:`at_address`), or the machine a key ``ip:ADDRESS``
+    is; '' when it has none (a tab on the server's own machine)."""
+    if AT in client:
+        return client.rpartition(AT)[2]
+    return client.removeprefix("ip:") if client.startswith("ip:") else ""
+
+
+def forwarded_address(headers: Mapping[str, str] | None) -> str | None:
+    """The browser's address from the header ``$RNNLAB_CLIENT_HEADER`` names (e.g. ``X-Forwarded-For``): its last
+    address, the one the proxy in front appended (the ones before it are the client's own words); None when not
+    configured, absent or malformed."""
+    name = os.environ.get(ENV_CLIENT_HEADER, "").strip().lower()
+    if not name or not headers:
+        return None
+    given = ",".join(v for k, v in headers.items() if k.lower() == name)
+    try:
+        return str(ipaddress.ip_address(given.split(",")[-1].strip()))
+    except ValueError:
+        return None
+
+
+def client_of(address: str | None, session: str, headers: Mapping[str, str] | None = None,
+              per_tab_on_loopback: bool = True) -> str:
     """Who is asking, for fair shares: a person is the browser's machine (its address), so that more tabs do not
     get more.
 
     Behind a reverse proxy every browser arrives from the proxy's address; ``$RNNLAB_CLIENT_HEADER`` (e.g.
-    ``X-Forwarded-For``, set only when such a proxy writes it) names the header whose first address is the
-    browser's. A browser on the server's own machine (a loopback address, and no such header) counts per tab
-    (``session``): the teacher's laptop, or tests.
+    ``X-Forwarded-For``, set only when such a proxy writes it) names the header whose last address is the
+    browser's (:func:`forwarded_address`). A browser on the server's own machine (a loopback address, and no such
+    header) counts per tab (``session``): the teacher's laptop, or tests; unless ``per_tab_on_loopback`` is False
+    (a request that went around the proxy), then it is its machine too.
     """
-    name = os.environ.get(ENV_CLIENT_HEADER, "").strip().lower()
-    if name and headers:
-        given = next((v for k, v in headers.items() if k.lower() == name), "")
-        first = given.split(",")[0].strip()
-        try:
-            return f"ip:{ipaddress.ip_address(first)}"
-        except ValueError:
-            pass
+    forwarded = forwarded_address(headers)
+    if forwarded is not None:
+        return f"ip:{forwarded}"
     try:
         loopback = ipaddress.ip_address(address).is_loopback if address else True
     except ValueError:
         loopback = False
-    if not loopback:
+    if address and (not loopback or not per_tab_on_loopback):
         return f"ip:{address}"
     return f"session:{session}" if session else ""
 
@@ -119,6 +162,8 @@ class Gate(Protocol[T]):
     def limit(self) -> int: ...
     @property
     def per_client(self) -> int: ...
+    @property
+    def per_address(self) -> int: ...
     def ticket(self, memory_bytes: int = 0, label: str = "", client: str = "") -> T: ...
     def counts(self) -> tuple[int, int]: ...
     def available_bytes(self) -> int: ...
@@ -161,9 +206,10 @@ class JobGate:
     """At most ``limit`` admitted tickets, admitted first come, first served, within a memory budget."""
 
     def __init__(self, limit: int | None = None, budget: Callable[[], int] = memory_budget_bytes,
-                 per_client: int | None = None):
+                 per_client: int | None = None, per_address: int | None = None):
         self._limit = limit
         self._per_client = per_client
+        self._per_address = per_address
         self._budget = budget
         self._cond = threading.Condition()
         self._queue: list[Ticket] = []
@@ -182,6 +228,12 @@ class JobGate:
         if self._per_client is None:
             self._per_client = default_per_client(self.limit)
         return self._per_client
+
+    @property
+    def per_address(self) -> int:
+        if self._per_address is None:
+            self._per_address = default_per_address(self.limit, self.per_client)
+        return self._per_address
 
     def ticket(self, memory_bytes: int = 0, label: str = "", client: str = "") -> Ticket:
         """Join the queue; admitted at once when a slot, the memory and the client's share allow."""
@@ -238,7 +290,8 @@ class JobGate:
             return len(self._running), len(self._queue)
 
     def waiting_reason(self, ticket: Ticket) -> str:
-        """Why ``ticket`` waits: 'share' (its client runs its share), 'memory', 'slots', or '' (not waiting)."""
+        """Why ``ticket`` waits: 'share' (its client runs its share), 'address' (the clients of its address run
+        theirs), 'memory', 'slots', or '' (not waiting)."""
         with self._cond:
             if ticket not in self._queue:
                 return ""
@@ -249,14 +302,20 @@ class JobGate:
         return self._budget() - sum(t.memory_bytes for t in self._running)
 
     def _client_counts(self) -> dict[str, int]:
+        """Running tickets per client, and per address under the key ``AT + address``."""
         counts: dict[str, int] = {}
         for t in self._running:
             counts[t.client] = counts.get(t.client, 0) + 1
+            if address := address_of(t.client):
+                counts[AT + address] = counts.get(AT + address, 0) + 1
         return counts
 
     def _blocker(self, ticket: Ticket, free: int, counts: dict[str, int]) -> str:
         if counts.get(ticket.client, 0) >= self.per_client:
             return "share"
+        address = address_of(ticket.client)
+        if address and counts.get(AT + address, 0) >= self.per_address:
+            return "address"
         if self._running and ticket.memory_bytes > free:
             return "memory"
         return ""
@@ -353,6 +412,16 @@ def queue_message(ticket: T, gate: Gate[T]) -> Msg:
                     "({running} running, {waiting} waiting in all). This one starts by itself when one of yours "
                     "ends (Stop it in its tab to start this one sooner).",
                     gate.per_client, running=running, waiting=waiting)
+    if reason == "address":
+        # TRANSLATORS: {n} is how many jobs the browsers of this person's machine (one network address) run, the
+        # share of one machine; {running} and {waiting} count every person's jobs on the server
+        return MsgN("Your machine (its network address) already runs {n} job(s) on this server, the share of one "
+                    "machine while others may be waiting ({running} running, {waiting} waiting in all). This one "
+                    "starts by itself when one of them ends.",
+                    "Your machine (its network address) already runs {n} job(s) on this server, the share of one "
+                    "machine while others may be waiting ({running} running, {waiting} waiting in all). This one "
+                    "starts by itself when one of them ends.",
+                    gate.per_address, running=running, waiting=waiting)
     if reason == "memory":
         # TRANSLATORS: {need} and {free} are memory sizes such as "1.2 GB"; {n} counts the jobs running now
         return MsgN("Waiting for memory: this needs about {need} and {free} of the server's budget is free while "

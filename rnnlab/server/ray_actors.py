@@ -114,7 +114,8 @@ class GateActor:
 
     def summary(self) -> dict[str, Any]:
         running, waiting = self.gate.counts()
-        return {"limit": self.gate.limit, "per_client": self.gate.per_client, "running": running,
+        return {"limit": self.gate.limit, "per_client": self.gate.per_client,
+                "per_address": self.gate.per_address, "running": running,
                 "waiting": waiting, "available_bytes": self.gate.available_bytes(), "owners": len(self.seen),
                 "lease_s": self.lease_s, "restarted": self.restarted, "recovering": bool(self.recovering_until),
                 "pid": os.getpid()}
@@ -206,6 +207,10 @@ class RemoteGate:
     @property
     def per_client(self) -> int:
         return self._summary["per_client"]
+
+    @property
+    def per_address(self) -> int:
+        return self._summary["per_address"]
 
     def ticket(self, memory_bytes: int = 0, label: str = "", client: str = "") -> RemoteTicket:
         """Join the queue; waits up to :data:`FIRST_STATE_S` for the gate's first answer (admitted at once when a

@@ -51,7 +51,7 @@ from rnnlab.server import cluster_runs, jobs, ray_actors, ray_registry, reportin
 from rnnlab.server import results as kept_results
 from rnnlab.server.embedded import EmbeddedExecutor, EmbeddedJob
 from rnnlab.server.executor import ENV_EXECUTOR, Cancelled, Lease, QueueInfo, RunLease, Work
-from rnnlab.server.gate import Gate
+from rnnlab.server.gate import ENV_PROXY_SECRET, Gate
 from rnnlab.training import parts
 from rnnlab.training.train import Run
 
@@ -76,8 +76,9 @@ _shared: RayExecutor | None = None
 
 def worker_env() -> dict[str, str]:
     """What the cluster's workers must share with this process: every ``RNNLAB_*`` setting and ``XLA_FLAGS``
-    (part of the compile cache's key)."""
-    return {k: v for k, v in os.environ.items() if k.startswith("RNNLAB_") or k == "XLA_FLAGS"}
+    (part of the compile cache's key); not the proxy's secret, which only web processes check."""
+    return {k: v for k, v in os.environ.items()
+            if (k.startswith("RNNLAB_") or k == "XLA_FLAGS") and k != ENV_PROXY_SECRET}
 
 
 def parse_address(address: str) -> tuple[str, int]:
@@ -104,8 +105,46 @@ def connect(address: str | None = None) -> None:
         except OSError as e:
             raise ConfigError([f"no Ray cluster answers at {ENV_ADDRESS}={address} ({e.strerror or e}): start its "
                                "head there, or set the variable to the head's HOST:PORT"]) from None
+        check_token(address)
         ray.init(address=address, namespace=NAMESPACE, log_to_driver=False, logging_level=logging.WARNING,
                  runtime_env={"env_vars": worker_env()})
+
+
+AUTH_VARIABLES = "RAY_AUTH_MODE=token and RAY_AUTH_TOKEN_PATH (the file holding the cluster's token)"
+
+
+def token_given() -> bool:
+    """Whether Ray's token authentication is on for this process and a token is where Ray looks for it
+    (``$RAY_AUTH_TOKEN``, the file ``$RAY_AUTH_TOKEN_PATH``, else ``~/.ray/auth_token``)."""
+    if os.environ.get("RAY_AUTH_MODE", "").strip().lower() != "token":
+        return False
+    if os.environ.get("RAY_AUTH_TOKEN", "").strip():
+        return True
+    path = os.environ.get("RAY_AUTH_TOKEN_PATH", "").strip() or os.path.expanduser("~/.ray/auth_token")
+    try:
+        with open(path) as f:
+            return bool(f.read().strip())
+    except OSError:
+        return False
+
+
+def check_token(address: str) -> None:
+    """ConfigError when the cluster at ``address`` refuses this process's Ray token (none, or another), asked once
+    with Ray's own GCS client (ray.init would retry for 20 s and then only say that it could not connect)."""
+    from ray._raylet import GcsClient  # type: ignore[attr-defined]
+
+    refused = ConfigError([f"the Ray cluster at {ENV_ADDRESS}={address} refused this process: its authentication "
+                           f"token is missing or not the cluster's. Set {AUTH_VARIABLES}, as for the cluster's nodes "
+                           "(python -m rnnlab.cluster up keeps it in /tmp/rnnlab-cluster/ray_token)"])
+    mode = os.environ.get("RAY_AUTH_MODE", "").strip().lower()
+    if mode == "token" and not token_given():  # Ray would abort the process
+        raise refused
+    try:
+        GcsClient(address=address).internal_kv_get(b"rnnlab-token-check", None, timeout=CONNECT_TIMEOUT_S)
+    except ray.exceptions.AuthenticationError:
+        raise refused from None
+    except Exception:  # noqa: BLE001 - anything else is ray.init's to report
+        return
 
 
 # ---- what this process's job threads run -------------------------------------------------------------------------

@@ -8,9 +8,11 @@ and history into it, so training it further gives what the uninterrupted run wou
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
-import threading
+import secrets
+import socket
 import time
 from dataclasses import asdict, fields
 from pathlib import Path
@@ -109,38 +111,86 @@ DEFAULT_MAX_DISK_BYTES = 1 << 30
 DEFAULT_TTL_S = 6 * 3600.0
 
 
-class RunFolder:
-    """Kept runs on disk, one file per tab token, written atomically (a crash leaves the last whole file).
+FILE_MODE, FOLDER_MODE = 0o600, 0o700  # kept runs are named by their tab's token: nobody else may list or read them
+STALE_PARTIAL_S = 3600.0  # a partial file this old was left by a process that died while writing it
+LIVE_EVERY_S = 2.0  # each process lists the tokens of its connected tabs this often ...
+LIVE_FRESH_S = 6.0  # ... and a list older than this is a dead process's
+LIVE_PREFIX = ".live."
 
-    Bounded: files older than ``ttl_s`` and, beyond ``max_bytes`` in all, the oldest are deleted.
+
+def client_tag(client: str) -> str:
+    """A short name for ``client`` (a person) in a file name: a hash, so that no address or id is written."""
+    return hashlib.sha256(client.encode()).hexdigest()[:12] if client else "anyone"
+
+
+class RunFolder:
+    """Kept runs on disk, one file per tab token (``TOKEN.CLIENT.run``, :func:`client_tag`), written whole and
+    synced before they replace the last one (a crash leaves the last whole file), private to this user (folder
+    0700, files 0600). Partial files have names no other process or machine sharing the folder uses, and those
+    left by a process that died are removed at start.
+
+    Bounded: files older than ``ttl_s`` are deleted, and beyond ``max_bytes`` in all, the oldest file of the client
+    holding the most goes first, so that one client with many tokens pushes out its own runs, not everyone's.
     """
 
     def __init__(self, folder: str | os.PathLike, ttl_s: float = DEFAULT_TTL_S,
-                 max_bytes: int = DEFAULT_MAX_DISK_BYTES):
+                 max_bytes: int = DEFAULT_MAX_DISK_BYTES, process: str | None = None):
         self.folder = Path(folder)
+        self.process = process or f"{socket.gethostname()}.{os.getpid()}"  # this process, among those sharing it
         self.ttl_s, self.max_bytes = ttl_s, max_bytes
-        self.folder.mkdir(parents=True, exist_ok=True)
+        self.folder.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
+        info = self.folder.stat()
+        if info.st_mode & 0o077 and info.st_uid == os.geteuid():
+            logging.getLogger(__name__).warning("%s was open to other users; made private (%o)", self.folder,
+                                                FOLDER_MODE)
+            self.folder.chmod(FOLDER_MODE)
+        self.remove_stale_partials()
 
-    def path(self, token: str) -> Path:
-        return self.folder / f"{token}.run"
+    def path(self, token: str, client: str = "") -> Path:
+        """Where ``client``'s run under ``token`` is written."""
+        return self.folder / f"{token}.{client_tag(client)}.run"
 
-    def write(self, token: str, data: bytes) -> bool:
-        """Save ``data`` (:func:`run_to_bytes`) under ``token``; True when written. Errors (a full disk) are
-        logged, never raised."""
+    def files(self, token: str) -> list[Path]:
+        """The files kept under ``token``, newest first."""
+        found = [*self.folder.glob(f"{token}.*.run"), self.folder / f"{token}.run"]
+        dated = []
+        for path in found:
+            try:
+                dated.append((path.stat().st_mtime, path))
+            except FileNotFoundError:
+                continue
+        return [path for _, path in sorted(dated, reverse=True)]
+
+    def write(self, token: str, data: bytes, client: str = "") -> bool:
+        """Save ``data`` (:func:`run_to_bytes`) under ``token`` for ``client``; True when written. Errors (a full
+        disk) are logged, never raised."""
+        path = self.path(token, client)
+        partial = self.folder / f".{token}.{socket.gethostname()}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
         try:
-            partial = self.folder / f".{token}.{os.getpid()}.{threading.get_ident()}.tmp"
-            partial.write_bytes(data)
-            os.replace(partial, self.path(token))
+            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+                out.flush()
+                os.fsync(out.fileno())
+            os.replace(partial, path)
+            sync_folder(self.folder)
         except OSError as e:
             logging.getLogger(__name__).warning("could not save a kept run to %s: %s", self.folder, e)
+            partial.unlink(missing_ok=True)
             return False
+        for older in self.files(token):
+            if older != path:
+                older.unlink(missing_ok=True)
         self.prune()
         return True
 
     def read(self, token: str) -> bytes | None:
         """The bytes saved under ``token`` if they hold a run, or None (none, expired, or unreadable: then the
         file is deleted)."""
-        path = self.path(token)
+        found = self.files(token)
+        if not found:
+            return None
+        path = found[0]
         try:
             if time.time() - path.stat().st_mtime > self.ttl_s:
                 path.unlink(missing_ok=True)
@@ -158,11 +208,54 @@ class RunFolder:
             return None
 
     def delete(self, token: str) -> None:
-        self.path(token).unlink(missing_ok=True)
+        for path in self.files(token):
+            path.unlink(missing_ok=True)
+
+    def live_path(self) -> Path:
+        """This process's list of the tokens its connected tabs hold."""
+        return self.folder / f"{LIVE_PREFIX}{self.process}"
+
+    def publish_live(self, tokens: list[str]) -> None:
+        """Tell the other processes sharing the folder which tokens this process's connected tabs hold (written
+        whole; errors logged)."""
+        partial = self.folder / f".{self.live_path().name}.{secrets.token_hex(6)}.tmp"
+        try:
+            fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
+            with os.fdopen(fd, "w") as out:
+                out.write("\n".join(tokens))
+            os.replace(partial, self.live_path())
+        except OSError as e:
+            logging.getLogger(__name__).warning("could not list the live tabs in %s: %s", self.folder, e)
+            partial.unlink(missing_ok=True)
+
+    def held_elsewhere(self, token: str) -> bool:
+        """Whether another live process (its list fresher than :data:`LIVE_FRESH_S`) has a connected tab on
+        ``token``."""
+        mine = self.live_path()
+        for path in self.folder.glob(f"{LIVE_PREFIX}*"):
+            try:
+                if path == mine or time.time() - path.stat().st_mtime > LIVE_FRESH_S:
+                    continue
+                if token in path.read_text().split():
+                    return True
+            except OSError:
+                continue
+        return False
+
+    def remove_stale_partials(self) -> None:
+        """Delete partial files older than :data:`STALE_PARTIAL_S` (their writer died mid-write), and the live
+        lists of processes gone as long."""
+        for partial in [*self.folder.glob(".*.tmp"), *self.folder.glob(f"{LIVE_PREFIX}*")]:
+            try:
+                if time.time() - partial.stat().st_mtime > STALE_PARTIAL_S:
+                    partial.unlink(missing_ok=True)
+            except FileNotFoundError:
+                continue
 
     def prune(self) -> None:
-        """Delete expired files, then the oldest until the folder is within ``max_bytes``."""
-        files = []
+        """Delete expired files, then, while the folder is over ``max_bytes``, the oldest file of the client that
+        holds the most bytes (then the most files)."""
+        files: list[tuple[float, int, str, Path]] = []
         for path in self.folder.glob("*.run"):
             try:
                 stat = path.stat()
@@ -171,13 +264,34 @@ class RunFolder:
             if time.time() - stat.st_mtime > self.ttl_s:
                 path.unlink(missing_ok=True)
             else:
-                files.append((stat.st_mtime, stat.st_size, path))
-        total = sum(size for _, size, _ in files)
-        for _, size, path in sorted(files):
-            if total <= self.max_bytes:
-                break
-            path.unlink(missing_ok=True)
-            total -= size
+                parts = path.name.split(".")
+                files.append((stat.st_mtime, stat.st_size, parts[1] if len(parts) == 3 else "", path))
+        total = sum(size for _, size, _, _ in files)
+        files.sort()
+        while files and total > self.max_bytes:
+            held: dict[str, list[int]] = {}
+            for _, size, tag, _ in files:
+                mine = held.setdefault(tag, [0, 0])
+                mine[0], mine[1] = mine[0] + size, mine[1] + 1
+            greedy = max(held, key=lambda t: tuple(held[t]))
+            oldest = next(f for f in files if f[2] == greedy)
+            files.remove(oldest)
+            oldest[3].unlink(missing_ok=True)
+            total -= oldest[1]
+
+
+def sync_folder(folder: Path) -> None:
+    """Make a rename in ``folder`` durable (where the system allows it)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def default_folder() -> RunFolder | None:

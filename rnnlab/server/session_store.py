@@ -6,6 +6,13 @@ A new session that arrives with a token takes the run over only when the session
 connected (a reload closes the old page's connection first); a copy of the address opened elsewhere while
 the owner is still connected gets a new token and an empty page, and never sees or changes the owner's run.
 
+Several web processes sharing one runs folder: each lists the tokens of its connected tabs there every few seconds
+(:meth:`~rnnlab.server.run_files.RunFolder.publish_live`), and a token held by a connected tab of another process
+is not taken over either (a dead process's list goes stale within seconds, and its tabs' runs are then taken over
+by the process their reconnection reaches). A copy of the address opened while the owner is connected, here or
+elsewhere, gets its own copy of the run under a new token (:meth:`SessionStore.copy`): it never writes the owner's
+file.
+
 Residual case: the token is a bearer secret. Someone who has a copy of the address *with* the token and opens
 it after the owner closed the tab (or while the owner's connection is down) gets a copy of the owner's last
 finished run. The links the app builds for sharing never contain the token; only a raw copy of the address
@@ -28,7 +35,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from rnnlab.server.run_files import WRITE_EVERY_S, default_folder, run_from_bytes, run_to_bytes, run_version
+from rnnlab.server.run_files import (
+    LIVE_EVERY_S,
+    LIVE_FRESH_S,
+    WRITE_EVERY_S,
+    default_folder,
+    run_from_bytes,
+    run_to_bytes,
+    run_version,
+)
 
 TOKEN_PARAM = "sid"  # the URL query parameter holding the token
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
@@ -97,6 +112,7 @@ class SessionStore:
         self._clock, self._size = clock, size
         self._entries: OrderedDict[str, Entry] = OrderedDict()  # least recently used first
         self._lock = threading.Lock()
+        self._publisher: threading.Thread | None = None
 
     def save(self, token: str, owner: str, value: Any, client: str = "", throttle: bool = False) -> bool:
         """Keep ``value`` under ``token`` for session ``owner`` of ``client`` (a person; default: the session).
@@ -129,9 +145,11 @@ class SessionStore:
                 throttle and self._clock() - entry.dumped < self.every_s)
             if write:
                 entry.version, entry.dumped = version, self._clock()
+            client = entry.client
         if write:
-            self.disk.write(token, self._dump(value))
+            self.disk.write(token, self._dump(value), client)
         self._freeze_gone()
+        self._publish_live()
         return True
 
     def claim(self, token: str | None, session: str, is_connected: Callable[[str], bool],
@@ -144,10 +162,21 @@ class SessionStore:
         if not valid_token(token):
             return None
         self._load(token)
+        self._publish_live()
         deadline = self._clock() + grace_s
+        elsewhere_until = time.monotonic() + LIVE_FRESH_S + LIVE_EVERY_S  # a dead process's list is stale by then
         while True:
             with self._lock:
                 self._expire()
+                entry = self._entries.get(token)
+                if entry is None:
+                    return None
+            if self.disk is not None and self.disk.held_elsewhere(token):
+                if time.monotonic() >= elsewhere_until:
+                    return None
+                time.sleep(poll_s)
+                continue
+            with self._lock:
                 entry = self._entries.get(token)
                 if entry is None:
                     return None
@@ -171,6 +200,25 @@ class SessionStore:
             if entry is not None and entry.value is kept:
                 entry.value, entry.frozen, entry.nbytes = value, False, self._size(value)
         return value
+
+    def copy(self, token: str | None) -> Any | None:
+        """A copy of the value under ``token`` for a tab that may not take it over (its owner is connected, here
+        or in another process): the value itself (the caller forks it) or one rebuilt from what is kept; None
+        when there is none."""
+        if not valid_token(token):
+            return None
+        self._load(token)
+        with self._lock:
+            entry = self._entries.get(token)
+            if entry is None:
+                return None
+            kept, frozen = entry.value, entry.frozen
+        if not frozen:
+            return kept
+        try:
+            return self._load_value(kept)
+        except Exception:  # noqa: BLE001 - a value that cannot be rebuilt: no copy
+            return None
 
     def discard(self, token: str | None, owner: str) -> None:
         """Forget the value under ``token`` if ``owner`` owns it."""
@@ -219,6 +267,28 @@ class SessionStore:
                 if self._entries.get(token) is entry and entry.value is value:
                     entry.value, entry.frozen = kept, True
                     entry.nbytes = len(kept) if isinstance(kept, bytes) else self._size(kept)
+
+    def live_tokens(self) -> list[str]:
+        """The tokens whose owners are connected now."""
+        with self._lock:
+            owned = [(t, e.owner) for t, e in self._entries.items() if e.owner]
+        return [t for t, owner in owned if self.is_connected(owner)]
+
+    def _publish_live(self) -> None:
+        """Start, once, the thread that lists this process's connected tokens in the runs folder every
+        :data:`LIVE_EVERY_S` seconds, for the other processes sharing it."""
+        if self.disk is None or self._publisher is not None:
+            return
+        with self._lock:
+            if self._publisher is not None:
+                return
+            self._publisher = threading.Thread(target=self._publish_forever, name="rnnlab-live-tabs", daemon=True)
+        self._publisher.start()
+
+    def _publish_forever(self) -> None:
+        while self.disk.folder.is_dir():  # a folder removed (a test's): nothing to tell anyone
+            self.disk.publish_live(self.live_tokens())
+            time.sleep(LIVE_EVERY_S)
 
     def _load(self, token: str) -> None:
         """A value saved on disk by an earlier server process, taken into memory (nobody owns it yet)."""

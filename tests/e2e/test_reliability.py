@@ -39,6 +39,7 @@ from tests.e2e.test_browser import (
 SMALL = {"seq_len": "20", "batch": "16", "features": "16", "chunk": "10"}
 BACK = re.compile(r"Your run is back after the page was reloaded, at step (\d+)")
 NO_RUN = "Choose settings in the sidebar and press"
+FORKED = "This address belongs to a tab that is still open, so this tab has a copy of its run, at step 30."
 
 
 def token(page) -> str:
@@ -146,7 +147,7 @@ def test_reload_mid_training_keeps_the_finished_chunks(browser, server) -> None:
 
 
 @pytest.mark.e2e
-def test_a_copied_address_opened_while_the_owner_is_connected_gets_a_fresh_session(browser, server) -> None:
+def test_a_copied_address_opened_while_the_owner_is_connected_gets_a_copy_of_its_own(browser, server) -> None:
     owner_context, owner, owner_console = open_tab(browser, server)
     other_context, other, other_console = open_tab(browser, server)
     try:
@@ -156,9 +157,10 @@ def test_a_copied_address_opened_while_the_owner_is_connected_gets_a_fresh_sessi
         address, sid = owner.url, token(owner)
 
         other.goto(address)  # the whole address, token included, in another browser
-        other.get_by_text(NO_RUN).wait_for(timeout=RENDER_TIMEOUT_MS)
+        other.get_by_text(FORKED).wait_for(timeout=RENDER_TIMEOUT_MS)
         wait_idle(other)
-        assert token(other) != sid and other.get_by_text(BACK).count() == 0
+        assert token(other) != sid and other.get_by_text(BACK).count() == 0  # a token and a run of its own
+        assert other.get_by_text("Finished 30 steps.").count() == 1  # a copy of the owner's finished run
         assert parse_qs(urlparse(other.url).query)["seq_len"] == ["20"]  # the settings do come along
         check_page(other, other_console, "a copied address while its owner is connected")
 

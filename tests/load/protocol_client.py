@@ -396,14 +396,15 @@ class Recorder:
 
 
 # ---- sessions -------------------------------------------------------------------------------------------------
-async def http_answer(host: str, port: int, path: str,
-                      cookies: Mapping[str, str]) -> tuple[int, dict[str, str], dict[str, str]]:
-    """GET ``path`` with ``cookies``: the HTTP status, the answer's headers (lower-case names) and the cookies it
-    sets."""
-    reader, writer = await asyncio.open_connection(host, port)
+async def http_answer(host: str, port: int, path: str, cookies: Mapping[str, str], source: str | None = None,
+                      extra: Mapping[str, str] | None = None) -> tuple[int, dict[str, str], dict[str, str]]:
+    """GET ``path`` with ``cookies`` (from the local address ``source`` when given, with the headers ``extra``):
+    the HTTP status, the answer's headers (lower-case names) and the cookies it sets."""
+    reader, writer = await asyncio.open_connection(host, port, local_addr=(source, 0) if source else None)
     cookie = "; ".join(f"{k}={v}" for k, v in cookies.items())
+    more = "".join(f"{k}: {v}\r\n" for k, v in (extra or {}).items())
     try:
-        writer.write((f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUser-Agent: {USER_AGENT}\r\n"
+        writer.write((f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nUser-Agent: {USER_AGENT}\r\n{more}"
                      + (f"Cookie: {cookie}\r\n" if cookie else "") + "Connection: close\r\n\r\n").encode())
         await writer.drain()
         status = (await reader.readline()).split()

@@ -41,6 +41,7 @@ HEADER = ("| setup | N | mix | group | completed | queued | server answer p50 | 
 WORK_HEADER = ("| setup | N | runs trained | steps computed | steps computed twice | most slots one browser held "
                "(share) | browsers admitted | CPU s in 5 s after: web | Ray workers | Ray's own |\n|" + "---|" * 10)
 LEDGER = FOLDER / "ledger.jsonl"
+LOAD_NEW_IDS_PER_MINUTE = 100_000  # every client here comes from one address: the per-source bound would refuse them
 AFTER_S = 5.0
 
 
@@ -136,13 +137,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     setups = [(executor, int(count)) for executor, count in (s.split(":") for s in args.setups.split(","))]
     rows = [(int(n), mix) for n, mix in (r.split(":") for r in args.rows.split(","))]
     os.environ.setdefault("RNNLAB_MAX_TRAININGS", "2")
+    os.environ.setdefault("RNNLAB_MAX_JOBS_PER_ADDRESS", os.environ["RNNLAB_MAX_TRAININGS"])  # a class on one address
     print(HEADER, flush=True)
     for executor, count in setups:
         label = f"{count} web, {executor}"
-        FOLDER.mkdir(parents=True, exist_ok=True)
+        FOLDER.mkdir(mode=0o700, parents=True, exist_ok=True)  # the state folder: private, as up requires
         LEDGER.unlink(missing_ok=True)
         os.environ[ledger.ENV_LEDGER] = str(LEDGER)
-        web.up(count, workers=2, executor=executor, folder=FOLDER, netns=NETNS, host_port=None)
+        web.up(count, workers=2, executor=executor, folder=FOLDER, netns=NETNS, host_port=None,
+               new_ids_per_minute=LOAD_NEW_IDS_PER_MINUTE)
         try:
             works: list[str] = []
             seen = 0

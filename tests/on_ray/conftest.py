@@ -38,14 +38,13 @@ def cluster():
         local.down()
 
 
-
 @pytest.fixture
 def driver(cluster, tmp_path) -> Callable[[str, str], dict]:
     """``driver(MODE, PRESET)``: ``tests/on_ray/driver.py MODE PRESET`` run inside the cluster's namespace, as a web
     process would run there; what it wrote."""
     def run(mode: str, preset: str = "-") -> dict:
         out = tmp_path / f"{mode}.pickle"
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "RNNLAB_RAY_ADDRESS": cluster.address}
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "RNNLAB_RAY_ADDRESS": cluster.address, **local.auth_env()}
         done = subprocess.run(local.in_netns([sys.executable, str(DRIVER), mode, preset, str(out)], cluster.netns),
                               env=env, cwd=ROOT, capture_output=True, text=True, timeout=DRIVER_TIMEOUT_S)
         assert done.returncode == 0, done.stderr[-4000:]

@@ -20,6 +20,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import parse_qsl
 
 import pytest
 
@@ -81,8 +82,8 @@ def drive(state: local.State, mode: str, tmp_path: Path, folder: Path = FOLDER, 
     """``tests/on_ray/web_driver.py MODE`` run inside the namespace against the proxy; what it saw."""
     out = tmp_path / f"{mode}.pickle"
     given = {"pids": {n.role: n.pid for n in state.processes}, "stats": str(folder / web.STATS_SOCKET),
-             "address": state.address}
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "WEB_TEST_STEPS": str(steps)}
+             "address": state.address, "direct": f"http://{local.HOST}:{web.WEB_PORT}", "runs": str(folder / "runs")}
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "WEB_TEST_STEPS": str(steps), **local.auth_env(folder)}
     done = subprocess.run(local.in_netns([sys.executable, str(DRIVER), mode, web.proxy_url(), json.dumps(given),
                                           str(out)], state.netns),
                           env=env, cwd=ROOT, capture_output=True, text=True, timeout=DRIVER_TIMEOUT_S)
@@ -96,9 +97,35 @@ def test_a_browser_stays_on_one_web_process_and_has_an_id_of_its_own(tier, tmp_p
     for seen, jar in zip(servers, got["jars"]):
         assert len(seen) == 4 and len(set(seen)) == 1, servers  # the page, two probes and the websocket
         assert jar[web.SERVER_COOKIE] == seen[0], (jar, seen)
-        assert BROWSER_ID.match(jar[BROWSER_COOKIE]), jar
+        browser, _, signature = jar[BROWSER_COOKIE].partition(".")  # the id and the proxy's signature of it
+        assert BROWSER_ID.match(browser) and len(signature) == 64, jar
     assert {s[0] for s in servers} == {"web1", "web2"}, servers  # fresh browsers go round robin
-    assert len({jar[BROWSER_COOKIE] for jar in got["jars"]}) == len(got["jars"]), got["jars"]
+    assert len({jar[BROWSER_COOKIE] for jar in got["jars"]}) == len(got["jars"]), got["jars"]  # an id each
+
+
+def test_one_machine_minting_ids_and_forging_headers_holds_one_slot_and_a_student_trains_within_60_s(tier, tmp_path):
+    got = drive(tier, "mint", tmp_path)  # runs of 1000 steps: long, not so long that the page asks first
+    *machine, student = got["tabs"]
+    assert student["first_progress_at"] is not None, student["infos"]
+    assert student["first_progress_at"] - got["student_at"] < 60.0, student["first_progress_at"] - got["student_at"]
+    assert got["trained_before_student"] == 1, [t["first_progress_at"] for t in machine]  # of 2 slots
+    waited = [info for t in machine for info in t["infos"] if info.startswith("Your machine (its network address)")]
+    assert waited, [t["infos"] for t in machine]  # held by the per-address share, whatever ids or headers
+    assert all(s == "web1" for t in (*machine[:2], student) for s in t["servers"][:4]), [t["servers"] for t in machine]
+
+
+def test_a_copied_sid_link_opened_on_another_web_process_forks_the_run(tier, tmp_path):
+    got = drive(tier, "fork", tmp_path)
+    owner, copier = got["tabs"]
+    mine, theirs = dict(parse_qsl(owner["query"])).get("sid"), dict(parse_qsl(copier["query"])).get("sid")
+    assert mine and theirs and mine != theirs, (owner["query"], copier["query"])
+    assert set(owner["servers"][:4]) == {"web1"} and set(copier["servers"][:4]) == {"web2"}
+    assert any(i.startswith("This address belongs to a tab that is still open") for i in copier["infos"]), \
+        copier["infos"]
+    assert not any(i.startswith("Your run is back") for i in copier["infos"]), copier["infos"]
+    owners = {name: t for name, t in got["before"].items() if name.startswith(f"{mine}.")}
+    assert owners and all(got["after"][name] == t for name, t in owners.items())  # the owner's file untouched
+    assert any(name.startswith(f"{theirs}.") for name in got["after"]), got["after"]  # a file of its own
 
 
 @pytest.mark.slow

@@ -1,17 +1,35 @@
 """The web tier's pieces that need no server: the per-browser id a proxy passes on (rnnlab.cluster.browser) and
 the HAProxy configuration (rnnlab.cluster.web), checked by HAProxy itself when it is installed and a network
-namespace can be made."""
+namespace can be made, and run in front of a stand-in web process that echoes the headers it receives: what a
+client writes in the proxy's headers is dropped, ids are signed (a made-up or re-signed one is replaced), and one
+source address gets a bounded number of new ids a minute."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
+import http.client
+import json
 import shutil
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from rnnlab.cluster import local, web
-from rnnlab.cluster.browser import BROWSER_HEADER, ENV_BROWSER_HEADER, browser_client, browser_of
+from rnnlab.cluster.browser import (
+    BROWSER_COOKIE,
+    BROWSER_HEADER,
+    ENV_BROWSER_HEADER,
+    ENV_PROXY_SECRET,
+    PROXY_HEADER,
+    browser_client,
+    browser_of,
+    client_key,
+)
 
 UUID = "0b9d3e4a-5f6c-4d7e-8f90-a1b2c3d4e5f6"
 
@@ -27,6 +45,21 @@ def test_a_browser_id_counts_only_from_the_header_the_proxy_writes(monkeypatch):
     assert browser_of(None) is None and browser_client({}) is None
 
 
+def test_the_proxys_headers_count_only_with_its_secret(monkeypatch):
+    monkeypatch.setenv(ENV_BROWSER_HEADER, BROWSER_HEADER)
+    monkeypatch.setenv("RNNLAB_CLIENT_HEADER", "X-Forwarded-For")
+    monkeypatch.setenv(ENV_PROXY_SECRET, "s3cret")
+    proxied = {BROWSER_HEADER: UUID, "X-Forwarded-For": "6.6.6.6, 10.0.0.7", PROXY_HEADER: "s3cret"}
+    assert client_key("127.0.0.1", "tab-1", proxied) == f"browser:{UUID}@10.0.0.7"  # the proxy's hop, the last
+    for forged in ({**proxied, PROXY_HEADER: "guess"}, {k: v for k, v in proxied.items() if k != PROXY_HEADER}):
+        # around the proxy: the sender's machine, one person for all its tabs and made-up ids
+        assert client_key("127.0.0.1", "tab-1", forged) == client_key("127.0.0.1", "tab-2", forged) == "ip:127.0.0.1"
+        assert client_key("10.0.0.9", "tab-1", forged) == "ip:10.0.0.9"
+    monkeypatch.delenv(ENV_PROXY_SECRET)
+    assert client_key("127.0.0.1", "tab-1", proxied) == f"browser:{UUID}@10.0.0.7"
+    assert client_key("127.0.0.1", "tab-1", {}) == "session:tab-1"  # the teacher's laptop: per tab, as before
+
+
 def test_the_haproxy_configuration(tmp_path):
     text = web.haproxy_config(3, "some-ns", tmp_path / "s.sock", 8500, 8600)
     assert "    bind 127.0.0.1:8500 namespace some-ns\n    bind 127.0.0.1:8600\n" in text
@@ -37,6 +70,18 @@ def test_the_haproxy_configuration(tmp_path):
     for i in range(3):
         assert f"server web{i + 1} 127.0.0.1:{8501 + i} cookie web{i + 1} namespace some-ns\n" in text
     assert "bind 127.0.0.1:8600" not in web.haproxy_config(1, "some-ns", tmp_path / "s.sock", 8500, None)
+
+
+def test_the_documented_haproxy_configuration_is_the_generated_one():
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "scale-out.md").read_text()
+    rules = web.frontend_rules("<the proxy secret>", secure=True)
+    lines = [line.split("#")[0].rstrip() for line in doc.splitlines()]
+    for rule in rules.splitlines():
+        assert rule in lines, rule  # every frontend rule, as generated, in the documented configuration
+    for line in web.DEFAULTS.splitlines()[1:]:
+        assert line in lines, line
+    assert "    cookie rnnlab_server insert indirect nocache httponly secure" in lines
+    assert f"the {web.NEW_IDS_PER_MINUTE + 1}st new id in a minute" in doc  # what was tried here
 
 
 def test_haproxy_accepts_the_configuration(tmp_path):
@@ -50,8 +95,78 @@ def test_haproxy_accepts_the_configuration(tmp_path):
     subprocess.run(["ip", "netns", "add", netns], check=True, capture_output=True, timeout=10)
     try:
         config = tmp_path / "haproxy.cfg"
-        config.write_text(web.haproxy_config(2, netns, Path(tmp_path / "s.sock"), 8500, 8500))
+        config.write_text(web.haproxy_config(2, netns, Path(tmp_path / "s.sock"), 8500, 8500, "x", "eHg="))
         checked = subprocess.run([haproxy, "-c", "-f", str(config)], capture_output=True, text=True, timeout=30)
         assert checked.returncode == 0, checked.stdout + checked.stderr
     finally:
+        subprocess.run(["ip", "netns", "del", netns], capture_output=True, timeout=10)
+
+
+ECHO = """
+import http.server, json
+class Echo(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = json.dumps(dict(self.headers.items())).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+http.server.ThreadingHTTPServer(("127.0.0.1", %d), Echo).serve_forever()
+"""
+KEY = base64.b64encode(b"k" * 32).decode()
+
+
+def through(port: int, source: str, cookie: str = "", headers: dict[str, str] | None = None):
+    """GET / through the proxy from ``source``: (status, the headers the web process got, the browser cookie set)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10, source_address=(source, 0))
+    jar = {"Cookie": f"{BROWSER_COOKIE}={cookie}"} if cookie else {}
+    conn.request("GET", "/", headers={**(headers or {}), **jar})
+    answer = conn.getresponse()
+    body = answer.read()
+    set_cookie = next((v.split(";")[0].partition("=")[2] for k, v in answer.getheaders()
+                       if k.lower() == "set-cookie" and v.startswith(BROWSER_COOKIE)), "")
+    conn.close()
+    return answer.status, ({k.lower(): v for k, v in json.loads(body).items()} if answer.status == 200 else {}), \
+        set_cookie
+
+
+def test_the_proxy_drops_forged_headers_signs_ids_and_bounds_new_ones(tmp_path):
+    haproxy = shutil.which("haproxy")
+    if haproxy is None:
+        pytest.skip("HAProxy is missing: apt-get install haproxy")
+    why = local.can_create_netns()
+    if why:
+        pytest.skip(why)
+    netns, port = f"rnnlab-px-{tmp_path.name[-10:]}", 18600
+    subprocess.run(["ip", "netns", "add", netns], check=True, capture_output=True, timeout=10)
+    subprocess.run(["ip", "-n", netns, "link", "set", "lo", "up"], check=True, capture_output=True, timeout=10)
+    config = tmp_path / "haproxy.cfg"
+    config.write_text(web.haproxy_config(1, netns, tmp_path / "s.sock", 18500, port, "the-secret", KEY))
+    echo = subprocess.Popen(local.in_netns([sys.executable, "-c", ECHO % web.WEB_PORT], netns))
+    proxy = subprocess.Popen([haproxy, "-db", "-f", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while web.backends(tmp_path / "s.sock").get("web1") != "UP" and time.monotonic() < deadline:
+            time.sleep(0.2)
+        forged = {"X-Forwarded-For": "6.6.6.6", BROWSER_HEADER: UUID, PROXY_HEADER: "a-guess"}
+        status, seen, cookie = through(port, "127.0.0.2", headers=forged)
+        assert status == 200 and seen["x-forwarded-for"] == "127.0.0.2", seen  # one hop: the address it saw
+        assert seen[PROXY_HEADER.lower()] == "the-secret" and seen[BROWSER_HEADER.lower()] != UUID, seen
+        browser, _, signature = cookie.partition(".")
+        assert seen[BROWSER_HEADER.lower()] == browser  # a new id, signed with the key (computed here on its own)
+        assert signature == hmac.new(b"k" * 32, browser.encode(), hashlib.sha256).hexdigest()
+        assert through(port, "127.0.0.2", cookie)[1:] == (seen | {"cookie": f"{BROWSER_COOKIE}={cookie}"}, "")
+        made_up = f"{UUID}.{hmac.new(b'guessed', UUID.encode(), hashlib.sha256).hexdigest()}"
+        _, seen, new = through(port, "127.0.0.2", made_up)
+        assert new and seen[BROWSER_HEADER.lower()] == new.partition(".")[0] != UUID  # a new person
+        statuses = [through(port, "127.0.0.3")[0] for _ in range(web.NEW_IDS_PER_MINUTE + 5)]
+        assert statuses.count(200) == web.NEW_IDS_PER_MINUTE and set(statuses[-5:]) == {429}, statuses
+        assert through(port, "127.0.0.3", cookie)[0] == 200  # a browser with its id still comes in
+        assert through(port, "127.0.0.4")[0] == 200  # another machine still gets an id
+    finally:
+        for process in (proxy, echo):
+            process.kill()
+            process.wait()
         subprocess.run(["ip", "netns", "del", netns], capture_output=True, timeout=10)

@@ -7,11 +7,14 @@ two probes, the websocket, one ``rerun_script``), noting which web process answe
 ``X-Rnnlab-Server``), every info message, and the URL the page wrote (its ``sid``). A tab whose connection is
 lost opens again through the proxy with the URL it had, as a reconnecting browser does, plus ``run=1`` (Train).
 
-Modes: ``sticky`` (fresh browsers: the page, the probes and the websocket of each reach one web process, and
-fresh browsers are spread over both); ``kill`` (one browser per tab, each training a run of its own; once the
-tabs of the first web process have trained a while it is SIGKILLed; its tabs come back through the proxy and
-continue their runs from the shared runs folder); ``kill-ray`` (the same for one tab with the Ray executor, which
-reconnects only once Ray's CPUs are all free again). What it saw is pickled to OUT.
+Modes: ``mint`` (one machine, 127.0.0.2, opens three long runs: two browsers through the proxy that mint ids and
+forge ``X-Forwarded-For``, and one sent straight to web1 with made-up proxy headers; a student at 127.0.0.3 then
+trains a run of its own; all on web1); ``fork`` (a tab's address, its ``sid`` included, opened in another browser on
+web2 while the tab is still connected on web1); ``sticky`` (fresh browsers: the page, the probes and the websocket
+of each reach one web process, and fresh browsers are spread over both); ``kill`` (one browser per tab, each
+training a run of its own; once the tabs of the first web process have trained a while it is SIGKILLed; its tabs
+come back through the proxy and continue their runs from the shared runs folder); ``kill-ray`` (the same for one tab
+with the Ray executor, which reconnects only once Ray's CPUs are all free again). What it saw is pickled to OUT.
 """
 
 from __future__ import annotations
@@ -56,10 +59,11 @@ TRAINED = re.compile(r"step ([0-9]+) / ([0-9]+)")
 SESSION_TIMEOUT_S = 420.0
 
 
-async def get(host: str, port: int, path: str, cookies: dict[str, str]) -> tuple[int, dict[str, str]]:
+async def get(host: str, port: int, path: str, cookies: dict[str, str], source: str | None = None,
+              extra: dict[str, str] | None = None) -> tuple[int, dict[str, str]]:
     """GET ``path`` with the jar ``cookies`` (updated from the answer's Set-Cookie); the status and the answer's
     headers (lower-case names)."""
-    status, headers, set_cookies = await http_answer(host, port, path, cookies)
+    status, headers, set_cookies = await http_answer(host, port, path, cookies, source, extra)
     cookies.update(set_cookies)
     return status, headers
 
@@ -84,22 +88,24 @@ class Tab:
 class Browser:
     """A cookie jar, and tabs opened with it through the proxy at ``base``."""
 
-    def __init__(self, base: str):
+    def __init__(self, base: str, source: str | None = None, extra: dict[str, str] | None = None):
         self.host, self.path, self.port, self.base = loopback_base(base)
         self.cookies: dict[str, str] = {}
+        self.source, self.extra = source, extra or {}  # the local address it comes from; headers it adds
 
     async def load(self, tab: Tab, page: str, query: str) -> None:
         for where in (f"{self.path}/{page}?{query}", *(f"{self.path}/{p}" for p in PROBE_PATHS)):
-            status, headers = await get(self.host, self.port, where, self.cookies)
+            status, headers = await get(self.host, self.port, where, self.cookies, self.source, self.extra)
             tab.servers.append(headers.get(SERVER_HEADER.lower(), f"status {status}"))
 
     def socket(self):
         jar = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
         return connect(f"ws{self.base.removeprefix('http')}/{STREAM_PATH}",
                        subprotocols=[PROTOCOL, self.cookies.get(XSRF_COOKIE, NO_XSRF_TOKEN)],
-                       origin=self.base[:len(self.base) - len(self.path)], additional_headers={"Cookie": jar},
-                       user_agent_header=USER_AGENT, proxy=None, ping_interval=None, close_timeout=2,
-                       max_size=MAX_MESSAGE_BYTES, open_timeout=60)
+                       origin=self.base[:len(self.base) - len(self.path)],
+                       additional_headers={**self.extra, "Cookie": jar}, user_agent_header=USER_AGENT, proxy=None,
+                       ping_interval=None, close_timeout=2, max_size=MAX_MESSAGE_BYTES, open_timeout=60,
+                       local_addr=(self.source, 0) if self.source else None)
 
     async def touch(self, tab: Tab, page: str, query: str) -> None:
         """The page, the probes and the websocket's handshake, then close: which web process answered each."""
@@ -108,9 +114,10 @@ class Browser:
             tab.servers.append(ws.response.headers.get(SERVER_HEADER, "none"))
 
     async def run(self, tab: Tab, page: str, query: str, reconnects: int = 3,
-                  hold: asyncio.Event | None = None) -> Tab:
-        """Open the tab and follow it until its page says Finished (see :class:`Recorder`); when its connection
-        is lost, open it again (once ``hold`` is set, when given) with the URL it had and ``run=1``."""
+                  hold: asyncio.Event | None = None, keep_open: asyncio.Event | None = None) -> Tab:
+        """Open the tab and follow it until its page says Finished (see :class:`Recorder`), then keep it connected
+        until ``keep_open`` is set, when given; when its connection is lost, open it again (once ``hold`` is set,
+        when given) with the URL it had and ``run=1``."""
         start = time.monotonic()
         tab.result = result = SessionResult(url=f"{self.base}/{page}?{query}", group=tab.name)
         recorder = Recorder(result)
@@ -127,6 +134,8 @@ class Browser:
                         self.watch(tab, msg)
                         if recorder.feed(msg, time.monotonic() - start, len(data)):
                             tab.connections.append("done")
+                            if keep_open is not None:
+                                await keep_open.wait()
                             return tab
             except (OSError, WebSocketException, DecodeError) as e:
                 tab.connections.append(f"{type(e).__name__}: {e}")
@@ -179,7 +188,8 @@ async def kill(base: str, pids: dict[str, int], stats: Path, tabs_n: int, steps:
     preset = PRESETS[0]
     tabs = [Tab(f"tab{i}") for i in range(tabs_n)]
     queries = [urlencode({**preset.query(), "seed": str(500 + i), "steps": str(steps)}) for i in range(tabs_n)]
-    runs = [asyncio.create_task(Browser(base).run(tab, preset.page, q)) for tab, q in zip(tabs, queries)]
+    runs = [asyncio.create_task(Browser(base, f"127.0.0.{10 + i}").run(tab, preset.page, q))  # a machine each
+            for i, (tab, q) in enumerate(zip(tabs, queries))]
     victim, killed_at, down_at, deadline = "web1", None, None, time.monotonic() + SESSION_TIMEOUT_S
     while time.monotonic() < deadline and not all(r.done() for r in runs):
         mine = [t for t in tabs if victim in t.servers]
@@ -194,6 +204,66 @@ async def kill(base: str, pids: dict[str, int], stats: Path, tabs_n: int, steps:
     return {"tabs": [t for t in done if isinstance(t, Tab)],
             "errors": [repr(t) for t in done if not isinstance(t, Tab)],
             "killed_at": killed_at, "down_at": down_at, "victim": victim}
+
+
+async def mint(base: str, direct: str, steps: int) -> dict:
+    """A machine (127.0.0.2) with three long runs, as three people if it could: two browsers through the proxy
+    (each a fresh cookie jar, so a new id each) with a forged ``X-Forwarded-For``, and one sent straight to web1 (at
+    ``direct``) with a made-up browser id, forwarded address and proxy secret; once the first of them trains, a
+    student (127.0.0.3) trains a short run of its own. All on web1 (its gate). When the student saw its first
+    chart with a trained step, and what each of the machine's tabs read."""
+    preset = PRESETS[0]
+    forged = [{"X-Forwarded-For": f"10.9.9.{i}"} for i in (1, 2)]
+    browsers = [Browser(base, "127.0.0.2", forged[0]), Browser(base, "127.0.0.2", forged[1]),
+                Browser(direct, "127.0.0.2", {"X-Rnnlab-Browser": "made-up-0123456789abcdef",
+                                              "X-Forwarded-For": "10.9.9.3", "X-Rnnlab-Proxy": "a-guess"})]
+    for browser in browsers[:2]:
+        browser.cookies[SERVER_COOKIE] = "web1"
+    machine = [Tab(f"machine{i}") for i in range(3)]
+    queries = [urlencode({**preset.query(), "seed": str(800 + i), "steps": str(steps)}) for i in range(3)]
+    runs = [asyncio.create_task(b.run(t, preset.page, q, reconnects=0)) for b, t, q in zip(browsers, machine, queries)]
+    deadline = time.monotonic() + SESSION_TIMEOUT_S
+    while time.monotonic() < deadline and not any(t.first_progress_at for t in machine):
+        await asyncio.sleep(0.2)
+    await asyncio.sleep(3.0)  # every tab of the machine has asked for its slot
+    student, tab = Browser(base, "127.0.0.3"), Tab("student")
+    student.cookies[SERVER_COOKIE] = "web1"
+    student_at = time.monotonic()
+    studying = asyncio.create_task(student.run(tab, preset.page, urlencode({**preset.query(), "seed": "900",
+                                                                             "steps": "100"}), reconnects=0))
+    while time.monotonic() < deadline and tab.first_progress_at is None and not studying.done():
+        await asyncio.sleep(0.2)
+    for running in runs:
+        running.cancel()
+    await asyncio.gather(*runs, return_exceptions=True)
+    await asyncio.wait_for(studying, timeout=120)
+    return {"tabs": [*machine, tab], "errors": [], "student_at": student_at,
+            "trained_before_student": sum(1 for t in machine if t.first_progress_at is not None
+                                          and t.first_progress_at < (tab.first_progress_at or deadline))}
+
+
+async def fork(base: str, runs: Path) -> dict:
+    """A tab trains a short run on web1 and stays connected; its address (its ``sid`` too) is opened by another
+    browser on web2. Both tabs' URLs and infos, and the kept files before and after."""
+    preset, owner, copier, keep = PRESETS[0], Tab("owner"), Tab("copier"), asyncio.Event()
+    first, second = Browser(base), Browser(base)
+    first.cookies[SERVER_COOKIE], second.cookies[SERVER_COOKIE] = "web1", "web2"
+    query = urlencode({**preset.query(), "seed": "950", "steps": "60"})
+    owning = asyncio.create_task(first.run(owner, preset.page, query, keep_open=keep))
+    deadline = time.monotonic() + SESSION_TIMEOUT_S
+    while time.monotonic() < deadline and not owner.connections:
+        await asyncio.sleep(0.2)
+    await asyncio.sleep(1.0)  # the finished run is written and web1 lists the tab as live
+    before = {p.name: p.stat().st_mtime_ns for p in runs.glob("*.run")}
+    copied = dict(parse_qsl(owner.query))
+    try:
+        await asyncio.wait_for(second.run(copier, preset.page, urlencode(copied), reconnects=0), 90)
+    except TimeoutError:
+        copier.connections.append("timed out")
+    after = {p.name: p.stat().st_mtime_ns for p in runs.glob("*.run")}
+    keep.set()
+    await asyncio.wait_for(owning, timeout=30)
+    return {"tabs": [owner, copier], "errors": [], "before": before, "after": after}
 
 
 def ray_cpus(address: str) -> tuple[float, float]:
@@ -240,6 +310,11 @@ def main() -> None:
         steps = int(os.environ.get("WEB_TEST_STEPS", "1000"))
         got = asyncio.run(asyncio.wait_for(kill(base, given["pids"], Path(given["stats"]), 4, steps, 12.0),
                                            SESSION_TIMEOUT_S + 60))
+    elif mode == "mint":
+        got = asyncio.run(asyncio.wait_for(mint(base, given["direct"], int(os.environ.get("WEB_TEST_STEPS", "1000"))),
+                                           SESSION_TIMEOUT_S + 60))
+    elif mode == "fork":
+        got = asyncio.run(asyncio.wait_for(fork(base, Path(given["runs"])), SESSION_TIMEOUT_S + 60))
     elif mode == "kill-ray":
         steps = int(os.environ.get("WEB_TEST_STEPS", "1000"))
         got = asyncio.run(asyncio.wait_for(kill_ray(base, given["pids"], given["address"], steps, 12.0),

@@ -1,6 +1,7 @@
 """The server-side store that gives a tab its run back after a browser reload."""
 
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -150,6 +151,7 @@ def run_store(folder, **kwargs) -> SessionStore:
 def test_a_kept_run_survives_a_crash_and_a_new_server_gives_it_back(tmp_path):
     """Written atomically to disk as it trains; a new process's store reads it for the tab's token."""
     from rnnlab.config import Config
+    from rnnlab.server.run_files import client_tag
     from rnnlab.training.train import Run
 
     config = Config(seq_len=12, batch=8, features=8, steps=40, chunk=10)
@@ -159,14 +161,15 @@ def test_a_kept_run_survives_a_crash_and_a_new_server_gives_it_back(tmp_path):
     run.train(callback=lambda p: p.step < 20)
     before = run_store(tmp_path)
     assert before.save(token, "tab", run)
-    assert [p.name for p in tmp_path.iterdir()] == [f"{token}.run"]  # no partial file left behind
+    kept = [p.name for p in tmp_path.iterdir() if not p.name.startswith(".live.")]  # the live tabs' list aside
+    assert kept == [f"{token}.{client_tag('tab')}.run"]  # no partial file left
     after = run_store(tmp_path)  # the server after kill -9: nothing in memory
     back = after.claim(token, "reloaded-tab", everybody)  # the old owner is unknown to the new server
     assert back is not None and back.step == 20 and back.history.steps_df().equals(run.history.steps_df())
     back.train()
     assert back.history.steps_df().equals(whole.history.steps_df())  # it goes on as if nothing happened
     after.discard(token, "reloaded-tab")
-    assert not list(tmp_path.iterdir())
+    assert not list(tmp_path.glob("*.run")) and not list(tmp_path.glob("*.tmp"))
 
 
 def test_a_gone_tabs_run_is_kept_as_bytes_and_written_to_disk_at_most_every_10_s(tmp_path):
@@ -178,12 +181,13 @@ def test_a_gone_tabs_run_is_kept_as_bytes_and_written_to_disk_at_most_every_10_s
     store = run_store(tmp_path, clock=clock, every_s=10, is_connected=lambda s: s in connected)
     run, token = Run(Config(seq_len=12, batch=8, features=8, steps=40, chunk=10)), new_token()
     store.save(token, "tab", run, throttle=True)
-    written = folder_time = (tmp_path / f"{token}.run").stat().st_mtime_ns
+    kept = RunFolder(tmp_path).path(token, "tab")
+    written = folder_time = kept.stat().st_mtime_ns
     run.run_chunk()
     store.save(token, "tab", run, throttle=True)  # changed, but within 10 s of the last write
-    assert (tmp_path / f"{token}.run").stat().st_mtime_ns == written
+    assert kept.stat().st_mtime_ns == written
     store.save(token, "tab", run)  # not throttled (the training ended): written
-    assert (tmp_path / f"{token}.run").stat().st_mtime_ns != folder_time
+    assert kept.stat().st_mtime_ns != folder_time
     assert store._entries[token].value is run
     connected.clear()  # the tab closed
     store.save(new_token(), "other", Run(Config(seq_len=12, batch=8, features=8, steps=40, chunk=10)))
@@ -191,8 +195,8 @@ def test_a_gone_tabs_run_is_kept_as_bytes_and_written_to_disk_at_most_every_10_s
     assert entry.frozen and isinstance(entry.value, bytes)  # no compiled program is pinned by it
     back = store.claim(token, "reloaded", lambda s: False)
     assert back.step == run.step and back is not run
-    (tmp_path / f"{token}.run").write_bytes(b"not a run")
-    assert RunFolder(tmp_path).read(token) is None and not (tmp_path / f"{token}.run").exists()
+    kept.write_bytes(b"not a run")
+    assert RunFolder(tmp_path).read(token) is None and not kept.exists()
     small = RunFolder(tmp_path, max_bytes=1)  # over the bound: the oldest files go
     small.write(new_token(), b"x" * 10)
     assert len(list(tmp_path.glob("*.run"))) <= 1
@@ -223,3 +227,115 @@ def test_values_left_by_closed_tabs_are_frozen_safely_while_sessions_save_at_onc
     for t in threads:
         t.join()
     assert all(isinstance(v, str) for v in dumped) and {f"the run {i}" for i in range(3)} <= set(dumped)
+
+
+def test_kept_runs_are_private_synced_and_partials_never_collide(tmp_path, monkeypatch):
+    import os
+    import stat
+
+    from rnnlab.server import run_files
+    from rnnlab.server.run_files import RunFolder
+
+    folder = tmp_path / "runs"
+    folder.mkdir(mode=0o755)
+    folder.chmod(0o755)  # made open by someone before the server started
+    partials, synced = [], []
+    real_open, real_fsync = os.open, os.fsync
+
+    def recording_open(path, flags, mode=0o777, **kw):
+        if str(path).endswith(".tmp"):
+            partials.append((Path(path).name, flags, mode))
+        return real_open(path, flags, mode, **kw)
+
+    monkeypatch.setattr(run_files.os, "open", recording_open)
+    monkeypatch.setattr(run_files.os, "fsync", lambda fd: synced.append(fd) or real_fsync(fd))
+    runs, token = RunFolder(folder), new_token()
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert runs.write(token, b"first", "client a") and runs.write(token, b"second", "client a")
+    (path,) = runs.files(token)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600 and path.read_bytes() == b"second"
+    assert len(synced) >= 4  # each file before its rename, and the folder after it
+    names = [name for name, _, _ in partials]
+    assert len(set(names)) == 2 and all(flags & os.O_EXCL and mode == 0o600 for _, flags, mode in partials)
+    assert all(os.uname().nodename in name and str(os.getpid()) in name for name in names)  # unique per machine
+
+
+def test_stale_partials_are_removed_at_start_and_fresh_ones_kept(tmp_path):
+    import os
+    import time
+
+    from rnnlab.server.run_files import STALE_PARTIAL_S, RunFolder
+
+    stale, fresh = tmp_path / ".tok.host.1.aa.tmp", tmp_path / ".tok.host.2.bb.tmp"
+    for path in (stale, fresh):
+        path.write_bytes(b"half a run")
+    old = time.time() - STALE_PARTIAL_S - 60
+    os.utime(stale, (old, old))
+    RunFolder(tmp_path)
+    assert not stale.exists() and fresh.exists()  # another process may be writing the fresh one now
+
+
+def test_a_full_folder_prunes_the_client_holding_most_first(tmp_path):
+
+    from rnnlab.server.run_files import RunFolder
+
+    runs = RunFolder(tmp_path, max_bytes=10_000)
+    students = [new_token() for _ in range(3)]
+    for i, token in enumerate(students):  # the oldest files
+        runs.write(token, b"s" * 1000, f"student {i}")
+    minted = [new_token() for _ in range(12)]
+    for token in minted:  # one client with many tokens fills the folder
+        runs.write(token, b"m" * 1000, "one client")
+    assert all(runs.files(token) for token in students)  # the others' runs stay
+    kept = [token for token in minted if runs.files(token)]
+    assert len(kept) == 7 and kept == minted[-7:]  # its own oldest went
+    assert sum(p.stat().st_size for p in tmp_path.glob("*.run")) <= 10_000
+
+
+def test_a_copied_address_opened_in_another_process_gets_a_copy_never_the_owners_file(tmp_path, monkeypatch):
+    """Two web processes sharing a runs folder: the owner's tab is connected in the first; the second, reached with
+    the same token, waits for the first's list of live tabs to go stale, and since it does not, makes a copy."""
+    from rnnlab.config import Config
+    from rnnlab.server import run_files, session_store
+    from rnnlab.server.run_files import RunFolder, run_from_bytes, run_to_bytes, run_version
+    from rnnlab.training.train import Run
+
+    monkeypatch.setattr(run_files, "LIVE_FRESH_S", 1.0)
+    monkeypatch.setattr(session_store, "LIVE_FRESH_S", 1.0)
+    monkeypatch.setattr(session_store, "LIVE_EVERY_S", 0.2)
+    owner_connected = {"on": True}
+
+    def store(name, connected):
+        return SessionStore(disk=RunFolder(tmp_path, process=name), dump=run_to_bytes, load=run_from_bytes,
+                            version=run_version, is_connected=connected)
+
+    first = store("web1", lambda s: owner_connected["on"])
+    second = store("web2", lambda s: True)
+    run, token = Run(Config(seq_len=12, batch=8, features=8, steps=40, chunk=10)), new_token()
+    run.train(callback=lambda p: p.step < 20)
+    assert first.save(token, "owner", run)
+    owners_file = first.disk.files(token)
+    assert second.claim(token, "copier", lambda s: False) is None  # held by a connected tab of web1
+    copied = second.copy(token)
+    assert copied is not None and copied.step == 20 and copied is not run
+    mine = new_token()
+    assert second.save(mine, "copier", copied.fork())
+    assert first.disk.files(token) == owners_file and second.disk.files(mine) != owners_file
+    owner_connected["on"] = False  # the owner's tab closed: web1's list no longer names the token
+    back = second.claim(token, "reconnected", lambda s: False)
+    assert back is not None and back.step == 20
+
+
+def test_a_dead_processs_live_list_goes_stale(tmp_path):
+    import os
+    import time
+
+    from rnnlab.server.run_files import LIVE_FRESH_S, RunFolder
+
+    dead, alive = RunFolder(tmp_path, process="dead"), RunFolder(tmp_path, process="alive")
+    dead.publish_live(["tok-one", "tok-two"])
+    assert alive.held_elsewhere("tok-one") and not alive.held_elsewhere("tok-three")
+    assert not dead.held_elsewhere("tok-one")  # its own list
+    old = time.time() - LIVE_FRESH_S - 1
+    os.utime(dead.live_path(), (old, old))
+    assert not alive.held_elsewhere("tok-one")
