@@ -42,3 +42,20 @@ def test_package_docstring_names_no_module_that_is_gone(package: Path):
     absolute = re.findall(rf":mod:`{re.escape(dotted)}\.(\w+)`", docstring(package))
     gone = sorted(set(relative + absolute) - set(members(package)))
     assert not gone, f"{package.relative_to(ROOT)}/__init__.py's docstring names modules it lacks: {', '.join(gone)}"
+
+
+def test_the_architecture_map_names_every_package_and_top_level_module():
+    """docs/architecture.md's table of layers names each package of rnnlab (and its top-level modules), ui/,
+    pages/ and app.py: a package added without a place on the map fails here."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    table = text[text.index("## Layers"):text.index("\n## ", text.index("## Layers") + 1)]
+    rnnlab = ROOT / "rnnlab"
+    wanted = ["app.py", "pages/", "ui/"]
+    wanted += [f"rnnlab/{p.name}/" for p in sorted(rnnlab.iterdir()) if (p / "__init__.py").is_file()]
+    wanted += [f"rnnlab/{p.name}" for p in sorted(rnnlab.glob("*.py")) if p.name != "__init__.py"]
+    server = rnnlab / "server"
+    wanted += [f"rnnlab/server/{p.name}/" for p in sorted(server.iterdir()) if (p / "__init__.py").is_file()]
+    short = {f"rnnlab/{p.name}" for p in rnnlab.glob("*.py")}  # the base modules may be named without rnnlab/
+    missing = [w for w in wanted
+               if f"`{w}`" not in table and not (w in short and f"`{w.removeprefix('rnnlab/')}`" in table)]
+    assert not missing, f"docs/architecture.md's layers table does not name: {', '.join(missing)}"

@@ -157,7 +157,7 @@ def test_imports_by_name_are_seen():
                             '    return importlib.import_module(f"rnnlab.bench.{m}")\n')
     found = string_imports(module_tree, known)
     assert {"rnnlab.server.jobs", "ui.work", "rnnlab.bench.steps"} <= found
-    assert resolved_imports(ROOT / "rnnlab" / "server" / "executors.py") >= {"rnnlab.server.ray_executor"}
+    assert resolved_imports(ROOT / "rnnlab" / "server" / "executors.py") >= {"rnnlab.server.on_ray.executor"}
 
 
 def layer_of(name: str) -> int:

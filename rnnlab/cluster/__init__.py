@@ -6,6 +6,6 @@
 - :mod:`.browser`: the per-browser id the proxy writes, so that fair shares count browsers, not addresses.
 - :mod:`.__main__`: ``python -m rnnlab.cluster up|down|status``.
 
-The web process reaches a cluster through :class:`rnnlab.server.ray_executor.RayExecutor`
+The web process reaches a cluster through :class:`rnnlab.server.on_ray.executor.RayExecutor`
 (``RNNLAB_EXECUTOR=ray``, ``RNNLAB_RAY_ADDRESS=HOST:PORT``).
 """

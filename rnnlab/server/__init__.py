@@ -5,10 +5,8 @@
 - :mod:`.reporting`: what work calls between its pieces (progress, where a cancel stops it).
 - :mod:`.embedded`: the default executor, work in worker threads of this process.
 - :mod:`.executors`: which executor serves this process (``RNNLAB_EXECUTOR``).
-- :mod:`.ray_executor`: the same seam with the computing on a Ray cluster (``RNNLAB_EXECUTOR=ray``).
-- :mod:`.ray_actors`: the gate as a named actor shared by a cluster's web processes.
-- :mod:`.ray_registry`: results computed once for every web process of a cluster, kept in an actor.
-- :mod:`.cluster_runs`: a pristine run's parts computed once for every web process, and its finished run kept.
+- :mod:`.on_ray`: the same seam with the computing on a Ray cluster (``RNNLAB_EXECUTOR=ray``): its executor,
+  the gate and the results as actors shared by a cluster's web processes, a pristine run's parts computed once.
 - :mod:`.jobs`: the heavy work a user can start, as module-level functions of plain arguments.
 - :mod:`.gate`: the server's slots, their fair queue and memory budget, and what a waiting user reads.
 - :mod:`.shared_runs`: identical runs trained once, for every session watching them.

@@ -8,7 +8,7 @@ import os
 from rnnlab.server.embedded import EmbeddedExecutor
 from rnnlab.server.executor import ENV_EXECUTOR, EXECUTORS, Executor
 
-RAY_EXECUTOR = "rnnlab.server.ray_executor"  # imported by name, only when chosen: embedded mode never imports Ray
+RAY_EXECUTOR = "rnnlab.server.on_ray.executor"  # imported by name, only when chosen: embedded mode never imports Ray
 
 EMBEDDED = EmbeddedExecutor()
 

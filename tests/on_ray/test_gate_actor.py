@@ -1,4 +1,4 @@
-"""The gate as a named detached actor on the head node (rnnlab.server.ray_actors), shared by two web processes:
+"""The gate as a named detached actor on the head node (rnnlab.server.on_ray.gate_actor), shared by two web processes:
 one holds the only slot, the other queues behind it with the usual message, and is admitted within the lease
 once the holder is SIGKILLed (a dead web process's tickets are released)."""
 

@@ -15,7 +15,8 @@ import pytest
 
 from rnnlab import ledger
 from rnnlab.config import Config
-from rnnlab.server import cluster_runs, jobs, run_files
+from rnnlab.server import jobs, run_files
+from rnnlab.server.on_ray import cluster_runs
 from rnnlab.server.results import Results
 from rnnlab.server.shared_runs import RUNS
 from rnnlab.training import parts

@@ -1,17 +1,17 @@
 """Heavy work on a Ray cluster: ``RNNLAB_EXECUTOR=ray`` with ``RNNLAB_RAY_ADDRESS=HOST:PORT`` (the head's).
 
 :class:`RayExecutor` admits work as the embedded executor does, through state every web process shares (the
-cluster's gate: fair shares, memory budget and queue, :mod:`rnnlab.server.ray_actors`; results computed once,
-:mod:`rnnlab.server.ray_registry`) and this process's shared runs, and sends the computing to the cluster as Ray
+cluster's gate: fair shares, memory budget and queue, :mod:`rnnlab.server.on_ray.gate_actor`; results computed once,
+:mod:`rnnlab.server.on_ray.registry`) and this process's shared runs, and sends the computing to the cluster as Ray
 tasks:
 
 - a run's training part (``jobs.train_part``): the run stays here; its state travels as msgpack bytes to
   :func:`rnnlab.training.parts.train_part_bytes` on a worker, and the part that comes back is applied here with
   :meth:`~rnnlab.training.train.Run.apply_part` (:func:`part_on_ray`). A pristine run's parts are computed once
-  for every web process, and its finished run kept for them (:mod:`rnnlab.server.cluster_runs`);
+  for every web process, and its finished run kept for them (:mod:`rnnlab.server.on_ray.cluster_runs`);
 - work of plain arguments and values (probes, sweeps, example looks): the work function itself, on a worker;
   what it reports (:func:`rnnlab.server.reporting.report`) comes back to the job that waits for it through the
-  cluster's progress actor (:class:`rnnlab.server.ray_registry.ProgressActor`), so its progress bar moves;
+  cluster's progress actor (:class:`rnnlab.server.on_ray.registry.ProgressActor`), so its progress bar moves;
 - a new run (starting one, the untrained model a page probes) is made on a worker and read back here from bytes,
   without computing or compiling anything here; a long first compile runs on a worker (its node then gets the
   configuration's parts); an uploaded file's run (:data:`IN_PROCESS`) is read here, as in embedded mode.
@@ -47,11 +47,12 @@ from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from rnnlab.config import Config, ConfigError
 from rnnlab.i18n import Msg
-from rnnlab.server import cluster_runs, jobs, ray_actors, ray_registry, reporting, shared_runs
+from rnnlab.server import jobs, reporting, shared_runs
 from rnnlab.server import results as kept_results
 from rnnlab.server.embedded import EmbeddedExecutor, EmbeddedJob
 from rnnlab.server.executor import ENV_EXECUTOR, Cancelled, Lease, QueueInfo, RunLease, Work
 from rnnlab.server.gate import ENV_PROXY_SECRET, Gate
+from rnnlab.server.on_ray import cluster_runs, gate_actor, registry
 from rnnlab.training import parts
 from rnnlab.training.train import Run
 
@@ -150,11 +151,11 @@ def check_token(address: str) -> None:
 # ---- what this process's job threads run -------------------------------------------------------------------------
 def call(fn: Callable[..., Any], args: tuple, kwargs: dict, token: str | None = None) -> tuple[str, Any]:
     """On a worker: (this node's id, ``fn(*args, **kwargs)``); what it reports goes to the progress actor under
-    ``token`` (:class:`rnnlab.server.ray_registry.TaskProgress`)."""
+    ``token`` (:class:`rnnlab.server.on_ray.registry.TaskProgress`)."""
     node = ray.get_runtime_context().get_node_id()
     if token is None:
         return node, fn(*args, **kwargs)
-    with reporting.reporting_to(ray_registry.TaskProgress(token)):
+    with reporting.reporting_to(registry.TaskProgress(token)):
         return node, fn(*args, **kwargs)
 
 
@@ -246,7 +247,7 @@ def stop_task(ref: ray.ObjectRef, force_after_s: float | None) -> None:
 @functools.cache
 def progress_actor():
     """The cluster's progress actor (made on first use)."""
-    return ray_registry.progress_actor()
+    return registry.progress_actor()
 
 
 def wait_for(ref: ray.ObjectRef, force_after_s: float | None = None, token: str | None = None) -> Any:
@@ -265,7 +266,7 @@ def wait_for(ref: ray.ObjectRef, force_after_s: float | None = None, token: str 
                 raise Cancelled("cancelled")
             if token is not None and time.monotonic() - asked_at >= PROGRESS_POLL_S:
                 asked_at = time.monotonic()
-                latest = ray_registry.progress_of(progress_actor(), token, timeout_s=PROGRESS_POLL_S)
+                latest = registry.progress_of(progress_actor(), token, timeout_s=PROGRESS_POLL_S)
                 if latest is not None:
                     reporting.report(*latest)
             if workers_alive():
@@ -319,7 +320,7 @@ def new_run_on_ray(config: Config) -> bytes:
 def on_ray(work: Work, results: Any = None) -> Work:
     """``work`` as this process's job thread runs it in Ray mode (see the module's docstring); with ``results`` (the
     results every web process shares), a pristine run's parts and finished runs are shared through it
-    (:mod:`rnnlab.server.cluster_runs`)."""
+    (:mod:`rnnlab.server.on_ray.cluster_runs`)."""
     if work.fn is jobs.train_part:
         return dataclasses.replace(work, fn=cluster_runs.train_part,
                                    kwargs={**work.kwargs, "results": results, "compute": part_on_ray})
@@ -375,8 +376,8 @@ class RayExecutor:
                  runs: shared_runs.SharedRuns | None = None,
                  results: kept_results.ResultStore | None = None):
         connect(address)
-        self.gate = gate if gate is not None else ray_actors.RemoteGate.named()
-        self.results = results if results is not None else ray_registry.RemoteResults.named()
+        self.gate = gate if gate is not None else gate_actor.RemoteGate.named()
+        self.results = results if results is not None else registry.RemoteResults.named()
         self.local = EmbeddedExecutor(self.gate, runs, self.results)
 
     def submit(self, work: Work, lease: Lease | None = None) -> RayJob:

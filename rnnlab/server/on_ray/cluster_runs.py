@@ -4,7 +4,7 @@ Within one web process, the sessions watching a pristine run share one :class:`~
 (:mod:`rnnlab.server.shared_runs`). Across web processes each holds a run of its own, and what they share is its
 parts: training is deterministic, so the part of configuration C from step s is the same whoever computes it.
 :func:`train_part` claims ``(PART, C, s)`` in the store every process shares (on a cluster, the results actor:
-:class:`rnnlab.server.ray_registry.RemoteResults`); the process that gets the claim computes the part and keeps it
+:class:`rnnlab.server.on_ray.registry.RemoteResults`); the process that gets the claim computes the part and keeps it
 there as (steps, bytes), and the others apply it as it is (:meth:`~rnnlab.training.train.Run.take_part`) instead
 of computing it again. A process that dies mid-part loses its claim with its lease, and the next to ask computes
 it. A finished pristine run is kept whole (``(RUN, C)``: a run file's bytes), so that :func:`start_run` in any
