@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
@@ -47,12 +48,35 @@ def probe_view(grads: pd.DataFrame, conn: pd.DataFrame) -> ProbeView:
                           "the line.", t=int(last_t)))
     captions.extend(plots.describe_exact_zeros(grads))
     below = plots.describe_below_float32(plots.log10_column(grads, "grad_norm"), "||dL/dh_t||")
+    float32 = describe_float32_zeros(grads, "||dL/dh_t||")
     note = plots.floors_note(axis)
-    if below or note:
-        captions.append(plots.join_sentences(below, note))
+    if below or float32 or note:
+        captions.append(plots.join_sentences(below, float32, note))
     decay_back = "\n".join(f"- {sentence}" for sentence in plots.describe_decay_back(grads))
     conn_below = plots.describe_below_float32(plots.log10_column(conn, "connectivity"), "||dy_T/dx_t||")
     return ProbeView(axis, int(last_t), len(conn), tuple(captions), decay_back, conn_below)
+
+
+def float32_zeros(grads: pd.DataFrame) -> int:
+    """How many of ``grads``' values a float32 backward pass gives as exactly 0 while their true size is not 0
+    (its column ``float32``, :func:`rnnlab.probing.probes.carry_grad_df`; 0 where it was not run)."""
+    if "float32" not in grads:
+        return 0
+    return int(((grads["float32"] == 0) & np.isfinite(plots.log10_column(grads, "grad_norm"))).sum())
+
+
+def describe_float32_zeros(grads: pd.DataFrame, quantity: str) -> str:
+    """What a float32 backward pass gives where the true size is not 0: how many exact zeros ('' when none)."""
+    count = float32_zeros(grads)
+    if not count:
+        return ""
+    # TRANSLATORS: {quantity} is a norm such as ||dL/dh_t||; {n} counts its values that are exactly 0 in float32
+    return tn("A float32 backward pass on the same batch gives exactly 0 for {n} value of {quantity} whose true size "
+              "is not 0: float32 loses a gradient once every one of its components is below its smallest normal "
+              "number or cut by a saturated unit or a closed gate.",
+              "A float32 backward pass on the same batch gives exactly 0 for {n} values of {quantity} whose true "
+              "size is not 0: float32 loses a gradient once every one of its components is below its smallest "
+              "normal number or cut by a saturated unit or a closed gate.", count, quantity=quantity)
 
 
 def time_figure(grads: pd.DataFrame, view: ProbeView, mark: int) -> go.Figure:

@@ -133,18 +133,37 @@ def carry_grad_sizes(program: Program, params, root: jax.Array, scale, batch=Non
     return logscale.carry_grad_log10(program, params, batch, scale, segment, progress)
 
 
-GRAD_COLUMNS = ["step", "t", "leaf", "grad_norm", "log10", "zero_cause", "zero_at"]
+GRAD_COLUMNS = ["step", "t", "leaf", "grad_norm", "log10", "zero_cause", "zero_at", "float32"]
+FLOAT32_NEAR = 6.0
+"""Decades above float32's floor within which the probe also runs a float32 backward pass: a float32 gradient can be
+0 only where its true size comes this near its smallest normal number (a component falls below it before the norm
+does) or where a step's float32 arithmetic cuts it (a zero cause)."""
+
+
+def needs_float32(sizes: LogGrads) -> bool:
+    """Whether a float32 backward pass may give 0 somewhere the true size is not 0 (:data:`FLOAT32_NEAR`)."""
+    finite = sizes.log10[np.isfinite(sizes.log10)]
+    near = bool(len(finite)) and float(finite.min()) < F32_LOG10_FLOOR + FLOAT32_NEAR
+    return near or bool(np.isin(sizes.zero_cause, ["saturated", "gate"]).any())
 
 
 def carry_grad_df(program: Program, params, root, scale, step: int = 0, segment: int | None = None,
                   progress: FractionDone | None = None) -> pd.DataFrame:
     """Long table of :func:`carry_grad_sizes`: step (training step), t, leaf, grad_norm (float64; 0 below its
-    range), log10 (the true size; -inf for an exact 0), zero_cause (a key of ``ZERO_CAUSES``, "" where not 0) and
-    zero_at (the step that cut it, -1 where none)."""
-    sizes = carry_grad_sizes(program, params, root, scale, segment=segment, progress=progress)
+    range), log10 (the true size; -inf for an exact 0), zero_cause (a key of ``ZERO_CAUSES``, "" where not 0),
+    zero_at (the step that cut it, -1 where none) and float32 (what a float32 backward pass on the same batch gives,
+    :func:`carry_grad_norms`; NaN where it is not run, :func:`needs_float32` being False)."""
+    batch = probe_batch(program, root)
+    sizes = carry_grad_sizes(program, params, root, scale, batch, segment=segment, progress=progress)
     values = sizes.values()
+    float32 = np.full(values.shape, np.nan)
+    if needs_float32(sizes):
+        stoppable = None if progress is None else (lambda _f: progress(1.0))  # after the true sizes: no new share
+        norms = carry_grad_norms(program, params, root, scale, batch, segment, stoppable)
+        float32 = np.stack([np.asarray(norms[leaf], np.float64) for leaf in sizes.leaves])
     rows = [{"step": step, "t": t, "leaf": leaf, "grad_norm": float(values[i, t]), "log10": float(sizes.log10[i, t]),
-             "zero_cause": str(sizes.zero_cause[i, t]), "zero_at": int(sizes.zero_at[i, t])}
+             "zero_cause": str(sizes.zero_cause[i, t]), "zero_at": int(sizes.zero_at[i, t]),
+             "float32": float(float32[i, t])}
             for i, leaf in enumerate(sizes.leaves) for t in range(values.shape[1])]
     return pd.DataFrame(rows, columns=GRAD_COLUMNS)
 

@@ -1,0 +1,67 @@
+"""What a float32 backward pass itself gives, against a float32 backward pass written here: the Gradient flow page's
+count of float32 zeros is the number of steps whose gradient plain ``jax.grad`` gives as exactly 0."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from rnnlab.figures import gradient_views, plots
+from rnnlab.i18n import using
+from rnnlab.probing import probes
+from rnnlab.sharing.presets import PRESETS_BY_KEY
+from rnnlab.training.train import Run
+
+
+def float32_grads(run: Run) -> np.ndarray:
+    """(steps + 1, batch, features): dL/dh_t of the run's simple cell on its probe batch, plain float32 ``jax.grad``
+    of the loss with respect to a perturbation added to the carry after each step (t = 0: the initial carry)."""
+    x, y, _ = probes.probe_batch(run.program, run.root)
+    p = run.params["params"]
+    w_in, b_in, w_h = p["SimpleCell_0"]["i"]["kernel"], p["SimpleCell_0"]["i"]["bias"], p["SimpleCell_0"]["h"]["kernel"]
+    k, b = p["readout"]["kernel"], p["readout"]["bias"]
+    xs = jnp.swapaxes(x, 0, 1)
+
+    def loss(eps):
+        def step(h, inputs):
+            x_t, e = inputs
+            h = jnp.tanh(x_t @ w_in + b_in + h @ w_h) + e
+            return h, h
+
+        h0 = jnp.broadcast_to(p["h0"], eps.shape[1:]) + eps[0]
+        _, hs = jax.lax.scan(step, h0, (xs, eps[1:]))
+        return run.program.task.loss(jnp.swapaxes(hs @ k + b, 0, 1), y)
+
+    eps = jnp.zeros((xs.shape[0] + 1, x.shape[0], w_h.shape[0]), jnp.float32)
+    want = run.program.loss_fn(run.params, run.program.zero_carry(), x, y, probes.probe_batch(run.program, run.root)[2],
+                               run.scale)[0]
+    np.testing.assert_allclose(float(loss(eps)), float(want), rtol=1e-5)  # the same model and loss
+    return np.asarray(jax.jit(jax.grad(loss))(eps))
+
+
+def test_the_pages_float32_count_is_what_a_float32_backward_pass_gives():
+    preset = PRESETS_BY_KEY["simple_3000_steps"]
+    run = Run(preset.config)
+    grads = probes.run_grad_through_time(run)
+    g = float32_grads(run)
+    zero = ~g.reshape(g.shape[0], -1).any(axis=1)
+    count = int(zero.sum())
+    below = int((grads["log10"] < probes.F32_LOG10_FLOOR).sum())
+    assert count > below > 0  # float32 loses single components before the norm falls below its floor
+    assert np.isfinite(grads["log10"]).all()  # every one of them has a true size
+    assert gradient_views.float32_zeros(grads) == count
+    np.testing.assert_array_equal(grads["float32"].to_numpy() == 0, zero)  # the same steps
+    conn = probes.run_connectivity(run)
+    with using("en"):
+        captions = " ".join(gradient_views.probe_view(grads, conn).captions)
+    assert f"{below} values of ||dL/dh_t|| are below float32's smallest normal number" in captions
+    assert f"A float32 backward pass on the same batch gives exactly 0 for {count} values of ||dL/dh_t||" in captions
+
+
+def test_no_float32_sentence_where_the_float32_pass_is_not_run():
+    grads = probes.pd.DataFrame({"step": [0, 0], "t": [0, 1], "leaf": ["h", "h"], "grad_norm": [1e-3, 1e-2],
+                                 "log10": [-3.0, -2.0], "zero_cause": ["", ""], "zero_at": [-1, -1],
+                                 "float32": [np.nan, np.nan]})
+    assert gradient_views.float32_zeros(grads) == 0 and gradient_views.describe_float32_zeros(grads, "q") == ""
+    assert plots.describe_below_float32(grads["log10"], "q") == ""
