@@ -29,9 +29,9 @@ except BaseException as e:
 """
 WEB_PROCESS = """
 from rnnlab.config import ConfigError
-from rnnlab.server import executor
+from rnnlab.server import executors
 try:
-    executor.current_executor()
+    executors.current_executor()
     print("connected")
 except ConfigError as e:
     print("message:", "; ".join(e.messages))
