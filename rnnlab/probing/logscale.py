@@ -29,7 +29,7 @@ import numpy as np
 
 from rnnlab.i18n import t
 from rnnlab.norms import F32_LOG10_FLOOR, F32_TINY, F64_LOG10_FLOOR, F64_TINY, scaled_norm
-from rnnlab.probing import probe_segments
+from rnnlab.probing import probe_cells, probe_segments
 from rnnlab.probing.probe_cells import PROBE_CELLS, cell_params
 from rnnlab.training.program import Program
 
@@ -168,18 +168,28 @@ def _example_norms(leaf: jax.Array, lead: int = 1) -> jax.Array:
     return scaled_norm(leaf, axis=tuple(range(lead, leaf.ndim)))
 
 
-def _rescale(w, hi, lo):
-    """``w * 10^(hi + lo)`` as (w divided by its largest magnitude per example, hi, lo): lo carries hi's rounding
-    error (a compensated sum); hi is -inf where w is 0."""
+def _rescale(w, hi, lo, shift=None):
+    """``w * e^shift * 10^(hi + lo)`` as (w divided by its largest magnitude per example, hi, lo): lo carries hi's
+    rounding error (a compensated sum); hi is -inf where w is 0. ``shift`` (B,), natural log, 0 when None (added on
+    its own, so that a shift of 0 changes nothing)."""
     n = _example_max(w)
     live = n > 0
     safe = jnp.where(live, n, 1.0)
-    d = jnp.log10(safe)
-    new_hi = hi + d
-    new_lo = lo + ((hi - new_hi) + d)
+    new_hi, new_lo = _compensated(hi, lo, jnp.log10(safe))
+    if shift is not None:
+        new_hi, new_lo = _compensated(new_hi, new_lo, shift * LOG10_E)
     inverse = 1.0 / safe
     v = tuple(leaf * _per_example(inverse, leaf) for leaf in w)
     return v, jnp.where(live, new_hi, -jnp.inf), jnp.where(live, new_lo, 0.0)
+
+
+LOG10_E = np.float32(np.log10(np.e))  # a natural log times this is its log10
+
+
+def _compensated(hi, lo, d):
+    """``hi + d`` with its rounding error carried in ``lo``."""
+    new_hi = hi + d
+    return new_hi, lo + ((hi - new_hi) + d)
 
 
 def _add(state, u, lu, leaf: int):
@@ -245,26 +255,39 @@ class _Model:
         return tuple(jnp.concatenate([c[None], leaf[:-1]]) for c, leaf in zip(carry, carries))
 
     def step_vjp(self, c_before, saved_t, cotangent):
-        """The cotangents of the carry before a step and of its projected inputs, from the new carry's."""
-        g_c, g_xp, g_hp = self.cell.backward(saved_t, c_before, cotangent)
+        """The cotangents of the carry before a step and of its projected inputs, from the new carry's, each with
+        its shift (B,) (natural log: the cotangent is ``value * e^shift``), and whether float32 loses the whole
+        gradient at this step (B,): every product of it with the step's derivatives is 0 as a float32 number."""
+        (direct, s_d), (g_xp, s_x), (g_hp, s_h) = self.cell.backward(saved_t, c_before, cotangent)
         (g_h,) = jax.vjp(lambda h: self.cell.hidden(self.w, h), c_before[-1])[1](g_hp)
-        return g_c[:-1] + (g_c[-1] + g_h,), g_xp
+        (*leaves, h), shift = probe_cells.common(*((leaf, s_d) for leaf in direct), (g_h, s_h))
+        as_float32 = [v * _per_example(jnp.exp(s), v) for v, s in [*((leaf, s_d) for leaf in direct), (g_hp, s_h)]]
+        cut = _example_max(as_float32) == 0
+        return tuple(leaves[:-1]) + (leaves[-1] + h,), shift, (g_xp, s_x), cut
 
 
-def _packed(hi, lo, logs) -> jax.Array:
-    """(*lead, 2 + leaves, B): hi, lo and each leaf's log10 norm per example, in one array (one copy to the host)."""
-    return jnp.concatenate([hi[..., None, :], lo[..., None, :], logs], axis=-2)
+def _packed(hi, lo, alive, logs) -> jax.Array:
+    """(*lead, 3 + leaves, B): hi, lo, whether float32 still holds the gradient (1 or 0) and each leaf's log10 norm
+    per example, in one array (one copy to the host)."""
+    return jnp.concatenate([hi[..., None, :], lo[..., None, :], alive[..., None, :].astype(hi.dtype), logs], axis=-2)
 
 
 def _packed_state(state) -> jax.Array:
-    return _packed(state[1], state[2], _leaf_logs(state[0]))
+    (w, hi, lo), alive = state
+    return _packed(hi, lo, alive, _leaf_logs(w))
 
 
 _PACK_STATE = jax.jit(_packed_state)
 
 
+def carry_state(carry):
+    """The reverse scan's state before the last step: the cotangent 0 (:func:`zero_state`) and, per example,
+    whether float32 holds it (no: there is nothing yet)."""
+    return zero_state(carry), jnp.zeros(carry[0].shape[:1], bool)
+
+
 def _carry_reverse(model: _Model, carry, carries, saved, g_preds, state):
-    """The reverse scan of ||dL/dh_t||: new state and per-step records, packed (steps, 2 + leaves, B)."""
+    """The reverse scan of ||dL/dh_t||: new state and per-step records, packed (steps, 3 + leaves, B)."""
     hs = jnp.swapaxes(carries[model.out_leaf], 0, 1)
     _, readout_vjp = jax.vjp(model.readout, hs)
     g_hs = jnp.swapaxes(readout_vjp(g_preds)[0], 0, 1)  # (T, B, ...)
@@ -274,13 +297,15 @@ def _carry_reverse(model: _Model, carry, carries, saved, g_preds, state):
 
     def body(state, inputs):
         c_before, saved_t, u, lu = inputs
+        state, alive = state
         w, hi, lo = _add(state, u, lu, model.out_leaf)
-        g_c, _ = model.step_vjp(c_before, saved_t, w)
-        return _rescale(g_c, hi, lo), (hi, lo, _leaf_logs(w))
+        alive = alive | jnp.isfinite(lu)
+        g_c, shift, _, cut = model.step_vjp(c_before, saved_t, w)
+        return (_rescale(g_c, hi, lo, shift), alive & ~cut), (hi, lo, alive, _leaf_logs(w))
 
-    state, (hi, lo, logs) = jax.lax.scan(body, state, (model.before(carry, carries), saved, units, logs_out),
-                                         reverse=True)
-    return state, _packed(hi, lo, logs)
+    state, (hi, lo, alive, logs) = jax.lax.scan(body, state, (model.before(carry, carries), saved, units, logs_out),
+                                                reverse=True)
+    return state, _packed(hi, lo, alive, logs)
 
 
 def _make_whole(program: Program):
@@ -289,7 +314,7 @@ def _make_whole(program: Program):
         carry = model.start(x, carry_key, scale)
         carries, saved = model.scan(carry, model.project(x))
         g_preds = jax.grad(program.task.loss)(model.readout(jnp.swapaxes(carries[model.out_leaf], 0, 1)), y)
-        state, records = _carry_reverse(model, carry, carries, saved, g_preds, zero_state(carry))
+        state, records = _carry_reverse(model, carry, carries, saved, g_preds, carry_state(carry))
         return jnp.concatenate([_packed_state(state)[None], records])
 
     return fn
@@ -356,15 +381,17 @@ def _step_flags(program: Program, params, starts, pieces, length: int) -> np.nda
 
 
 def _assemble(packed: np.ndarray, leaves: tuple[str, ...], flags) -> LogGrads:
-    """Host side, from ``packed`` (steps + 1, 2 + leaves, B) (:func:`_packed`): float64 log10 per leaf and step,
-    combined over the batch, and the zeros' causes (``flags()`` gives the steps' flags, computed only when a step cut
-    the gradient)."""
+    """Host side, from ``packed`` (steps + 1, 3 + leaves, B) (:func:`_packed`): float64 log10 per leaf and step,
+    combined over the batch, and why float32 gives 0 where it does (``flags()`` gives the steps' flags, computed
+    only when a step cut the gradient)."""
     packed = np.asarray(packed, np.float64)
-    hi, lo, logs = packed[:, 0], packed[:, 1], packed[:, 2:]
+    hi, lo, alive, logs = packed[:, 0], packed[:, 1], packed[:, 2], packed[:, 3:]
     with np.errstate(invalid="ignore"):
         per_example = np.where(np.isfinite(hi)[:, None], (hi + lo)[:, None] + logs, -np.inf)  # (steps + 1, leaves, B)
     log10 = log10_hypot(per_example, axis=2).T  # (leaves, steps + 1)
-    cause, at = zero_causes(log10, flags() if needs_flags(log10) else None)
+    lost = (alive == 0).all(axis=1)  # float32's products lost the whole batch's gradient at these steps
+    float32 = np.where(lost[None, :], -np.inf, log10)
+    cause, at = zero_causes(float32, flags() if needs_flags(float32) else None)
     return LogGrads(leaves, log10, cause, at)
 
 
@@ -388,7 +415,7 @@ def carry_grad_log10(program: Program, params, batch, scale, segment: int | None
     carries, pieces, preds = _forward_pieces(program, params, x, carry_key, scale, segment, progress)
     g_preds = program.jitted("log_loss_grad", _make_loss_grad)(preds, y)
     backward = program.jitted(f"log_carry_backward_{segment}", _make_carry_backward)
-    state = zero_state(carries[0])
+    state = carry_state(carries[0])
     parts: list = [None] * len(pieces)
     for i in reversed(range(len(pieces))):
         piece, real = pieces[i]
@@ -426,10 +453,11 @@ def _connectivity_reverse(model: _Model, carry, x, carries, saved, start, state,
         def body(state, inputs):
             t, c_before, saved_t, x_t = inputs
             state = jax.tree_util.tree_map(lambda s, z: jnp.where(t == real - 1, s, z), start, state)
-            g_c, g_xp = model.step_vjp(c_before, saved_t, state[0])
+            g_c, shift, (g_xp, s_x), _ = model.step_vjp(c_before, saved_t, state[0])
             (g_x,) = jax.vjp(lambda a: model.cell.project(model.w, a), x_t)[1](g_xp)
-            record = (state[1], state[2], jnp.log10(_example_norms(g_x)))
-            return _rescale(g_c, state[1], state[2]), record
+            g_x_log = jnp.log10(_example_norms(g_x))
+            record = (state[1], state[2], jnp.where(s_x == 0, g_x_log, g_x_log + s_x * LOG10_E))
+            return _rescale(g_c, state[1], state[2], shift), record
 
         steps = jnp.arange(x.shape[1])
         return jax.lax.scan(body, state, (steps, model.before(carry, carries), saved, jnp.swapaxes(x, 0, 1)),

@@ -15,6 +15,7 @@ is exactly 0 and whether any gate is exactly 0 at that step (what a zero gradien
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -64,6 +65,71 @@ def _sigmoid_jvp(primals, tangents):
     return jax.nn.sigmoid(x), sigmoid_slope(x) * dx
 
 
+def log_tanh_slope(x: jax.Array) -> jax.Array:
+    """``log(1 - tanh(x)^2)`` as ``log 4 - 2|x| - 2 log1p(e^(-2|x|))``: exact however saturated."""
+    a = jnp.abs(x)
+    return jnp.log(4.0) - 2.0 * a - 2.0 * jnp.log1p(jnp.exp(-2.0 * a))
+
+
+def log_sigmoid_slope(x: jax.Array) -> jax.Array:
+    """``log(s(x) s(-x))`` as ``-|x| - 2 log1p(e^(-|x|))``."""
+    a = jnp.abs(x)
+    return -a - 2.0 * jnp.log1p(jnp.exp(-a))
+
+
+def _log_abs(x: jax.Array) -> jax.Array:
+    return jnp.log(jnp.abs(x))
+
+
+LOG_TINY = -40.0
+"""A factor of the backward pass whose largest value in an example is below ``e^LOG_TINY`` is kept scaled (its
+product with another could fall below float32's range); others as they are, so the arithmetic is unchanged."""
+
+Factor = tuple[jax.Array, jax.Array]  # (value, shift): value * e^shift, shift (B,) per example in natural log
+
+
+def _per_example(a: jax.Array, b: jax.Array) -> jax.Array:
+    return a.reshape(a.shape + (1,) * (b.ndim - 1))
+
+
+def _kept(value: jax.Array, log_abs: jax.Array, sign: jax.Array | float = 1.0) -> Factor:
+    """A factor as the backward pass multiplies by it: ``value`` itself, or, in an example whose largest value is
+    tiny (:data:`LOG_TINY`), ``sign * e^(log_abs - top)`` and ``top`` (the example's largest log) as its shift."""
+    top = jnp.max(log_abs, axis=tuple(range(1, log_abs.ndim)))
+    tiny = (top < LOG_TINY) & jnp.isfinite(top)
+    shift = jnp.where(tiny, top, 0.0)
+    scaled = sign * jnp.exp(log_abs - _per_example(shift, log_abs))
+    return jnp.where(_per_example(tiny, value), scaled, value), shift
+
+
+def _times(a: jax.Array | Factor, *factors: Factor) -> Factor:
+    """The product of a cotangent (an array, or a factor) and factors, their shifts added."""
+    value, shift = a if isinstance(a, tuple) else (a, jnp.zeros(a.shape[:1], a.dtype))
+    for f, s in factors:
+        value, shift = value * f, shift + s
+    return value, shift
+
+
+def common(*terms: Factor) -> tuple[tuple[jax.Array, ...], jax.Array]:
+    """The terms' values on one shift per example (the largest among the terms not 0 there) and that shift; a
+    term already on it is left as it is."""
+    live = [jnp.where(jnp.any(v != 0, axis=tuple(range(1, v.ndim))), s, -jnp.inf) for v, s in terms]
+    top = functools.reduce(jnp.maximum, live)
+    top = jnp.where(jnp.isfinite(top), top, 0.0)
+    out = tuple(jnp.where(_per_example(s == top, v), v, v * _per_example(jnp.exp(s - top), v)) for v, s in terms)
+    return out, top
+
+
+def _plus(a: Factor, b: Factor) -> Factor:
+    (x, y), shift = common(a, b)
+    return x + y, shift
+
+
+def _join(parts: list[Factor]) -> Factor:
+    values, shift = common(*parts)
+    return jnp.concatenate(values, axis=-1), shift
+
+
 def _flags(slopes, gates) -> jax.Array:
     """(2,) bool: some unit's derivative is exactly 0; some gate is exactly 0."""
     dead = jnp.any(jnp.stack([jnp.any(s == 0) for s in slopes]))
@@ -81,7 +147,12 @@ def _lstm_core(c: jax.Array, pi, pf, pg, po):
     new_c = f * c + i * g
     tanh_c = tanh(new_c)
     si, sf, sg, so, sc = (sigmoid_slope(pi), sigmoid_slope(pf), tanh_slope(pg), sigmoid_slope(po), tanh_slope(new_c))
-    saved = (f, o * sc, g * si, c * sf, i * sg, tanh_c * so)  # the products the backward pass multiplies by
+    lsi, lsf, lso = log_sigmoid_slope(pi), log_sigmoid_slope(pf), log_sigmoid_slope(po)
+    saved = (_kept(f, jax.nn.log_sigmoid(pf)),  # the products the backward pass multiplies by
+             _kept(o * sc, jax.nn.log_sigmoid(po) + log_tanh_slope(new_c)),
+             _kept(g * si, _log_abs(g) + lsi, jnp.sign(g)), _kept(c * sf, _log_abs(c) + lsf, jnp.sign(c)),
+             _kept(i * sg, jax.nn.log_sigmoid(pi) + log_tanh_slope(pg)),
+             _kept(tanh_c * so, _log_abs(tanh_c) + lso, jnp.sign(tanh_c)))
     return (new_c, o * tanh_c), _flags((si, sf, sg, so, sc), [i, f, o]), saved
 
 
@@ -98,10 +169,12 @@ def _conv_lstm(carry: Carry, xp: jax.Array, hp: jax.Array):
 def _lstm_backward(order: str):
     def backward(saved, carry: Carry, d_new: Carry):
         f, o_sc, g_si, c_sf, i_sg, tanh_c_so = saved
-        d_c = d_new[0] + d_new[1] * o_sc
-        parts = {"i": d_c * g_si, "f": d_c * c_sf, "g": d_c * i_sg, "o": d_new[1] * tanh_c_so}
-        d_pre = jnp.concatenate([parts[k] for k in order], axis=-1)
-        return (d_c * f, jnp.zeros_like(carry[1])), d_pre, d_pre
+        d_c = _plus(_times(d_new[0]), _times(d_new[1], o_sc))
+        parts = {"i": _times(d_c, g_si), "f": _times(d_c, c_sf), "g": _times(d_c, i_sg),
+                 "o": _times(d_new[1], tanh_c_so)}
+        d_pre = _join([parts[k] for k in order])
+        d_c_before, shift = _times(d_c, f)
+        return ((d_c_before, jnp.zeros_like(carry[1])), shift), d_pre, d_pre
 
     return backward
 
@@ -115,17 +188,22 @@ def _gru(carry: Carry, xp: jax.Array, hp: jax.Array):
     pn = xn + r * hn
     n = tanh(pn)
     sr, sz, sn = sigmoid_slope(pr), sigmoid_slope(pz), tanh_slope(pn)
-    saved = (r, z, (1.0 - z) * sn, hn * sr, (h - n) * sz)
+    lsr, lsz = log_sigmoid_slope(pr), log_sigmoid_slope(pz)
+    saved = (_kept(r, jax.nn.log_sigmoid(pr)), _kept(z, jax.nn.log_sigmoid(pz)),
+             _kept((1.0 - z) * sn, jax.nn.log_sigmoid(-pz) + log_tanh_slope(pn)),
+             _kept(hn * sr, _log_abs(hn) + lsr, jnp.sign(hn)),
+             _kept((h - n) * sz, _log_abs(h - n) + lsz, jnp.sign(h - n)))
     return ((1.0 - z) * n + z * h,), _flags((sr, sz, sn), [r, z]), saved
 
 
 def _gru_backward(saved, carry: Carry, d_new: Carry):
     r, z, keep_sn, hn_sr, h_n_sz = saved
     (d_h,) = d_new
-    d_pn = d_h * keep_sn
-    d_pr = d_pn * hn_sr
-    d_pz = d_h * h_n_sz
-    return (d_h * z,), jnp.concatenate([d_pr, d_pz, d_pn], axis=-1), jnp.concatenate([d_pr, d_pz, d_pn * r], axis=-1)
+    d_pn = _times(d_h, keep_sn)
+    d_pr = _times(d_pn, hn_sr)
+    d_pz = _times(d_h, h_n_sz)
+    direct, shift = _times(d_h, z)
+    return ((direct,), shift), _join([d_pr, d_pz, d_pn]), _join([d_pr, d_pz, _times(d_pn, r)])
 
 
 def _mgu(carry: Carry, xp: jax.Array, hp: jax.Array):
@@ -137,27 +215,31 @@ def _mgu(carry: Carry, xp: jax.Array, hp: jax.Array):
     pn = xn + f * hn
     n = tanh(pn)
     sf, sn = sigmoid_slope(pf), tanh_slope(pn)
-    saved = (f, (1.0 - f) * sn, (h - n) * sf, hn * sf)
+    lsf = log_sigmoid_slope(pf)
+    saved = (_kept(f, jax.nn.log_sigmoid(pf)), _kept((1.0 - f) * sn, jax.nn.log_sigmoid(-pf) + log_tanh_slope(pn)),
+             _kept((h - n) * sf, _log_abs(h - n) + lsf, jnp.sign(h - n)),
+             _kept(hn * sf, _log_abs(hn) + lsf, jnp.sign(hn)))
     return ((1.0 - f) * n + f * h,), _flags((sf, sn), [f]), saved
 
 
 def _mgu_backward(saved, carry: Carry, d_new: Carry):
     f, keep_sn, h_n_sf, hn_sf = saved
     (d_h,) = d_new
-    d_pn = d_h * keep_sn
-    d_pf = d_h * h_n_sf + d_pn * hn_sf
-    return (d_h * f,), jnp.concatenate([d_pf, d_pn], axis=-1), jnp.concatenate([d_pf, d_pn * f], axis=-1)
+    d_pn = _times(d_h, keep_sn)
+    d_pf = _plus(_times(d_h, h_n_sf), _times(d_pn, hn_sf))
+    direct, shift = _times(d_h, f)
+    return ((direct,), shift), _join([d_pf, d_pn]), _join([d_pf, _times(d_pn, f)])
 
 
 def _simple(carry: Carry, xp: jax.Array, hp: jax.Array):
     pre = xp + hp
     slope = tanh_slope(pre)
-    return (tanh(pre),), _flags([slope], []), (slope,)
+    return (tanh(pre),), _flags([slope], []), (_kept(slope, log_tanh_slope(pre)),)
 
 
 def _simple_backward(saved, carry: Carry, d_new: Carry):
-    d_pre = d_new[0] * saved[0]
-    return (jnp.zeros_like(carry[0]),), d_pre, d_pre
+    d_pre = _times(d_new[0], saved[0])
+    return ((jnp.zeros_like(carry[0]),), d_pre[1]), d_pre, d_pre
 
 
 def _conv(p: dict, x: jax.Array) -> jax.Array:
@@ -169,22 +251,23 @@ def _conv(p: dict, x: jax.Array) -> jax.Array:
     return out.reshape(lead + out.shape[1:])
 
 
-Saved = tuple[jax.Array, ...]
+Saved = tuple[Factor, ...]
 
 
 @dataclass(frozen=True)
 class ProbeCell:
     """One cell as the probe runs it: ``prepare`` the Flax parameters once; ``project`` inputs and ``hidden``
     (the carry's h) are the step's two linear maps; ``forward(carry, xp, hp) -> (new carry, flags, saved)`` the
-    rest (elementwise), and ``backward(saved, carry, d_new) -> (direct, d_xp, d_hp)`` its hand-written derivative:
-    the previous carry's gradient other than through ``hp``, and the gradients of ``xp`` and ``hp``. The derivative
+    rest (elementwise), and ``backward(saved, carry, d_new) -> ((direct, shift), d_xp, d_hp)`` its hand-written
+    derivative: the previous carry's gradient other than through ``hp``, and the gradients of ``xp`` and ``hp``, each
+    with its shift (:data:`Factor`: a saturated unit or a shut gate scales the gradient by e^shift). The derivative
     of ``forward`` with these activations equals ``backward`` (``tests/test_log_probe.py``)."""
 
     prepare: Callable[[dict], Any]  # the Flax cell's parameters -> what project and hidden take
     project: Callable[[Any, jax.Array], jax.Array]
     hidden: Callable[[Any, jax.Array], jax.Array]
     forward: Callable[[Carry, jax.Array, jax.Array], tuple[Carry, jax.Array, Saved]]
-    backward: Callable[[Saved, Carry, Carry], tuple[Carry, jax.Array, jax.Array]]
+    backward: Callable[[Saved, Carry, Carry], tuple[tuple[Carry, jax.Array], Factor, Factor]]
 
     def step(self, w, carry: Carry, xp: jax.Array) -> tuple[Carry, jax.Array]:
         """(new carry, flags) from ``carry`` (h its last leaf) and projected inputs ``xp``."""
