@@ -519,7 +519,9 @@ def describe_exact_zeros(grads: pd.DataFrame) -> list[str]:
     for (step, leaf, cause, at), group in groups:
         # TRANSLATORS: the model after {n} training steps; {sentence} says why a gradient is exactly 0
         first = tn("After {n} training step: {sentence}", "After {n} training steps: {sentence}", int(step),
-                   sentence=describe_zero(cause, int(at), leaf, int(group["t"].max())))
+                   sentence=describe_zero(cause, int(at), leaf, int(group["t"].max()),
+                                          float(group.loc[group["t"].idxmax(), "log10"]) if "log10" in group
+                                          else -math.inf))
         # TRANSLATORS: after a sentence saying that a gradient is exactly 0 at some step: so is it at the {n}
         # steps before that one
         more = tn("So are the {n} step before it.", "So are the {n} steps before it.", len(group) - 1) \

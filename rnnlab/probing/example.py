@@ -65,7 +65,7 @@ class Look:
         i = self.grads.leaves.index(leaf)
         cause = str(self.grads.zero_cause[i, t])
         if cause:
-            return logscale.describe_zero(cause, int(self.grads.zero_at[i, t]), leaf, t)
+            return logscale.describe_zero(cause, int(self.grads.zero_at[i, t]), leaf, t, float(self.grads.log10[i, t]))
         return f"||dL/d{leaf}_{t}|| = {localize_number(format_log10(float(self.grads.log10[i, t])))}"  # notation
 
 

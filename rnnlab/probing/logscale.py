@@ -21,13 +21,14 @@ segment's forward pass recomputed from the carry at its start, calling ``progres
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rnnlab.i18n import t
+from rnnlab.i18n import localize_number, t
 from rnnlab.norms import F32_LOG10_FLOOR, F32_TINY, F64_LOG10_FLOOR, F64_TINY, scaled_norm
 from rnnlab.probing import probe_cells, probe_segments
 from rnnlab.probing.probe_cells import PROBE_CELLS, cell_params
@@ -90,11 +91,14 @@ def log10_mean(log10: np.ndarray, axis: int) -> np.ndarray:
     return np.squeeze(np.where(np.isfinite(m), safe + mean, m), axis=axis)
 
 
-def describe_zero(cause: str, zero_at: int, leaf: str = "h", at_t: int | None = None) -> str:
+def describe_zero(cause: str, zero_at: int, leaf: str = "h", at_t: int | None = None,
+                  log10: float = -np.inf) -> str:
     """A sentence for an exact zero: ``cause`` from :data:`ZERO_CAUSES` (and the step that cut it), in the reader's
-    language (one whole sentence per cause)."""
+    language (one whole sentence per cause); with a finite ``log10`` (the true size), a zero of float32 alone."""
     # TRANSLATORS: {leaf} is the carry leaf's letter (h or c)
     where = f"||dL/d{leaf}_{at_t}||" if at_t is not None else t("the gradient of {leaf}", leaf=leaf)
+    if np.isfinite(log10) and cause in ("saturated", "gate"):
+        return _float32_zero(cause, zero_at, where, log10)
     if cause == "unread":
         # TRANSLATORS: {where} is a gradient's norm such as ||dL/dc_20||
         return t("{where} is exactly 0: nothing the loss reads depends on it (as the LSTM's cell state after the "
@@ -113,6 +117,24 @@ def describe_zero(cause: str, zero_at: int, leaf: str = "h", at_t: int | None = 
         return t("{where} is exactly 0: at step {step}, the step's weights map the gradient to exactly 0.",
                  where=where, step=zero_at)
     return t("{where} is not 0.", where=where)
+
+
+def _float32_zero(cause: str, zero_at: int, where: str, log10: float) -> str:
+    """:func:`describe_zero` where only float32 gives 0: the true size, and why float32 loses it."""
+    exponent = math.floor(log10)
+    mantissa = round(10 ** (log10 - exponent), 3)
+    mantissa, exponent = (mantissa / 10, exponent + 1) if mantissa >= 10 else (mantissa, exponent)
+    size = localize_number(f"{mantissa:.3f}e{exponent:+03d}")  # as the tables write a size, the reader's way
+    if cause == "saturated":
+        # TRANSLATORS: {where} is a gradient's norm such as ||dL/dh_0||; {size} its true size (4.700e-86); {step}
+        # the time step that cut it in float32
+        return t("In float32 {where} is 0, though its true size is {size}: at step {step}, units whose derivative is "
+                 "exactly 0 in float32 (pre-activation beyond about ±44 for tanh, ±87 for a sigmoid) cut every path "
+                 "back.", where=where, size=size, step=zero_at)
+    # TRANSLATORS: {where} is a gradient's norm such as ||dL/dh_0||; {size} its true size (4.700e-86); {step} the
+    # time step that cut it in float32
+    return t("In float32 {where} is 0, though its true size is {size}: at step {step}, a gate that is exactly 0 in "
+             "float32 closes the path back.", where=where, size=size, step=zero_at)
 
 
 def needs_flags(log10: np.ndarray) -> bool:
