@@ -16,6 +16,7 @@ is exactly 0 and whether any gate is exactly 0 at that step (what a zero gradien
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, cast
@@ -92,14 +93,22 @@ def _per_example(a: jax.Array, b: jax.Array) -> jax.Array:
     return a.reshape(a.shape + (1,) * (b.ndim - 1))
 
 
-def _kept(value: jax.Array, log_abs: jax.Array, sign: jax.Array | float = 1.0) -> Factor:
+def _kept(value: jax.Array, log_abs: Callable[[], jax.Array], sign: Callable[[], jax.Array] | None = None) -> Factor:
     """A factor as the backward pass multiplies by it: ``value`` itself, or, in an example whose largest value is
-    tiny (:data:`LOG_TINY`), ``sign * e^(log_abs - top)`` and ``top`` (the example's largest log) as its shift."""
-    top = jnp.max(log_abs, axis=tuple(range(1, log_abs.ndim)))
-    tiny = (top < LOG_TINY) & jnp.isfinite(top)
-    shift = jnp.where(tiny, top, 0.0)
-    scaled = sign * jnp.exp(log_abs - _per_example(shift, log_abs))
-    return jnp.where(_per_example(tiny, value), scaled, value), shift
+    tiny (:data:`LOG_TINY`), ``sign * e^(log_abs - top)`` and ``top`` (the example's largest log) as its shift.
+    ``log_abs`` and ``sign`` are computed only at a step where some example needs them."""
+    axes = tuple(range(1, value.ndim))
+    needs = jnp.max(jnp.abs(value), axis=axes) < math.exp(LOG_TINY)
+
+    def scaled(_):
+        logs = log_abs()
+        top = jnp.max(logs, axis=axes)
+        tiny = needs & jnp.isfinite(top)
+        shift = jnp.where(tiny, top, 0.0)
+        exact = jnp.exp(logs - _per_example(shift, logs)) * (1.0 if sign is None else sign())
+        return jnp.where(_per_example(tiny, value), exact, value), shift
+
+    return jax.lax.cond(jnp.any(needs), scaled, lambda _: (value, jnp.zeros(needs.shape, value.dtype)), None)
 
 
 def _times(a: jax.Array | Factor, *factors: Factor) -> Factor:
@@ -116,8 +125,7 @@ def common(*terms: Factor) -> tuple[tuple[jax.Array, ...], jax.Array]:
     live = [jnp.where(jnp.any(v != 0, axis=tuple(range(1, v.ndim))), s, -jnp.inf) for v, s in terms]
     top = functools.reduce(jnp.maximum, live)
     top = jnp.where(jnp.isfinite(top), top, 0.0)
-    out = tuple(jnp.where(_per_example(s == top, v), v, v * _per_example(jnp.exp(s - top), v)) for v, s in terms)
-    return out, top
+    return tuple(jnp.where(_per_example(s == top, v), v, v * _per_example(jnp.exp(s - top), v)) for v, s in terms), top
 
 
 def _plus(a: Factor, b: Factor) -> Factor:
@@ -147,12 +155,12 @@ def _lstm_core(c: jax.Array, pi, pf, pg, po):
     new_c = f * c + i * g
     tanh_c = tanh(new_c)
     si, sf, sg, so, sc = (sigmoid_slope(pi), sigmoid_slope(pf), tanh_slope(pg), sigmoid_slope(po), tanh_slope(new_c))
-    lsi, lsf, lso = log_sigmoid_slope(pi), log_sigmoid_slope(pf), log_sigmoid_slope(po)
-    saved = (_kept(f, jax.nn.log_sigmoid(pf)),  # the products the backward pass multiplies by
-             _kept(o * sc, jax.nn.log_sigmoid(po) + log_tanh_slope(new_c)),
-             _kept(g * si, _log_abs(g) + lsi, jnp.sign(g)), _kept(c * sf, _log_abs(c) + lsf, jnp.sign(c)),
-             _kept(i * sg, jax.nn.log_sigmoid(pi) + log_tanh_slope(pg)),
-             _kept(tanh_c * so, _log_abs(tanh_c) + lso, jnp.sign(tanh_c)))
+    saved = (_kept(f, lambda: jax.nn.log_sigmoid(pf)),  # the products the backward pass multiplies by
+             _kept(o * sc, lambda: jax.nn.log_sigmoid(po) + log_tanh_slope(new_c)),
+             _kept(g * si, lambda: _log_abs(g) + log_sigmoid_slope(pi), lambda: jnp.sign(g)),
+             _kept(c * sf, lambda: _log_abs(c) + log_sigmoid_slope(pf), lambda: jnp.sign(c)),
+             _kept(i * sg, lambda: jax.nn.log_sigmoid(pi) + log_tanh_slope(pg)),
+             _kept(tanh_c * so, lambda: _log_abs(tanh_c) + log_sigmoid_slope(po), lambda: jnp.sign(tanh_c)))
     return (new_c, o * tanh_c), _flags((si, sf, sg, so, sc), [i, f, o]), saved
 
 
@@ -188,11 +196,10 @@ def _gru(carry: Carry, xp: jax.Array, hp: jax.Array):
     pn = xn + r * hn
     n = tanh(pn)
     sr, sz, sn = sigmoid_slope(pr), sigmoid_slope(pz), tanh_slope(pn)
-    lsr, lsz = log_sigmoid_slope(pr), log_sigmoid_slope(pz)
-    saved = (_kept(r, jax.nn.log_sigmoid(pr)), _kept(z, jax.nn.log_sigmoid(pz)),
-             _kept((1.0 - z) * sn, jax.nn.log_sigmoid(-pz) + log_tanh_slope(pn)),
-             _kept(hn * sr, _log_abs(hn) + lsr, jnp.sign(hn)),
-             _kept((h - n) * sz, _log_abs(h - n) + lsz, jnp.sign(h - n)))
+    saved = (_kept(r, lambda: jax.nn.log_sigmoid(pr)), _kept(z, lambda: jax.nn.log_sigmoid(pz)),
+             _kept((1.0 - z) * sn, lambda: jax.nn.log_sigmoid(-pz) + log_tanh_slope(pn)),
+             _kept(hn * sr, lambda: _log_abs(hn) + log_sigmoid_slope(pr), lambda: jnp.sign(hn)),
+             _kept((h - n) * sz, lambda: _log_abs(h - n) + log_sigmoid_slope(pz), lambda: jnp.sign(h - n)))
     return ((1.0 - z) * n + z * h,), _flags((sr, sz, sn), [r, z]), saved
 
 
@@ -215,10 +222,10 @@ def _mgu(carry: Carry, xp: jax.Array, hp: jax.Array):
     pn = xn + f * hn
     n = tanh(pn)
     sf, sn = sigmoid_slope(pf), tanh_slope(pn)
-    lsf = log_sigmoid_slope(pf)
-    saved = (_kept(f, jax.nn.log_sigmoid(pf)), _kept((1.0 - f) * sn, jax.nn.log_sigmoid(-pf) + log_tanh_slope(pn)),
-             _kept((h - n) * sf, _log_abs(h - n) + lsf, jnp.sign(h - n)),
-             _kept(hn * sf, _log_abs(hn) + lsf, jnp.sign(hn)))
+    saved = (_kept(f, lambda: jax.nn.log_sigmoid(pf)),
+             _kept((1.0 - f) * sn, lambda: jax.nn.log_sigmoid(-pf) + log_tanh_slope(pn)),
+             _kept((h - n) * sf, lambda: _log_abs(h - n) + log_sigmoid_slope(pf), lambda: jnp.sign(h - n)),
+             _kept(hn * sf, lambda: _log_abs(hn) + log_sigmoid_slope(pf), lambda: jnp.sign(hn)))
     return ((1.0 - f) * n + f * h,), _flags((sf, sn), [f]), saved
 
 
@@ -234,7 +241,7 @@ def _mgu_backward(saved, carry: Carry, d_new: Carry):
 def _simple(carry: Carry, xp: jax.Array, hp: jax.Array):
     pre = xp + hp
     slope = tanh_slope(pre)
-    return (tanh(pre),), _flags([slope], []), (_kept(slope, log_tanh_slope(pre)),)
+    return (tanh(pre),), _flags([slope], []), (_kept(slope, lambda: log_tanh_slope(pre)),)
 
 
 def _simple_backward(saved, carry: Carry, d_new: Carry):
