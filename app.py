@@ -4,22 +4,25 @@ import streamlit as st
 
 from rnnlab.i18n import _
 from ui.language import language_selector, page_style, use_language
+from ui.navigation import page_links
 
 lang = use_language()  # first: every message of this run is in the reader's language
 st.set_page_config(page_title="rnnlab", page_icon="🌀", layout="wide")
 # Less empty space above each page's title, so that a projector's 720 lines reach the first chart.
 st.html(page_style(lang))
 
-# The navigation comes first, before anything slow (importing JAX): until it has run once, a fresh server's
-# sidebar lists the files in pages/ instead of these pages.
-navigation = st.navigation([
+# The navigation comes first, before anything slow (importing JAX). Its sidebar links are drawn here (Streamlit's own
+# list is off in .streamlit/config.toml: on a fresh server it names the files in pages/ until this has run).
+pages = [
     st.Page("pages/home.py", title=_("Home"), icon=":material/home:", default=True),
     st.Page("pages/explore.py", title=_("Explore a cell"), icon=":material/model_training:", url_path="explore"),
     st.Page("pages/gradients.py", title=_("Gradient flow"), icon=":material/trending_down:",
             url_path="gradients"),
     st.Page("pages/compare.py", title=_("Compare"), icon=":material/stacked_line_chart:", url_path="compare"),
     st.Page("pages/api.py", title=_("Old vs new API"), icon=":material/compare_arrows:", url_path="api"),
-])
+]
+navigation = st.navigation(pages, position="hidden")
+page_links(pages)
 language_selector()
 
 

@@ -6,7 +6,8 @@
 - :mod:`ui.controls`: the sidebar's experiment controls, generated from ``rnnlab.config.SETTINGS``.
 - :mod:`ui.queue`: waiting for a server-wide training slot, with the queue position on screen.
 - :mod:`ui.work`: a page's heavy work on runs, submitted to the executor and waited for on the page.
-- :mod:`ui.navigation`: every page runs through ``app.py``'s navigation, even for a link on a fresh server.
+- :mod:`ui.navigation`: the sidebar's page links; every page runs through ``app.py``'s navigation, even for a
+  link on a fresh server.
 - :mod:`ui.compiling`: a configuration's first compile as a page shows it (a long one in a worker Stop ends).
 - :mod:`ui.progress`: progress of long work on a page: what runs, how far it is and about how long is left.
 - :mod:`ui.charts`: drawing rnnlab's Plotly figures, one place for how every chart behaves in the browser.

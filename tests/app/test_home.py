@@ -5,6 +5,8 @@ import jax
 from rnnlab.sharing.presets import PRESETS
 from rnnlab.sharing.urlstate import parse_query
 from tests.app.conftest import open_page
+from tests.app_pages import PAGE_NAMES
+from tests.app_pages import PAGES as APP_PAGES
 
 
 def test_home_shows_backend_and_presets():
@@ -14,7 +16,7 @@ def test_home_shows_backend_and_presets():
     intro = " ".join(m.value for m in at.markdown)
     for term in ("**carry**", "**initial carry**", "||dL/dh_t||"):  # each explained where it first appears
         assert term in intro
-    links = at.get("page_link")
+    links = at.main.get("page_link")
     assert len(links) == len(PRESETS) >= 5
     for link, preset in zip(links, PRESETS):
         assert preset.title in link.proto.label
@@ -51,3 +53,12 @@ def test_each_preset_asks_for_a_prediction_then_explains():
     assert f"You predicted: *{wrong}*, not what happens. What the run shows: *{second.choices[second.answer]}*." in text
     assert first.lesson in text
 
+
+
+def test_the_sidebar_links_every_page_of_the_navigation_by_its_title():
+    """app.py draws the sidebar's page links itself (Streamlit's own list names files on a fresh server)."""
+    for page in PAGE_NAMES:
+        at = open_page(page)
+        links = at.sidebar.get("page_link")
+        assert [link.proto.label for link in links] == [p.title for p in APP_PAGES], page
+        assert [link.proto.page for link in links] == [p.url_path for p in APP_PAGES], page

@@ -26,6 +26,8 @@ HEADINGS = {"home": "rnnlab: how recurrent cells remember", "explore": "Explore 
             "compare": "Compare configurations", "api": "Old vs new initialize_carry"}
 NAV_PAGES = [(page.title, HEADINGS[page.name]) for page in APP_PAGES]  # a page app.py adds needs its heading here
 
+# The sidebar's page links (app.py draws them: ui.navigation.page_links).
+NAV_LINKS = '[data-testid="stSidebar"] a[data-testid="stPageLink-NavLink"]'
 RENDER_TIMEOUT_MS = 60_000  # a page's script: includes JIT compiles on a slow CPU
 FIRST_CHART_TIMEOUT_MS = 90_000
 TRAIN_TIMEOUT_MS = 150_000
@@ -184,9 +186,8 @@ def test_preset_trains_and_every_page_renders(page, artifacts: Path) -> None:
     assert last_eval < ADDING_BASELINE, f"the last evaluation loss {last_eval} is not below the 1/6 baseline"
 
     # Every page through the sidebar.
-    nav = page.locator('[data-testid="stSidebarNav"]')
     for number, (label, title) in enumerate(NAV_PAGES, start=3):
-        link = nav.locator('a[data-testid="stSidebarNavLink"]')
+        link = page.locator(NAV_LINKS)
         link.filter(has_text=re.compile(rf"{re.escape(label)}\s*$")).click()  # not "compare_arrows" for Compare
         heading(page, title).wait_for(timeout=RENDER_TIMEOUT_MS)
         wait_idle(page)
@@ -219,7 +220,7 @@ def test_preset_trains_and_every_page_renders(page, artifacts: Path) -> None:
 
 def nav_labels(page) -> list[str]:
     """The sidebar's page links, as shown (without their icons' ligature names)."""
-    texts = page.locator('[data-testid="stSidebarNav"] a[data-testid="stSidebarNavLink"]').all_inner_texts()
+    texts = page.locator(NAV_LINKS).all_inner_texts()
     return [text.strip().splitlines()[-1].strip() for text in texts if text.strip()]
 
 

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from rnnlab.i18n import _, using
-from tests.e2e.test_browser import NAV_PAGES, RENDER_TIMEOUT_MS, Console, check_page, heading, wait_idle
+from tests.e2e.test_browser import NAV_LINKS, NAV_PAGES, RENDER_TIMEOUT_MS, Console, check_page, heading, wait_idle
 
 PATHS = {"Home": "", "Explore a cell": "explore", "Gradient flow": "gradients", "Compare": "compare",
          "Old vs new API": "api"}
@@ -30,7 +30,7 @@ def query_of(page) -> dict[str, str]:
 
 def go(page, lang: str, label: str) -> None:
     """Click ``label``'s entry of the sidebar (in ``lang``) and wait for its page's heading."""
-    side = page.locator('[data-testid="stSidebarNav"] a[data-testid="stSidebarNavLink"]')
+    side = page.locator(NAV_LINKS)
     side.filter(has_text=re.compile(rf"{re.escape(translated(lang, label))}\s*$")).click()
     heading(page, translated(lang, dict(NAV_PAGES)[label])).wait_for(timeout=RENDER_TIMEOUT_MS)
     wait_idle(page)

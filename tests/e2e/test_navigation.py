@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from tests.e2e.test_browser import NAV_PAGES, Console, check_page, heading, wait_idle
+from tests.e2e.test_browser import NAV_LINKS, NAV_PAGES, Console, check_page, heading, wait_idle
 
 LINK = "cell=lstm&seq_len=50&lr=0.003&batch=32"
 EXPECTED_URL = {"cell": "lstm", "seq_len": "50", "lr": "0.003", "batch": "32"}
@@ -37,7 +37,7 @@ def controls(page) -> dict[str, str]:
 
 
 def go(page, label: str) -> None:
-    nav = page.locator('[data-testid="stSidebarNav"] a[data-testid="stSidebarNavLink"]')
+    nav = page.locator(NAV_LINKS)
     nav.filter(has_text=re.compile(rf"{re.escape(label)}\s*$")).click()
     wait_idle(page)
     heading(page, dict(NAV_PAGES)[label]).wait_for()

@@ -24,7 +24,7 @@ def link_query(link) -> dict[str, str]:
 def test_home_has_no_unmarked_text_in_the_pseudo_language(monkeypatch):
     at = open_pseudo("home", monkeypatch)
     assert unmarked(at) == []
-    assert len(at.get("page_link")) == len(PRESETS)
+    assert len(at.main.get("page_link")) == len(PRESETS)
 
 
 def test_home_with_explain_opened_after_predictions_has_no_unmarked_text(monkeypatch):
@@ -56,7 +56,7 @@ def test_home_in_russian_and_chinese_with_its_numbers_written_their_way():
         text = [m.value for m in at.markdown]
         assert lesson in text and number in lesson
         assert any(m.startswith(verdict) for m in text)
-        for link in at.get("page_link"):
+        for link in at.main.get("page_link"):
             assert link_query(link).get("lang") == lang  # the reader chose the language: its links keep it
         with using(lang):
             assert devices_sentence() in [c.value for c in at.caption]
@@ -64,7 +64,7 @@ def test_home_in_russian_and_chinese_with_its_numbers_written_their_way():
 
 def test_preset_links_carry_no_language_unless_the_reader_chose_one():
     at = open_page("home")
-    for link in at.get("page_link"):
+    for link in at.main.get("page_link"):
         assert "lang" not in link_query(link) and link_query(link).get("run") == "1"
 
 
