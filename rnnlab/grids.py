@@ -14,10 +14,6 @@ from rnnlab.model.cells import CARRY_INITS, CELLS
 from rnnlab.model.network import CARRY_MODES
 from rnnlab.text import parse_float, parse_int
 
-# The cells' labels that are words (rnnlab.model.cells keeps them in English), marked for the catalog: a grid's
-# controls, legends and table show them through ``_(CELLS[name].label)``.
-CELL_WORDS = (N_("Simple RNN"), N_("Optimized LSTM"))
-
 DEFAULT_SWEEP_CELLS = ("gru", "lstm", "simple")  # the decay sweep's default: two gated cells and the plain one
 DEFAULT_SWEEP_LENGTHS = (10, 20, 40, 80)
 SWEEP_TRAINING = {"seq_len": 40, "steps": 300}  # how the decay sweep's "trained" weights are made

@@ -14,12 +14,12 @@ import pytest
 
 from rnnlab.config import Config, static_part
 from rnnlab.model.cells import CELLS
-from rnnlab.model.fused import FUSED_CELLS, fused_scan
+from rnnlab.model.fused import fused_scan
 from rnnlab.model.network import CARRY_MODES
 from rnnlab.model.tasks import TASKS, compatible
 from rnnlab.training.program import BATCH, Program, get_program
 
-FUSED = [name for name, spec in CELLS.items() if spec.fused]
+FUSED = [name for name, spec in CELLS.items() if spec.fused is not None]
 VECTOR_TASKS = [name for name, task in TASKS.items() if compatible(False, task)]
 RTOL = 2e-5  # float32: the two compute the same sums in a different order
 ROOT = jax.random.PRNGKey(5)
@@ -42,7 +42,7 @@ def programs(cell: str, mode: str, task: str) -> tuple[Program, Program]:
 
 
 def test_the_registry_runs_every_vector_cell_fused_and_the_app_uses_it():
-    assert set(FUSED) == set(FUSED_CELLS) == {n for n, s in CELLS.items() if not s.spatial}
+    assert set(FUSED) == {n for n, s in CELLS.items() if not s.spatial}
     program = get_program(Config(task="adding", cell="lstm", features=4, seq_len=5, batch=2))
     assert program.fused and program.model.fused and program.model.hand_backward
     x, _ = program.batch_for(ROOT, BATCH, 0)
@@ -126,9 +126,9 @@ def test_fused_scan_works_on_its_own():
     """Outside the model: GRU over a batch, final carry is the last output, padding leaves the carry alone."""
     params = nn.GRUCell(features=3).init(ROOT, jnp.zeros((2, 3)), jnp.zeros((2, 2)))["params"]
     xs = jax.random.normal(ROOT, (2, 5, 2))
-    final, hs = fused_scan("gru", params, (jnp.zeros((2, 3)),), xs)
+    final, hs = fused_scan(CELLS["gru"].fused, params, (jnp.zeros((2, 3)),), xs)
     np.testing.assert_array_equal(final[0], hs[:, -1])
-    shorter, _ = fused_scan("gru", params, (jnp.zeros((2, 3)),), xs, steps=3)
+    shorter, _ = fused_scan(CELLS["gru"].fused, params, (jnp.zeros((2, 3)),), xs, steps=3)
     np.testing.assert_array_equal(shorter[0], hs[:, 2])
     cell = nn.GRUCell(features=3)
     carry = jnp.zeros((2, 3))
@@ -146,13 +146,13 @@ FLAX_CELLS = {"lstm": nn.LSTMCell, "optimized_lstm": nn.OptimizedLSTMCell, "gru"
               "simple": nn.SimpleCell}
 
 
-@pytest.mark.parametrize("name", sorted(FUSED_CELLS))
+@pytest.mark.parametrize("name", sorted(FUSED))
 @pytest.mark.parametrize("steps", [None, 4])
 def test_hand_written_backward_equals_automatic_differentiation(name, steps):
     """The hand-written backward pass gives the gradients automatic differentiation of the same fused scan gives:
     for the kernels, the initial carry, the inputs and the perturbations, with the final carry taken after a
     padded piece's last real step, and under ``vmap`` (the sweep's path)."""
-    assert set(FLAX_CELLS) == set(FUSED_CELLS)
+    assert set(FLAX_CELLS) == set(FUSED)
     batch, T, inputs, features = 3, 7, 2, 5
     keys = jax.random.split(ROOT, 5)
     cell = FLAX_CELLS[name](features=features)
@@ -164,7 +164,7 @@ def test_hand_written_backward_equals_automatic_differentiation(name, steps):
     weights = jax.random.normal(keys[4], (batch, T, features))
 
     def loss(hand, params, carry0, xs, eps):
-        final, hs = fused_scan(name, params, carry0, xs, eps, steps, hand_backward=hand)
+        final, hs = fused_scan(CELLS[name].fused, params, carry0, xs, eps, steps, hand_backward=hand)
         return jnp.sum(jnp.tanh(hs) * weights) + sum(jnp.sum(leaf ** 2) for leaf in final)
 
     args = (params, carry0, xs, eps)

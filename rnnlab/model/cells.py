@@ -1,7 +1,10 @@
 """Registries of recurrent cells and carry initialisers.
 
-Adding a cell or an initialiser is one entry here: the model, the CLI, the app and the tests read these
-dictionaries and never name a cell themselves.
+Adding a cell or an initialiser is one entry here: the model, its fused form, the probe, the time and memory
+estimates, the CLI, the URL, the app's pages and the tests read these dictionaries when they need them and never
+list the cells themselves (``tests/test_one_cell.py`` registers a cell and finds it everywhere). A cell with new maths
+also needs its maths: its fused step (:mod:`rnnlab.model.fused`) and its log-scaled probe step
+(:mod:`rnnlab.probing.probe_cells`, found from the fused form).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import jax
 from jax.nn import initializers
 
 from rnnlab.i18n import N_, _
+from rnnlab.model import fused as forms
+from rnnlab.model.fused import FusedCell
 from rnnlab.model.gates import GRU_GATES, LSTM_GATES, MGU_GATES, GateSpec
 
 Initializer = Callable[..., jax.Array]
@@ -34,7 +39,10 @@ class CellSpec:
     # Settings that run this cell quickly, applied when it is chosen with a task it cannot run (setting, value).
     quick_settings: tuple[tuple[str, object], ...] = ()
     gates: GateSpec | None = None  # gate activations, for the cells with gates (not the ConvLSTM's convolutions)
-    fused: bool = False  # trains and probes through its fused form (rnnlab.model.fused: same functions and parameters)
+    # Its fused form (rnnlab.model.fused: the same functions of the same parameters), which training runs and the
+    # probe finds its log-scaled step by; None: Flax's own cell under nn.RNN.
+    fused: FusedCell | None = None
+    compile_s: float | None = None  # seconds to compile a training chunk, where not the default (time estimate)
 
     @property
     def label(self) -> str:
@@ -69,18 +77,18 @@ CELLS: dict[str, CellSpec] = {
     for spec in [
         CellSpec("gru", "GRU", nn.GRUCell, ("h",), saved_per_step=6, matmuls=3,
                  description=N_("Gated recurrent unit: reset and update gates, one state vector."), gates=GRU_GATES,
-                 fused=True),
+                 fused=forms.GRU),
         CellSpec("lstm", "LSTM", nn.LSTMCell, ("c", "h"), saved_per_step=9,
                  description=N_("Long short-term memory: a cell state c with an additive path, and h."),
-                 gates=LSTM_GATES, fused=True),
+                 gates=LSTM_GATES, fused=forms.LSTM),
         CellSpec("optimized_lstm", N_("Optimized LSTM"), nn.OptimizedLSTMCell, ("c", "h"), saved_per_step=9,
                  description=N_("The same LSTM maths with the gate matmuls fused."), gates=LSTM_GATES,
-                 fused=True),
+                 fused=forms.LSTM),
         CellSpec("mgu", "MGU", nn.MGUCell, ("h",), saved_per_step=5, matmuls=2,
-                 description=N_("Minimal gated unit: a single forget gate."), gates=MGU_GATES, fused=True),
+                 description=N_("Minimal gated unit: a single forget gate."), gates=MGU_GATES, fused=forms.MGU),
         CellSpec("simple", N_("Simple RNN"), nn.SimpleCell, ("h",), saved_per_step=2, matmuls=1,
                  description=N_("h_t = tanh(W h_{t-1} + U x_t + b): no gates, the textbook vanishing gradient."),
-                 fused=True),
+                 fused=forms.SIMPLE),
         CellSpec("conv_lstm", "ConvLSTM", nn.ConvLSTMCell, ("c", "h"), spatial=True, saved_per_step=9,
                  description=N_("An LSTM whose matmuls are convolutions: needs a spatial task."),
                  quick_settings=(("task", "moving_dot"), ("features", 16), ("batch", 16), ("seq_len", 20))),

@@ -143,15 +143,11 @@ def _simple_backward(saved: Saved, carry: Carry, d_new: Carry) -> tuple[Carry, j
     return (jnp.zeros_like(carry[0]),), d_pre, None
 
 
-_LSTM = FusedCell(("ii", "if", "ig", "io"), ("hi", "hf", "hg", "ho"), _lstm_forward, _lstm_backward)
-
-FUSED_CELLS: dict[str, FusedCell] = {
-    "lstm": _LSTM,
-    "optimized_lstm": _LSTM,
-    "gru": FusedCell(("ir", "iz", "in"), ("hr", "hz", "hn"), _gru_forward, _gru_backward),
-    "mgu": FusedCell(("if", "in"), ("hf", "hn"), _mgu_forward, _mgu_backward),
-    "simple": FusedCell(("i",), ("h",), _simple_forward, _simple_backward),
-}
+# The fused forms, one per maths (a cell's spec names its own: rnnlab.model.cells.CellSpec.fused).
+LSTM = FusedCell(("ii", "if", "ig", "io"), ("hi", "hf", "hg", "ho"), _lstm_forward, _lstm_backward)
+GRU = FusedCell(("ir", "iz", "in"), ("hr", "hz", "hn"), _gru_forward, _gru_backward)
+MGU = FusedCell(("if", "in"), ("hf", "hn"), _mgu_forward, _mgu_backward)
+SIMPLE = FusedCell(("i",), ("h",), _simple_forward, _simple_backward)
 
 
 def _project(w: jax.Array, b: jax.Array | None, x: jax.Array) -> jax.Array:
@@ -177,11 +173,10 @@ def _advance(cell: FusedCell, w: FusedWeights, carry: Carry, x_t: jax.Array,
     return new, saved
 
 
-def _plain_scan(name: str, unroll: int, keep_last: bool, w: FusedWeights, carry0: Carry, xs: jax.Array,
+def _plain_scan(cell: FusedCell, unroll: int, keep_last: bool, w: FusedWeights, carry0: Carry, xs: jax.Array,
                 eps: jax.Array | None, steps: jax.Array) -> tuple[Carry, jax.Array]:
-    """Time-major scan of cell ``name``: (carry after ``steps`` (the last step unless ``keep_last``), h at every
+    """Time-major scan of ``cell``: (carry after ``steps`` (the last step unless ``keep_last``), h at every
     step, (T, B, H)). ``eps`` (T, B, leaves * H) or None is added to the carry after every step."""
-    cell = FUSED_CELLS[name]
     h_index = len(carry0) - 1  # h is the last leaf of every fused cell's carry
 
     def body(carry, inputs):
@@ -203,19 +198,18 @@ def _plain_scan(name: str, unroll: int, keep_last: bool, w: FusedWeights, carry0
 
 
 @partial(jax.custom_vjp, nondiff_argnums=(0, 1, 2))
-def _hand_scan(name: str, unroll: int, keep_last: bool, w: FusedWeights, carry0: Carry, xs: jax.Array,
+def _hand_scan(cell: FusedCell, unroll: int, keep_last: bool, w: FusedWeights, carry0: Carry, xs: jax.Array,
                eps: jax.Array | None, steps: jax.Array) -> tuple[Carry, jax.Array]:
     """:func:`_plain_scan`, differentiated by the cell's hand-written backward pass."""
-    return _plain_scan(name, unroll, keep_last, w, carry0, xs, eps, steps)
+    return _plain_scan(cell, unroll, keep_last, w, carry0, xs, eps, steps)
 
 
 Residuals = tuple
 
 
-def _hand_forward(name: str, unroll: int, keep_last: bool, w: FusedWeights, carry0: Carry, xs: jax.Array,
+def _hand_forward(cell: FusedCell, unroll: int, keep_last: bool, w: FusedWeights, carry0: Carry, xs: jax.Array,
                   eps: jax.Array | None, steps: jax.Array) -> tuple[tuple[Carry, jax.Array], Residuals]:
     """The scan keeping what the backward pass needs: every step's carry and gate activations."""
-    cell = FUSED_CELLS[name]
     h_index = len(carry0) - 1
 
     def body(carry, inputs):
@@ -227,14 +221,14 @@ def _hand_forward(name: str, unroll: int, keep_last: bool, w: FusedWeights, carr
     return (final, carries[h_index]), (w, tuple(carry0), xs, eps is not None, steps, carries, saved)
 
 
-def _hand_backward(name: str, unroll: int, keep_last: bool, residuals: Residuals,
+def _hand_backward(cell: FusedCell, unroll: int, keep_last: bool, residuals: Residuals,
                    cotangents: tuple[Carry, jax.Array]) -> tuple:
     """A backward scan for the carry's gradient only, then each kernel's gradient as one matmul over all steps."""
     w, carry0, xs, has_eps, steps, carries, saved = residuals
     d_final, d_hs = cotangents
-    backward = FUSED_CELLS[name].backward
+    backward = cell.backward
     if backward is None:
-        raise ValueError(f"the {name} cell has no hand-written backward pass")
+        raise ValueError("this fused cell has no hand-written backward pass")
     h_index = len(carry0) - 1
     before = tuple(jnp.concatenate([c0[None], leaf[:-1]], axis=0) for c0, leaf in zip(carry0, carries))
     w_h_t = w.w_h.T
@@ -267,9 +261,10 @@ def _hand_backward(name: str, unroll: int, keep_last: bool, residuals: Residuals
 _hand_scan.defvjp(_hand_forward, _hand_backward)
 
 
-def fused_scan(name: str, params: dict, carry0: Carry, xs: jax.Array, eps: jax.Array | None = None,
+def fused_scan(cell: FusedCell, params: dict, carry0: Carry, xs: jax.Array, eps: jax.Array | None = None,
                steps: jax.Array | None = None, unroll: int = 1, hand_backward: bool = True) -> tuple[Carry, jax.Array]:
-    """Run cell ``name`` (a key of :data:`FUSED_CELLS`) over ``xs`` from ``carry0``, as ``nn.RNN`` does.
+    """Run ``cell`` (a cell spec's fused form, :attr:`rnnlab.model.cells.CellSpec.fused`) over ``xs`` from
+    ``carry0``, as ``nn.RNN`` does.
 
     Args:
       params: the Flax cell's parameters (``{'ii': {'kernel': ...}, ...}``).
@@ -285,9 +280,8 @@ def fused_scan(name: str, params: dict, carry0: Carry, xs: jax.Array, eps: jax.A
     Returns:
       (final carry, outputs (batch, steps, features)).
     """
-    cell = FUSED_CELLS[name]
     scan = _hand_scan if hand_backward and cell.backward is not None else _plain_scan
     last = jnp.asarray(xs.shape[1] if steps is None else steps, jnp.int32)
-    final, hs = scan(name, unroll, steps is not None, cell.weights(params), tuple(carry0), jnp.swapaxes(xs, 0, 1),
+    final, hs = scan(cell, unroll, steps is not None, cell.weights(params), tuple(carry0), jnp.swapaxes(xs, 0, 1),
                      None if eps is None else jnp.swapaxes(eps, 0, 1), last)
     return final, jnp.swapaxes(hs, 0, 1)

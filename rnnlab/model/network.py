@@ -84,7 +84,7 @@ class SeqModel(nn.Module):
     kernel_size: int = 3
     probe: bool = False
     unroll: int = 1
-    fused: bool = True  # run the cell's fused form (rnnlab.model.fused) where the registry has one
+    fused: bool = True  # run the cell's fused form (its spec's, rnnlab.model.fused) where it has one
     hand_backward: bool = True  # differentiate the fused form with its hand-written backward pass
 
     @property
@@ -117,8 +117,8 @@ class SeqModel(nn.Module):
             carry0 = jax.tree_util.tree_map(jnp.add, carry0, eps0)
         if start_only:
             return carry0
-        if self.fused and spec.fused and not self.is_initializing():
-            final, outputs = fused_scan(self.cell, self.variables["params"][str(cell.name)],
+        if self.fused and spec.fused is not None and not self.is_initializing():
+            final, outputs = fused_scan(spec.fused, self.variables["params"][str(cell.name)],
                                         spec.carry_as_tuple(carry0), x, eps if self.probe else None,
                                         None if carry is None else steps, self.unroll, self.hand_backward)
             return self.readout(outputs, carry is None, spec.carry_from_tuple(final))

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -25,8 +25,9 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
+from rnnlab.model import fused as forms
 from rnnlab.model.cells import CELLS
-from rnnlab.model.fused import FUSED_CELLS
+from rnnlab.model.fused import FusedCell
 
 Carry = tuple[jax.Array, ...]
 
@@ -282,22 +283,61 @@ class ProbeCell:
         return new, flags
 
 
-def _fused(name: str, forward, backward) -> ProbeCell:
-    fused = FUSED_CELLS[name]
-    return ProbeCell(fused.weights, lambda w, x: _dense(w.w_in, w.b_in, x), lambda w, h: _dense(w.w_h, w.b_h, h),
+def _fused(cell: FusedCell, forward, backward) -> ProbeCell:
+    return ProbeCell(cell.weights, lambda w, x: _dense(w.w_in, w.b_in, x), lambda w, h: _dense(w.w_h, w.b_h, h),
                      forward, backward)
 
 
-PROBE_CELLS: dict[str, ProbeCell] = {
-    "lstm": _fused("lstm", _lstm, _lstm_backward("ifgo")),
-    "optimized_lstm": _fused("optimized_lstm", _lstm, _lstm_backward("ifgo")),
-    "gru": _fused("gru", _gru, _gru_backward),
-    "mgu": _fused("mgu", _mgu, _mgu_backward),
-    "simple": _fused("simple", _simple, _simple_backward),
-    "conv_lstm": ProbeCell(lambda p: p, lambda p, x: _conv(p["ih"], x), lambda p, h: _conv(p["hh"], h), _conv_lstm,
-                           _lstm_backward("igfo")),
+# The log-scaled step of each fused form's maths (a cell's spec names its fused form), and of the cells without one
+# by their Flax class.
+BY_FUSED_FORM: dict[FusedCell, ProbeCell] = {
+    forms.LSTM: _fused(forms.LSTM, _lstm, _lstm_backward("ifgo")),
+    forms.GRU: _fused(forms.GRU, _gru, _gru_backward),
+    forms.MGU: _fused(forms.MGU, _mgu, _mgu_backward),
+    forms.SIMPLE: _fused(forms.SIMPLE, _simple, _simple_backward),
 }
-assert set(PROBE_CELLS) == set(CELLS), "every registered cell needs its probe form"
+BY_FLAX_CLASS: dict[Callable[..., nn.RNNCellBase], ProbeCell] = {
+    nn.ConvLSTMCell: ProbeCell(lambda p: p, lambda p, x: _conv(p["ih"], x), lambda p, h: _conv(p["hh"], h),
+                               _conv_lstm, _lstm_backward("igfo")),
+}
+
+
+def probe_cell(name: str) -> ProbeCell:
+    """The probe form of the registered cell ``name``: found by its spec's fused form, else by its Flax class."""
+    spec = CELLS[name]
+    form = BY_FUSED_FORM.get(spec.fused) if spec.fused is not None else BY_FLAX_CLASS.get(spec.cls)
+    if form is None:
+        raise LookupError(f"the {name} cell has no log-scaled probe form: add its step to rnnlab.probing.probe_cells "
+                          f"(BY_FUSED_FORM for its fused form, or BY_FLAX_CLASS for {spec.cls.__name__})")
+    return form
+
+
+class _ProbeCells(Mapping[str, ProbeCell]):
+    """Every registered cell's probe form by the cell's name, read from the registry when asked."""
+
+    def __getitem__(self, name: str) -> ProbeCell:
+        return probe_cell(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in CELLS
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(CELLS)
+
+    def __len__(self) -> int:
+        return len(CELLS)
+
+
+PROBE_CELLS: Mapping[str, ProbeCell] = _ProbeCells()
+
+
+def check_every_cell() -> None:
+    """Raise :class:`LookupError` naming what is missing where a registered cell has no probe form."""
+    for name in CELLS:
+        probe_cell(name)
+
+
+check_every_cell()
 
 
 def cell_params(params: dict, cell: str) -> dict:

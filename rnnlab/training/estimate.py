@@ -26,8 +26,8 @@ PER_TIME_STEP_S = 4.5e-5  # plus this per scanned time step of a training step, 
 # scan's own work: measured here 40-60 us, the bulk of a step with few features or a small batch)
 MIN_LEARNING_FLOPS = 1e8  # smaller steps are all overhead: their speed says nothing about larger ones
 SPATIAL_SPEED = 0.065  # a ConvLSTM step runs at this share of DEFAULT_FLOPS (measured here: 7e9 FLOP/s)
-COMPILE_S: dict[str, float] = {}  # first compile of a training chunk by cell, when not DEFAULT_COMPILE_S
-DEFAULT_COMPILE_S = 6.0  # seconds, with the initialisation and evaluation (measured here: 5-6 s, ConvLSTM too)
+DEFAULT_COMPILE_S = 6.0  # seconds, with the initialisation and evaluation (measured here: 5-6 s, ConvLSTM too);
+# a cell that takes longer says so in its spec (rnnlab.model.cells.CellSpec.compile_s)
 CONFIRM_S = 60.0  # longer than this: the page asks before it starts
 ENV_MAX_JOB = "RNNLAB_MAX_JOB_MINUTES"
 DEFAULT_MAX_JOB_MINUTES = 20.0  # longer than this: refused (a teacher raises it with the variable above)
@@ -116,6 +116,12 @@ class Duration:
         return hash(self.seconds)
 
 
+def compile_seconds(cell: str) -> float:
+    """Seconds a first compile of ``cell``'s training chunk takes here (its spec's, else the default)."""
+    own = CELLS[cell].compile_s
+    return DEFAULT_COMPILE_S if own is None else own
+
+
 def efficiency(config: Config) -> float:
     """The share of the full speed (``DEFAULT_FLOPS``, or the measured one) a step of ``config`` runs at: wider
     cells multiply larger matrices, which run faster per FLOP; a ConvLSTM's convolutions run at a fixed share."""
@@ -135,7 +141,7 @@ def estimate(config: Config, steps: int | None = None) -> Estimate:
     speed = rate * efficiency(config)
     overhead = PER_TIME_STEP_S * TASKS[config.task].steps(config.seq_len)
     step_s = measured if measured is not None else overhead + step_flops(config) / speed
-    compile_s = 0.0 if compiled else COMPILE_S.get(config.cell, DEFAULT_COMPILE_S)
+    compile_s = 0.0 if compiled else compile_seconds(config.cell)
     return Estimate(compile_s, step_s, steps, measured is not None)
 
 
@@ -219,7 +225,7 @@ def together(parts: list[tuple[Config, int, bool]], steps: int) -> Estimate:
         one = estimate(config, steps)
         overhead = PER_TIME_STEP_S * TASKS[config.task].steps(config.seq_len)
         step_s += overhead + max(one.step_s - overhead, 0.0) * runs
-        compile_s += 0.0 if compiled else COMPILE_S.get(config.cell, DEFAULT_COMPILE_S)
+        compile_s += 0.0 if compiled else compile_seconds(config.cell)
     return Estimate(compile_s, step_s, steps, False)
 
 

@@ -7,11 +7,13 @@ import subprocess
 import sys
 import textwrap
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from rnnlab.config import Config
+from rnnlab.model.cells import CELLS
 from rnnlab.server import precompile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -100,9 +102,8 @@ def test_the_time_limit_kills_the_worker(tmp_path, monkeypatch):
 
 
 def test_only_long_compiles_with_a_disk_cache_use_a_worker(tmp_path, monkeypatch):
-    from rnnlab.training import estimate
-
-    monkeypatch.setitem(estimate.COMPILE_S, "conv_lstm", 30.0)  # as if a ConvLSTM took half a minute to compile
+    slow = replace(CELLS["conv_lstm"], compile_s=30.0)  # as if a ConvLSTM took half a minute to compile
+    monkeypatch.setitem(CELLS, "conv_lstm", slow)
     monkeypatch.setattr(precompile, "cache_folder", lambda: None)
     assert not precompile.use_worker(LONG)
     monkeypatch.setattr(precompile, "cache_folder", lambda: str(tmp_path))
