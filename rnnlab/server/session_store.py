@@ -134,6 +134,7 @@ class SessionStore:
             if nbytes > self.max_bytes:  # too big to keep at all; the others stay
                 self._entries.pop(token, None)
                 return True
+            new = entry is None
             if entry is None or entry.value is not value:
                 entry = Entry(owner, value, nbytes, self._clock(), client or owner)
             entry.value, entry.nbytes, entry.frozen, entry.touched = value, nbytes, False, self._clock()
@@ -149,7 +150,7 @@ class SessionStore:
         if write:
             self.disk.write(token, self._dump(value), client)
         self._freeze_gone()
-        self._publish_live()
+        self._publish_live(now=new)
         return True
 
     def claim(self, token: str | None, session: str, is_connected: Callable[[str], bool],
@@ -188,6 +189,7 @@ class SessionStore:
             if self._clock() >= deadline:
                 return None
             time.sleep(poll_s)
+        self._publish_live(now=True)
         if not frozen:
             return kept
         try:
@@ -274,10 +276,16 @@ class SessionStore:
             owned = [(t, e.owner) for t, e in self._entries.items() if e.owner]
         return [t for t, owner in owned if self.is_connected(owner)]
 
-    def _publish_live(self) -> None:
+    def _publish_live(self, now: bool = False) -> None:
         """Start, once, the thread that lists this process's connected tokens in the runs folder every
-        :data:`LIVE_EVERY_S` seconds, for the other processes sharing it."""
-        if self.disk is None or self._publisher is not None:
+        :data:`LIVE_EVERY_S` seconds, for the other processes sharing it; with ``now`` (a token newly held here),
+        list them at once too, so that no other process takes the token in the moment before the thread's next
+        turn."""
+        if self.disk is None:
+            return
+        if now:
+            self.disk.publish_live(self.live_tokens())
+        if self._publisher is not None:
             return
         with self._lock:
             if self._publisher is not None:
