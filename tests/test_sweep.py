@@ -285,7 +285,7 @@ def test_a_run_whose_loss_blows_up_is_marked_diverged_with_the_run_message():
     assert "press" not in history.stop_reason.lower()
 
 
-def test_a_sweep_in_time_bounded_parts_equals_one_in_whole_chunks(configs, result):
+def test_a_sweep_in_time_bounded_calls_equals_one_in_whole_chunks(configs, result):
     calls = []
     out = run_sweep(configs, callback=lambda fraction, text: calls.append(text), max_seconds=1e-9)
     assert len(calls) == 2 * BASE.steps + 1  # from the first call on, each program trains a step per call
