@@ -243,7 +243,7 @@ def memory_verdict(eval_loss: float, baseline: float) -> str:
 @dataclass(frozen=True)
 class H0Size:
     """||dL/dh_0|| of one run at its true size: ``log10`` (-inf for an exact 0, nan when not measured) and, for
-    an exact 0, why (``cause``, a key of :data:`rnnlab.probing.logscale.ZERO_CAUSES`) and the step that cut it."""
+    an exact 0, why (``cause``, :data:`rnnlab.figures.size_words.ZERO_CAUSES`) and the step that cut it."""
 
     log10: float = math.nan
     cause: str = ""
@@ -253,10 +253,6 @@ class H0Size:
     def value(self) -> float:
         """The norm as a float64 number (0 below float64's range)."""
         return float(logscale.to_float(self.log10)) if not math.isnan(self.log10) else math.nan
-
-    def describe_zero(self) -> str:
-        """Why it is exactly 0, in a sentence ("" when it is not)."""
-        return logscale.describe_zero(self.cause, self.at, "h", 0) if self.cause else ""
 
 
 def h0_size(sizes: logscale.LogGrads) -> H0Size:
