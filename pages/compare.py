@@ -25,7 +25,7 @@ from rnnlab.server.executors import current_executor
 from rnnlab.sweep import SweepError
 from rnnlab.text import escape_markdown
 from rnnlab.training import estimate
-from rnnlab.training.train import PART_SECONDS
+from rnnlab.training.train import CALL_SECONDS
 from ui.charts import chart
 from ui.controls import config_controls, explain
 from ui.progress import job_progress, settle
@@ -191,7 +191,7 @@ if action == "run" and configs and not errors:
     progress_slot.progress(0.0, text=_("Starting…"))
     stop_slot.button(_("Stop"), icon=":material/stop:", key="cmp_stop",
                      help=_("Stop the sweep within about a second; the steps trained so far are shown."))
-    job = current_executor().submit(Work(jobs.compare_sweep, (configs, PART_SECONDS), kind="sweep",
+    job = current_executor().submit(Work(jobs.compare_sweep, (configs, CALL_SECONDS), kind="sweep",
                                          label="compare sweep", memory_bytes=sweep.total_memory_bytes(configs),
                                          client=client_id(), key=compare_views.sweep_key(configs)))
     stopped_sweeps["job"] = job  # picked up by the next script run when a click interrupts this one

@@ -27,7 +27,6 @@ from ui.explore_training import (
     TrainingFailed,
     compile_pending,
     follow_settings,
-    new_run,
     robustness,
     step_once,
     train,
@@ -37,6 +36,7 @@ from ui.explore_training import (
 from ui.progress import settle
 from ui.session import keep_run, share_link, show_url_notes, url_state, write_url
 from ui.slots import LazyContainer
+from ui.work import start_run
 
 ss = st.session_state
 state = explore_state()
@@ -125,7 +125,7 @@ if pending is not None:  # a new run whose long first compile runs in a worker, 
         effects = state.apply(Compiled(compile_pending(pending, where.status, where.queue,
                                                        lambda: state.actions.busy)))
     if Effect.BUILD_PENDING in effects:
-        state.run = run = new_run(pending)
+        state.run = run = start_run(pending)
         stale = False
     if Effect.SAY_STOPPED in effects:
         where.status.info(t("Stopped while compiling; press Train to start again."), icon=":material/stop_circle:")

@@ -15,6 +15,7 @@ from dataclasses import fields
 from pathlib import Path
 
 from rnnlab.config import CHOICES, SETTING, Config, ConfigError
+from rnnlab.figures.size_words import describe_zero
 from rnnlab.grids import DEFAULT_SWEEP_CELLS, DEFAULT_SWEEP_LENGTHS
 from rnnlab.i18n import ENGLISH, LANGUAGES, _, localize_number, t, tn, using
 from rnnlab.model.cells import CELLS
@@ -22,7 +23,6 @@ from rnnlab.probing.probes import (
     F32_LOG10_FLOOR,
     decay_sweep,
     describe_fit,
-    describe_zero,
     fit_decay,
     format_log10,
 )

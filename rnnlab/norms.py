@@ -25,9 +25,6 @@ F32_LOG10_FLOOR = math.log10(F32_TINY)  # about -37.93: a float32 gradient below
 F64_LOG10_FLOOR = math.log10(F64_TINY)  # about -307.65: a float64 one below this loses precision, then is 0
 
 ZERO_NORM = N_("0 in float32")  # how an exact 0 is shown (in tables; translated where shown in prose: _())
-# English, for logs; the charts say it in the reader's language (rnnlab.figures.plots.zero_hover)
-ZERO_CAUSES = ("every element of the gradient fell below float32's smallest normal number (about 1.2e-38; smaller "
-               "results are flushed to 0) or passed through units so saturated that their derivative is 0 in float32")
 
 
 def scaled_norm(x: jax.Array, axis: int | Sequence[int] | None = None) -> jax.Array:

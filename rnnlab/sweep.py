@@ -48,7 +48,7 @@ from rnnlab.training.compiled import compile_count
 from rnnlab.training.divergence import check_chunk
 from rnnlab.training.history import History
 from rnnlab.training.program import Program, get_program
-from rnnlab.training.train import at_boundary, part_steps
+from rnnlab.training.train import at_boundary, call_steps
 
 MAX_RUNS = 48
 AXIS = "runs"
@@ -243,7 +243,7 @@ def memory_verdict(eval_loss: float, baseline: float) -> str:
 @dataclass(frozen=True)
 class H0Size:
     """||dL/dh_0|| of one run at its true size: ``log10`` (-inf for an exact 0, nan when not measured) and, for
-    an exact 0, why (``cause``, a key of :data:`rnnlab.probing.logscale.ZERO_CAUSES`) and the step that cut it."""
+    an exact 0, why (``cause``, :data:`rnnlab.figures.size_words.ZERO_CAUSES`) and the step that cut it."""
 
     log10: float = math.nan
     cause: str = ""
@@ -253,10 +253,6 @@ class H0Size:
     def value(self) -> float:
         """The norm as a float64 number (0 below float64's range)."""
         return float(logscale.to_float(self.log10)) if not math.isnan(self.log10) else math.nan
-
-    def describe_zero(self) -> str:
-        """Why it is exactly 0, in a sentence ("" when it is not)."""
-        return logscale.describe_zero(self.cause, self.at, "h", 0) if self.cause else ""
 
 
 def h0_size(sizes: logscale.LogGrads) -> H0Size:
@@ -485,7 +481,7 @@ def _train_round(progress: _Progress, max_seconds: float | None) -> bool:
     for number, group in enumerate(groups, 1):
         if group.step >= progress.steps:
             continue
-        _train_part(progress, group, max_seconds)
+        _train_chunk(progress, group, max_seconds)
         # kept as a message: made in a worker thread, shown in the reader's language on the page
         # TRANSLATORS: progress of a sweep: training step {step} of {steps}, compiled program {n} of {total}
         note = Note(N_("step {step} / {steps} of program {n} of {total}"), step=group.step, steps=progress.steps,
@@ -495,13 +491,13 @@ def _train_round(progress: _Progress, max_seconds: float | None) -> bool:
     return True
 
 
-def _train_part(progress: _Progress, group: _Group, max_seconds: float | None) -> None:
-    """Train ``group`` one chunk, or part of one (see ``max_seconds``), and record it in each run's history.
+def _train_chunk(progress: _Progress, group: _Group, max_seconds: float | None) -> None:
+    """Train ``group`` one chunk, or the steps of it that fit in ``max_seconds``, and record it in each run's history.
 
     A run that has stopped (diverged) is no longer recorded; its state keeps its last finite parameters.
     """
     steps, chunk = progress.steps, group.program.static.chunk
-    n_active = part_steps(group.step, chunk, steps, group.step_s, max_seconds)
+    n_active = call_steps(group.step, chunk, steps, group.step_s, max_seconds)
     lr, clip, scale = group.hyper
     compiled = compile_count(group.fns.train_chunk) > 0
     began = time.perf_counter()

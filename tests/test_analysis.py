@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rnnlab.figures import plots
+from rnnlab.figures import plots, true_size
 from rnnlab.probing import analysis
 from rnnlab.training.history import History
 
@@ -80,7 +80,7 @@ def test_loss_figure_draws_the_dataframes_and_the_baseline():
 def test_decay_figure_names_each_cell_with_its_halving():
     sweep = pd.DataFrame({"cell": ["gru", "gru"], "T": [10, 20], "h0_grad_norm": [1.0, 0.25]})
     fits = pd.DataFrame({"cell": ["gru"], "rate_per_step": [0.5 ** 0.2], "halving_steps": [5.0], "points": [2]})
-    fig = plots.decay_figure(sweep, fits, {"gru": "GRU"})
+    fig = true_size.decay_figure(sweep, fits, {"gru": "GRU"})
     assert fig.data[0].name == "GRU (halves every 5 steps)"
     np.testing.assert_allclose(list(fig.data[0].y), [0.0, np.log10(0.25)])  # true sizes, as log10
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from rnnlab.config import Config
+from rnnlab.figures import example_words, size_words
 from rnnlab.model.cells import CELLS
 from rnnlab.model.tasks import COPY_BLANK, COPY_LEN, ORDER_SYMBOLS, SINE_OMEGA, TASKS, sine_prompt
 from rnnlab.norms import F32_LOG10_FLOOR
@@ -245,18 +246,18 @@ def test_a_long_sequence_draws_every_kth_cell_and_names_the_zeros():
     every = -(-9001 // example_plots.MAX_CELLS)
     assert len(cells.x) <= example_plots.MAX_CELLS and cells.name.endswith(f"every {every}th")
     np.testing.assert_array_equal(cells.x, np.arange(0, 9001, every))
-    saturated = logscale.describe_zero("saturated", 3, "h", 0)
+    saturated = size_words.describe_zero("saturated", 3, "h", 0)
     assert cells.hovertext[0] == f"h_0: {saturated}" and "units whose derivative is exactly 0" in saturated
     zeros = next(t for t in figure.data if t.name == example_plots.ZERO_LABEL)
     np.testing.assert_array_equal(zeros.x, [0, 1, 2])
-    assert zeros.hovertext[2] == logscale.describe_zero("saturated", 3, "h", 2)
+    assert zeros.hovertext[2] == size_words.describe_zero("saturated", 3, "h", 2)
     assert [f.name for f in figure.frames] == ["0", "10"]
 
 
 def test_summary_states_the_examples_numbers_at_their_true_size_and_names_zero_and_nan():
     program, params, root, scale = setup("lstm", "adding")
     now = example.look(program, params, root, scale, 2, step=7)
-    text = example.summary(now, now, 2)
+    text = example_words.summary(now, now, 2)
     assert text.startswith(f"**Example 3:** its loss is {now.loss:.3g} at step 7 ({now.loss:.3g} untrained).")
     for i, leaf in enumerate(("c", "h")):
         assert f"||dL/d{leaf}_0|| = {probes.format_log10(now.grads.log10[i, 0])}" in text
@@ -265,15 +266,15 @@ def test_summary_states_the_examples_numbers_at_their_true_size_and_names_zero_a
     log10 = np.array([[-np.inf, 1.0], [np.nan, 1.0]])
     cause = np.array([["gate", ""], ["", ""]])
     zero = replace(now, grads=logscale.LogGrads(("c", "h"), log10, cause, np.array([[1, -1], [-1, -1]])))
-    text = example.summary(zero, now, 0)
-    assert logscale.describe_zero("gate", 1, "c", 0).rstrip(".") in text and "dL/dh_0 is not a number" in text
+    text = example_words.summary(zero, now, 0)
+    assert size_words.describe_zero("gate", 1, "c", 0).rstrip(".") in text and "dL/dh_0 is not a number" in text
 
 
 def test_keeper_summary_is_the_keeper_gates_mean_and_share_above_0_9():
     program, params, root, scale = setup("gru", "adding")
     now = example.look(program, params, root, scale, 0)
     z = now.gates["z"]
-    text = example.keeper_summary(now, program.spec.gates)
+    text = example_words.keeper_summary(now, program.spec.gates)
     assert f"The update gate z averages {z.mean():.2f} over this example; " in text
     assert f"{(z > 0.9).sum() / z.size:.0%} of its values are above 0.9." in text
 
@@ -297,7 +298,7 @@ def test_the_unrolled_view_has_its_panels_top_to_bottom_and_frames_replace_only_
     for trace, leaf in zip(grads, ("c", "h")):  # the frame shown is the last look's
         np.testing.assert_allclose(np.asarray(trace.y, float), looks[-1].grad_log10[leaf], equal_nan=True)
         t = 4
-        assert trace.hovertext[t] == looks[-1].grad_text(leaf, t) == (
+        assert trace.hovertext[t] == example_words.grad_text(looks[-1], leaf, t) == (
             f"||dL/d{leaf}_{t}|| = {probes.format_log10(looks[-1].grad_log10[leaf][t])}")
     assert not any(n.startswith("float32's floor") for n in names)  # far above it: no floor drawn
 
@@ -330,7 +331,7 @@ def test_a_vanished_gradient_is_shown_at_its_true_size_with_float32s_floor():
     np.testing.assert_allclose(got, want, rtol=1e-4)
     assert got[0] < -55 and np.isfinite(got).all()
     assert look.grad_norms["h"][0] == pytest.approx(10.0 ** got[0], rel=1e-12) and look.grad_norms["h"][0] > 0
-    text = example.summary(look, look, 0)
+    text = example_words.summary(look, look, 0)
     assert f"||dL/dh_0|| = {probes.format_log10(got[0])}" in text and "below float32's smallest number" in text
     figure = example_plots.unrolled_figure([look])
     line = next(t for t in figure.data if t.name.startswith("||dL/dh_t||"))
@@ -354,9 +355,9 @@ def test_saturated_units_zero_float32_but_the_true_size_is_shown_and_float32s_ze
     step = math.log10(0.5) + math.log10(4.0) - 2000 * math.log10(math.e)
     assert np.all(np.abs(np.diff(log10) + step) < 3.0), np.diff(log10)
     assert (look.grads.zero_cause[0, :-1] == "saturated").all() and (look.grads.zero_at[0, :-1] == steps).all()
-    sentence = logscale.describe_zero("saturated", steps, "h", 0, float(log10[0]))
+    sentence = size_words.describe_zero("saturated", steps, "h", 0, float(log10[0]))
     assert sentence.startswith("In float32 ||dL/dh_0|| is 0, though its true size is ") and f"step {steps}" in sentence
-    assert sentence.rstrip(".") in example.summary(look, look, 0)
+    assert sentence.rstrip(".") in example_words.summary(look, look, 0)
     figure = example_plots.unrolled_figure([look])
     line = next(t for t in figure.data if t.name.startswith("||dL/dh_t||"))
     np.testing.assert_allclose(np.asarray(line.y, float), log10)

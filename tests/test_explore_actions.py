@@ -246,7 +246,7 @@ def test_anything_else_is_not_an_event():
         decide(IDLE, "train")
 
 
-def test_a_failed_training_part_ends_training_and_says_why():
+def test_a_failed_training_call_ends_training_and_says_why():
     assert decide(TRAINING, TrainingEnded("Training stopped at step 10: no worker.")) == (
         ActionState(error="Training stopped at step 10: no worker."), (Effect.RERUN,))
     refused = ActionState(training=True, error="earlier")

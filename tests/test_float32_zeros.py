@@ -7,7 +7,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rnnlab.figures import gradient_views, plots
+from rnnlab.figures import gradient_views, size_words
 from rnnlab.i18n import using
 from rnnlab.probing import probes
 from rnnlab.sharing.presets import PRESETS_BY_KEY
@@ -64,4 +64,4 @@ def test_no_float32_sentence_where_the_float32_pass_is_not_run():
                                  "log10": [-3.0, -2.0], "zero_cause": ["", ""], "zero_at": [-1, -1],
                                  "float32": [np.nan, np.nan]})
     assert gradient_views.float32_zeros(grads) == 0 and gradient_views.describe_float32_zeros(grads, "q") == ""
-    assert plots.describe_below_float32(grads["log10"], "q") == ""
+    assert size_words.describe_below_float32(grads["log10"], "q") == ""

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from rnnlab.config import Config
+from rnnlab.figures import size_words
 from rnnlab.model.cells import CELLS
 from rnnlab.norms import F32_LOG10_FLOOR, F64_LOG10_FLOOR
 from rnnlab.probing import logscale, probes
@@ -135,7 +136,7 @@ def test_against_float64_for_every_cell(cell):
     if "c" in program.spec.leaves:  # the cell state after the last step is not read by the loss
         c = program.spec.leaves.index("c")
         assert got.zero_cause[c, -1] == "unread" and want[c, -1] == 0
-        assert "nothing the loss reads depends on it" in logscale.describe_zero("unread", -1, "c", program.steps)
+        assert "nothing the loss reads depends on it" in size_words.describe_zero("unread", -1, "c", program.steps)
     conn = logscale.connectivity_log10(program, params, batch, scale)
     np.testing.assert_allclose(conn, np.log10(probes.connectivity(program, params, root, scale)), atol=1e-5)
 
@@ -271,7 +272,7 @@ def test_saturation_zeros_found_by_an_independent_rule_are_named():
     assert log10[:last].max() < F32_LOG10_FLOOR
     assert (sizes.zero_cause[0, :last] == "saturated").all() and (sizes.zero_at[0, :last] == last).all()
     assert (sizes.zero_cause[0, last:] == "").all()
-    sentence = logscale.describe_zero("saturated", last, "h", last - 1)
+    sentence = size_words.describe_zero("saturated", last, "h", last - 1)
     assert f"step {last}" in sentence and "derivative is exactly 0" in sentence
 
 
@@ -308,7 +309,7 @@ def test_sizes_and_tables():
     df = probes.carry_grad_df(program, params, root, scale, step=3)
     assert list(df.columns) == probes.GRAD_COLUMNS
     np.testing.assert_allclose(df["grad_norm"], logscale.to_float(df["log10"]))
-    assert set(df["zero_cause"]) <= {"", *logscale.ZERO_CAUSES}
+    assert set(df["zero_cause"]) <= {"", *size_words.ZERO_CAUSES}
     fit = probes.fit_log10(np.array([10, 20, 30, 40]), np.array([-1.0, -2.0, -3.0, -np.inf]))
     assert fit["points"] == 3 and fit["rate"] == pytest.approx(10 ** -0.1)
     assert fit["halving"] == pytest.approx(math.log10(2) / 0.1)

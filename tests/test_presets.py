@@ -9,7 +9,7 @@ from numbers import Number
 import numpy as np
 import pytest
 
-from rnnlab.figures import plots
+from rnnlab.figures import size_words
 from rnnlab.i18n import LANGUAGES, MsgN, localize_number, using
 from rnnlab.model.tasks import COPY_DATA, TASKS
 from rnnlab.probing import analysis, probes
@@ -178,7 +178,7 @@ def test_simple_3000_steps_is_one_straight_line_with_the_lessons_rate_and_crossi
     assert np.isfinite(log10).all() and log10.max() - log10.min() > 150  # no exact zero, 150 decades and more
     residual = log10 - np.polyval(np.polyfit(t, log10, 1), t)
     assert np.abs(residual).max() < 1.5  # one straight line: within 1.5 decades of the fit everywhere
-    row = plots.decay_back(grads).iloc[0]
+    row = size_words.decay_back(grads).iloc[0]
     assert f"{numbers['rate']:.2f}" == f"{row['rate']:.2f}"  # "×0.87 per step back"
     crossing = int(row["below_float32"])
     assert (numbers["t"], numbers["n"]) == (crossing, T - crossing)  # "at t = 2359, 641 steps before the last"

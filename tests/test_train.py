@@ -78,7 +78,7 @@ def test_resume_after_stop_equals_one_uninterrupted_run():
     assert run.history.steps_df().equals(whole.steps_df())
 
 
-def test_a_run_trained_in_time_bounded_parts_equals_one_in_whole_chunks():
+def test_a_run_trained_in_time_bounded_calls_equals_one_in_whole_chunks():
     whole = Run(SMALL).train()
     run = Run(SMALL)
     calls = []
@@ -100,12 +100,12 @@ def test_stopping_inside_a_chunk_keeps_its_steps_and_resumes_exactly():
 
 
 @pytest.mark.parametrize("step, expected", [(0, 10), (3, 7), (10, 10), (35, 5)])
-def test_part_steps_run_to_the_chunk_end_or_what_fits_in_the_time(step, expected):
-    from rnnlab.training.train import part_steps
+def test_call_steps_run_to_the_chunk_end_or_what_fits_in_the_time(step, expected):
+    from rnnlab.training.train import call_steps
 
-    assert part_steps(step, 10, 40, 0.01, None) == expected
-    assert part_steps(step, 10, 40, 0.01, 0.035) == min(expected, 3)
-    assert part_steps(step, 10, 40, 5.0, 1.0) == 1  # a step longer than the time still runs
+    assert call_steps(step, 10, 40, 0.01, None) == expected
+    assert call_steps(step, 10, 40, 0.01, 0.035) == min(expected, 3)
+    assert call_steps(step, 10, 40, 5.0, 1.0) == 1  # a step longer than the time still runs
 
 
 def test_a_compiled_call_runs_only_its_active_steps():
@@ -288,15 +288,15 @@ def test_the_compiled_program_cache_is_bounded_and_runs_do_not_pin_programs():
 
 
 @pytest.mark.parametrize("cell", ["gru", "lstm"])
-def test_parts_computed_through_bytes_give_the_same_run_bit_for_bit(cell):
-    from rnnlab.training import parts
+def test_chunks_computed_through_bytes_give_the_same_run_bit_for_bit(cell):
+    from rnnlab.training import chunks
 
     config = Config(cell=cell, seq_len=12, batch=8, features=8, steps=25, chunk=10)
     in_memory, through = Run(config), Run(config)
     while not in_memory.done:
         in_memory.run_chunk(max_seconds=None)
     while not through.done:
-        through.run_chunk(max_seconds=None, part=parts.through_bytes)
+        through.run_chunk(max_seconds=None, compute=chunks.through_bytes)
     a, b = in_memory.history, through.history
     assert a.steps == b.steps and a.chunks == b.chunks
     for name in a.carry:
@@ -311,13 +311,13 @@ def test_parts_computed_through_bytes_give_the_same_run_bit_for_bit(cell):
     assert jax.tree_util.tree_structure(in_memory.state) == jax.tree_util.tree_structure(through.state)
 
 
-def test_a_part_is_a_pure_function_of_config_state_and_steps():
-    from rnnlab.training import parts
+def test_a_chunk_is_a_pure_function_of_config_state_and_steps():
+    from rnnlab.training import chunks
 
     config = Config(seq_len=12, batch=8, features=8, steps=10, chunk=10)
     run = Run(config)
-    data = parts.state_to_bytes(run.state)
-    first = parts.part_from_bytes(config, parts.train_part_bytes(config, data, 4))
-    again = parts.part_from_bytes(config, parts.train_part_bytes(config, data, 4))
-    assert parts.part_to_bytes(first) == parts.part_to_bytes(again)
+    data = chunks.state_to_bytes(run.state)
+    first = chunks.chunk_from_bytes(config, chunks.compute_chunk_bytes(config, data, 4))
+    again = chunks.chunk_from_bytes(config, chunks.compute_chunk_bytes(config, data, 4))
+    assert chunks.chunk_to_bytes(first) == chunks.chunk_to_bytes(again)
     assert int(first[0]["step"]) == 4 and int(first[1]["applied"].sum()) == 4

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from rnnlab.figures import true_size
+from rnnlab.figures.size_words import describe_zero
 from rnnlab.norms import F32_LOG10_FLOOR, F64_LOG10_FLOOR
-from rnnlab.probing.logscale import describe_zero
 from rnnlab.probing.probes import format_log10
 
 TITLE = "Gradient reaching the initial carry per configuration"

@@ -26,7 +26,8 @@ from rnnlab.session.explore_actions import (
 from rnnlab.training import estimate
 from rnnlab.training.train import Run, RunView
 from ui.compiling import compiles_in_worker
-from ui.explore_training import load_run, new_run
+from ui.explore_training import load_run
+from ui.work import start_run
 
 KEY = "explore"
 RUN_KEY = "run"  # the session's run: the Gradients page reads it and a browser reload restores it (ui.session)
@@ -122,7 +123,7 @@ def start_new_run(state: ExploreState, config: Config) -> None:
         state.apply(Deferred(config))
         return
     try:
-        state.run = new_run(config)
+        state.run = start_run(config)
     except ConfigError as e:
         state.run = None
         state.apply(RunFailed(Sentences(e.messages)))

@@ -31,12 +31,6 @@ Draw = Callable[[Run | RunView, int], None]  # draws the charts of a run; the in
 Progress = Callable[..., None]  # draws the progress of a run, with its speed in steps per second when known
 
 
-def new_run(config: Config, placeholder=None) -> Run:
-    """A run of ``config``: a copy of the one another session trained (or is training), else an initialisation
-    and one evaluation."""
-    return work.start_run(config, placeholder)
-
-
 def slot(config: Config, what: str, queue) -> AbstractContextManager:
     """Hold one of the server's slots (the queue position shows in ``queue`` meanwhile)."""
     return job_slot(config.memory_bytes(), queue, label=what)
@@ -108,7 +102,7 @@ def train(run: Run, keep: Callable[[Run], None], keep_going: Callable[[], bool],
             return
         n, drawn, began, first_step = 0, time.monotonic(), time.monotonic(), lead.step
         while not lead.done and keep_going() and watched():
-            trained_part(training, queue)
+            trained_chunk(training, queue)
             keep_run(lead, throttle=True)
             n += 1
             if n == 1:  # the first call may include compiling: the rate counts from its end
@@ -122,7 +116,7 @@ def train(run: Run, keep: Callable[[Run], None], keep_going: Callable[[], bool],
 
 
 class TrainingFailed(Exception):
-    """A part of the training failed (e.g. a cluster left without workers); ``message`` says so for the page (kept:
+    """A call of the training failed (e.g. a cluster left without workers); ``message`` says so for the page (kept:
     rendered in the reader's language when shown)."""
 
     def __init__(self, message: Msg):
@@ -130,14 +124,14 @@ class TrainingFailed(Exception):
         self.message = message
 
 
-def trained_part(training: work.Training, queue) -> None:
-    """One part of ``training``; a failure raises :class:`TrainingFailed` with what to tell: the run stays at its
-    last step, and leaving the ``with`` block of :func:`ui.work.training` releases its slot."""
+def trained_chunk(training: work.Training, queue) -> None:
+    """One compiled call of ``training``; a failure raises :class:`TrainingFailed` with what to tell: the run stays
+    at its last step, and leaving the ``with`` block of :func:`ui.work.training` releases its slot."""
     try:
-        training.part(queue)
+        training.chunk(queue)
     except Cancelled:
         raise
-    except Exception as e:  # a failed part must not end the page with a traceback
+    except Exception as e:  # a failed call must not end the page with a traceback
         # TRANSLATORS: {error} is the error's own text, in English (e.g. "RuntimeError: no worker")
         raise TrainingFailed(Msg("Training stopped at step {step}: {error} The run is kept; press Train to go on.",
                                  step=training.run.step, error=error_text(e))) from e
@@ -162,7 +156,7 @@ def step_once(run: Run, keep: Callable[[Run], None], status, queue, draw_progres
         with st.spinner(tn("Training one chunk of {n} step: {time}…", "Training one chunk of {n} steps: {time}…",
                            lead.config.chunk, time=described)):
             while not lead.done and lead.step < target and watched():
-                trained_part(training, queue)
+                trained_chunk(training, queue)
                 draw_progress(lead.view())  # also where a Stop click takes effect
         status.empty()
         trained = lead.step - first_step
@@ -177,13 +171,13 @@ def zero_twin(run: Run, queue) -> Run:
     with st.spinner(tn("Training the zero-carry comparison ({n} step, {time})…",
                        "Training the zero-carry comparison ({n} steps, {time})…", run.step,
                        time=estimate.estimate(zero_config).describe())):
-        with work.training(new_run(zero_config, queue), lambda r: twin.update(run=r), queue,
+        with work.training(work.start_run(zero_config, queue), lambda r: twin.update(run=r), queue,
                            "zero-carry comparison") as training:
             lead = training.run
             bar = st.progress(0.0, text=t("zero-carry comparison: step {step}", step=0))
             watched = tab_open(session_id())
             while not lead.done and watched():
-                training.part(queue)
+                training.chunk(queue)
                 bar.progress(min(1.0, lead.step / lead.config.steps),
                              text=t("zero-carry comparison: step {step} / {total}", step=lead.step,
                                     total=lead.config.steps))

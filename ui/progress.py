@@ -10,10 +10,10 @@ import streamlit as st
 from rnnlab.i18n import Msg, t, text
 from rnnlab.server.executor import Job
 from rnnlab.training.estimate import format_seconds
-from rnnlab.training.train import PART_SECONDS
+from rnnlab.training.train import CALL_SECONDS
 
 SHOW_LEFT_AFTER = 0.05  # the time left is guessed once this fraction is done
-SETTLE_QUIET_S = 5 * PART_SECONDS  # a part of training takes about PART_SECONDS
+SETTLE_QUIET_S = 5 * CALL_SECONDS  # a compiled call of training takes about CALL_SECONDS
 SETTLE_LONGEST_S = 120.0  # a first call compiles first, which cannot be cut short
 
 

@@ -34,9 +34,9 @@ def client_id() -> str:
     return client_key(address, ctx.session_id if ctx is not None else "", headers)
 
 
-def executor_of(scheduler=None) -> Executor:
-    """The server's executor; one on a given gate (a :class:`rnnlab.server.gate.JobGate`) when ``scheduler``."""
-    return current_executor() if scheduler is None else EmbeddedExecutor(gate=scheduler)
+def executor_of(gate=None) -> Executor:
+    """The server's executor; one on a given gate (a :class:`rnnlab.server.gate.JobGate`) when ``gate``."""
+    return current_executor() if gate is None else EmbeddedExecutor(gate=gate)
 
 
 def show_queue(placeholder, info: QueueInfo | None) -> None:
@@ -71,11 +71,11 @@ def run_job(work: Work, placeholder=None, lease: Lease | None = None, progress: 
 
 
 @contextmanager
-def job_slot(memory_bytes: int, placeholder=None, label: str = "", scheduler=None) -> Iterator[Lease]:
+def job_slot(memory_bytes: int, placeholder=None, label: str = "", gate=None) -> Iterator[Lease]:
     """Hold one slot of the gate for the ``with`` body (a lease: pass it to :func:`run_job` for work inside it),
     showing the queue position while waiting. Leaving the body in any way frees the slot or the place."""
     placeholder = placeholder if placeholder is not None else st.empty()
-    lease = executor_of(scheduler).lease(memory_bytes, label, client_id())
+    lease = executor_of(gate).lease(memory_bytes, label, client_id())
     try:
         while not lease.poll(POLL_S):
             show_queue(placeholder, lease.queue)

@@ -21,7 +21,7 @@ from rnnlab.server import jobs
 from rnnlab.server.executor import RunLease, Work
 from rnnlab.server.executors import current_executor
 from rnnlab.training.history import ChunkProgress
-from rnnlab.training.train import PART_SECONDS, Run
+from rnnlab.training.train import CALL_SECONDS, Run
 from ui.queue import POLL_S, client_id, run_job, show_queue
 
 
@@ -67,10 +67,10 @@ class Training:
     run: Run
     lease: RunLease
 
-    def part(self, placeholder=None) -> ChunkProgress | None:
-        """One compiled call of the run (about :data:`PART_SECONDS`), or, while another watcher's call on it is in
+    def chunk(self, placeholder=None) -> ChunkProgress | None:
+        """One compiled call of the run (about :data:`CALL_SECONDS`), or, while another watcher's call on it is in
         progress, a wait for that one (None then)."""
-        return run_job(Work(jobs.train_part, (self.run, PART_SECONDS), kind="train part", label=N_("training"),
+        return run_job(Work(jobs.chunk_job, (self.run, CALL_SECONDS), kind="train chunk", label=N_("training"),
                             client=client_id()), placeholder, lease=self.lease)
 
 

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 from rnnlab import sweep
 from rnnlab.figures import plots, true_size
 from rnnlab.figures.compare_words import shown_size, shown_verdict, shown_zero_cause
+from rnnlab.figures.size_words import describe_zero
 from rnnlab.grids import carry_mode_word, shown_label
 from rnnlab.i18n import _, language, t
 
@@ -54,7 +55,8 @@ def compare_view(result: sweep.SweepResult) -> CompareView:
     zero_caption = ""
     if zero:
         # TRANSLATORS: a run's exact zero, e.g. "GRU (seed 1): ||dL/dh_0|| is exactly 0: ...".
-        runs = " ".join(t("{label} (seed {seed}): {why}", label=label, seed=seed, why=size.describe_zero())
+        runs = " ".join(t("{label} (seed {seed}): {why}", label=label, seed=seed,
+                          why=describe_zero(size.cause, size.at, "h", 0))
                         for label, seed, size in zero)
         zero_caption = t("Exactly 0 by the arithmetic, not too small to store (the probe keeps any size), drawn on "
                          "the bottom row: {runs}", runs=runs)

@@ -33,7 +33,7 @@ def shown_verdict(verdict: str) -> str:
 
 
 def shown_zero_cause(cause: str) -> str:
-    """Why an exact 0 is 0 (a key of :data:`rnnlab.probing.logscale.ZERO_CAUSES`) as the table shows it."""
+    """Why an exact 0 is 0 (a key of :data:`rnnlab.figures.size_words.ZERO_CAUSES`) as the table shows it."""
     words = {"unread": tp("why a gradient is exactly 0", "unread"),
              "saturated": tp("why a gradient is exactly 0", "saturated"),
              "gate": tp("why a gradient is exactly 0", "gate"),

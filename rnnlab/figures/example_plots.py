@@ -17,6 +17,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from rnnlab.figures import true_size
+from rnnlab.figures.example_words import grad_text
 from rnnlab.figures.plots import COLORS, LEAF_NAMES, NUMBER_AXIS, mark_step
 from rnnlab.i18n import N_, _, language_layout, t, text
 from rnnlab.model.gates import GateSpec
@@ -97,7 +98,7 @@ def _cells_trace(look: Look, x: np.ndarray, axis: dict[str, str], scale: GradAxi
     picked = np.arange(0, len(x), every)
     grads = look.grad_log10["h"][picked]
     shown = np.where(np.isfinite(grads), grads, scale.low)
-    text = [f"h_{t}: {look.grad_text('h', int(t))}" for t in picked]
+    text = [f"h_{t}: {grad_text(look, 'h', int(t))}" for t in picked]
     size = float(np.clip(700 / len(picked), 3, 16))
     bar = dict(title=dict(text="log10<br>||dL/dh_t||", side="right", font=dict(size=10)), thickness=10,
                len=max(0.12, row.domain[1] - row.domain[0]) * 2.2, y=sum(row.domain) / 2, yanchor="middle")
@@ -135,12 +136,12 @@ def _changing_traces(look: Look, untrained: Look, x: np.ndarray, axis: dict[str,
         live = np.isfinite(log10)
         out.append(go.Scatter(x=x, y=np.where(live, log10, np.nan), name=f"||dL/d{leaf}_t|| ({text(LEAF_NAMES[leaf])})",
                               mode="lines", line=dict(color=COLORS[4], dash="dot" if leaf == "c" else "solid"),
-                              hovertext=[look.grad_text(leaf, t) if ok else "" for t, ok in enumerate(live)],
+                              hovertext=[grad_text(look, leaf, t) if ok else "" for t, ok in enumerate(live)],
                               hoverinfo="text", yaxis=axis["gradient"], legendgroup=f"grad_{leaf}"))
         zero = np.flatnonzero(np.isneginf(log10))  # exact zeros (the unread c_T is NaN: no value, not drawn)
         out.append(go.Scatter(x=x[zero], y=np.full(len(zero), scale.low), name=text(ZERO_LABEL),
                               mode="markers",
-                              hovertext=[look.grad_text(leaf, int(t)) for t in zero], hoverinfo="text",
+                              hovertext=[grad_text(look, leaf, int(t)) for t in zero], hoverinfo="text",
                               showlegend=bool(len(zero)),
                               marker=dict(symbol="triangle-down-open", size=8, color="black"),
                               yaxis=axis["gradient"], legendgroup="zero"))

@@ -15,7 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from rnnlab.config import Config
-from rnnlab.figures import plots
+from rnnlab.figures import plots, size_words, true_size
 from rnnlab.figures.log10_scale import Log10Axis
 from rnnlab.grids import SWEEP_TRAINING
 from rnnlab.i18n import _, language, t, tn
@@ -46,14 +46,14 @@ def probe_view(grads: pd.DataFrame, conn: pd.DataFrame) -> ProbeView:
         captions.append(t("The gradient with respect to the final cell state c at t = {t} is exactly 0: nothing "
                           "reads it after the last step, so it is marked at the bottom of the chart, not drawn on "
                           "the line.", t=int(last_t)))
-    captions.extend(plots.describe_exact_zeros(grads))
-    below = plots.describe_below_float32(plots.log10_column(grads, "grad_norm"), "||dL/dh_t||")
+    captions.extend(size_words.describe_exact_zeros(grads))
+    below = size_words.describe_below_float32(plots.log10_column(grads, "grad_norm"), "||dL/dh_t||")
     float32 = describe_float32_zeros(grads, "||dL/dh_t||")
-    note = plots.floors_note(axis)
+    note = size_words.floors_note(axis)
     if below or float32 or note:
-        captions.append(plots.join_sentences(below, float32, note))
-    decay_back = "\n".join(f"- {sentence}" for sentence in plots.describe_decay_back(grads))
-    conn_below = plots.describe_below_float32(plots.log10_column(conn, "connectivity"), "||dy_T/dx_t||")
+        captions.append(size_words.join_sentences(below, float32, note))
+    decay_back = "\n".join(f"- {sentence}" for sentence in size_words.describe_decay_back(grads))
+    conn_below = size_words.describe_below_float32(plots.log10_column(conn, "connectivity"), "||dy_T/dx_t||")
     return ProbeView(axis, int(last_t), len(conn), tuple(captions), decay_back, conn_below)
 
 
@@ -81,12 +81,12 @@ def describe_float32_zeros(grads: pd.DataFrame, quantity: str) -> str:
 
 def time_figure(grads: pd.DataFrame, view: ProbeView, mark: int) -> go.Figure:
     """Part 1's chart with the time step ``mark`` marked, clickable."""
-    return plots.marked_figure(plots.grad_through_time_figure(grads, view.axis), mark, 0, view.last_t)
+    return plots.marked_figure(true_size.grad_through_time_figure(grads, view.axis), mark, 0, view.last_t)
 
 
 def connectivity_figure(conn: pd.DataFrame, view: ProbeView, mark: int) -> go.Figure:
     """Part 3's chart with the input step ``mark`` marked, clickable."""
-    return plots.marked_figure(plots.connectivity_figure(conn, view.axis), mark, 1, view.inputs)
+    return plots.marked_figure(true_size.connectivity_figure(conn, view.axis), mark, 1, view.inputs)
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,7 @@ def sweep_view(sweep: pd.DataFrame, fits: pd.DataFrame, task_name: str, weights:
     ('trained' or 'untrained') from ``seed``."""
     labels = {name: _(spec.label) for name, spec in CELLS.items()}
     axis = plots.log10_axis(plots.log10_column(sweep, "h0_grad_norm"))
-    figure = plots.decay_figure(sweep, fits, labels, axis)
+    figure = true_size.decay_figure(sweep, fits, labels, axis)
     # TRANSLATORS: a list item: {cell} is a cell's name, {fit} the fitted decay ("×0.787 per step: ...")
     fitted = tuple(t("- **{cell}**: {fit}.", cell=_(CELLS[row.cell].label),
                      fit=probes.describe_fit(row.rate_per_step, row.halving_steps)) for row in fits.itertuples())
@@ -117,11 +117,11 @@ def sweep_view(sweep: pd.DataFrame, fits: pd.DataFrame, task_name: str, weights:
     zeros = sweep[sweep["zero_cause"] != ""] if "zero_cause" in sweep else sweep.iloc[:0]
     # TRANSLATORS: {cell} is a cell's name at sequence length {T}; {sentence} why its gradient is exactly 0
     zero_captions = tuple(t("{cell} at T = {T}: {sentence}", cell=_(CELLS[row.cell].label), T=row.T,
-                            sentence=probes.describe_zero(row.zero_cause, row.zero_at, "h", 0))
+                            sentence=size_words.describe_zero(row.zero_cause, row.zero_at, "h", 0))
                           for row in zeros.itertuples())
-    below = plots.describe_below_float32(sizes["log10"], "||dL/dh_0||")
-    note = plots.floors_note(axis)
-    floor_caption = plots.join_sentences(below, note) if below or note else ""
+    below = size_words.describe_below_float32(sizes["log10"], "||dL/dh_0||")
+    note = size_words.floors_note(axis)
+    floor_caption = size_words.join_sentences(below, note) if below or note else ""
     return SweepView(figure, fitted, table, zero_captions, floor_caption, weights_caption(task_name, weights, seed))
 
 

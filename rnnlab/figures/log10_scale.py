@@ -1,6 +1,6 @@
 """Gradients at their true size on a log10 axis: log10 plotted on a linear axis whose ticks are written as powers of
-ten, float32's and float64's floors drawn as lines, exact zeros marked at the bottom (:mod:`rnnlab.figures.plots`
-draws the charts with it and re-exports its names)."""
+ten, float32's and float64's floors drawn as lines, a row at the bottom for exact zeros (:mod:`rnnlab.figures.true_size`
+draws the charts with it; :mod:`rnnlab.figures.plots` re-exports its names)."""
 
 from __future__ import annotations
 
@@ -46,9 +46,6 @@ FLOORS_SHOWN = {  # the floors' lines: their log10, what they are, what they mea
 }
 FLOOR_COLOR = "#555555"
 FLOOR_DASH = {"float32": "dash", "float64": "dot"}
-ZERO_NAMES = {"unread": N_("exactly 0: read by nothing"), "saturated": N_("exactly 0: saturated units"),
-              "gate": N_("exactly 0: a closed gate"), "cancelled": N_("exactly 0: cancelled by the weights"),
-              "": N_("exactly 0")}  # legend names, translated where shown: _(ZERO_NAMES[cause])
 
 
 @dataclass(frozen=True)
@@ -171,20 +168,6 @@ def apply_log10_axis(fig: go.Figure, axis: Log10Axis, points: list[tuple[np.ndar
         fig.add_trace(go.Scatter(x=[None], y=[None], mode="lines+markers", marker=dict(size=0), line=line,
                                  hoverinfo="skip", name=label, legendgroup=name))
     return fig
-
-
-def add_exact_zeros(fig: go.Figure, x, causes: np.ndarray, texts: np.ndarray, axis: Log10Axis, shown: set[str],
-                    color: str | None = None) -> None:
-    """Mark exact zeros (at ``x``) at the bottom of ``axis``, one legend entry per cause (:data:`ZERO_NAMES`; those
-    in ``shown`` already have one), each point's hover its sentence (``texts``)."""
-    x, causes, texts = np.asarray(x), np.asarray(causes, str), np.asarray(texts, str)
-    for cause in dict.fromkeys(causes):
-        pick = causes == cause
-        fig.add_trace(go.Scatter(x=list(x[pick]), y=[axis.zero_y] * int(pick.sum()), mode="markers",
-                                 name=_(ZERO_NAMES.get(cause, ZERO_NAMES[""])), legendgroup=f"zero {cause}",
-                                 showlegend=cause not in shown, hovertext=list(texts[pick]), hoverinfo="text",
-                                 marker=dict(symbol="triangle-down-open", size=10, color=color or "black")))
-        shown.add(cause)
 
 
 def step_range(last: float) -> list[float]:

@@ -17,9 +17,7 @@ from rnnlab.figures.log10_scale import (  # noqa: F401  (re-exported: the figure
     MAX_QUOTED,
     MAX_TICKS,
     NARROW_MARGIN,
-    ZERO_NAMES,
     Log10Axis,
-    add_exact_zeros,
     apply_log10_axis,
     log10_axis,
     log10_column,
@@ -29,13 +27,9 @@ from rnnlab.figures.log10_scale import (  # noqa: F401  (re-exported: the figure
     size_text,
     step_range,
 )
-from rnnlab.i18n import N_, _, language, language_layout, t, tn, tp
-from rnnlab.norms import ZERO_CAUSES, ZERO_NORM
-from rnnlab.probing.probes import (
-    F32_LOG10_FLOOR,
-    describe_zero,
-    fit_log10,
-)
+from rnnlab.figures.size_words import zero_hover
+from rnnlab.i18n import N_, _, language_layout, t, tp
+from rnnlab.norms import ZERO_NORM
 
 LEAF_NAMES = {"c": N_("cell state c"), "h": N_("hidden state h")}  # translated where shown: leaf_name(leaf)
 LEAF_DASH = {"c": "dot", "h": "solid"}
@@ -172,15 +166,6 @@ def log_span(fig: go.Figure) -> tuple[float, float] | None:
 
 
 ZERO_LABEL = ZERO_NORM  # translated where shown: _(ZERO_LABEL)
-ZERO_HOVER = (f"exactly 0 in float32: on its way back, {ZERO_CAUSES}; drawn at the bottom of the "
-              "log axis")  # English; zero_hover() is the reader's language
-
-
-def zero_hover() -> str:
-    """:data:`ZERO_HOVER` in the reader's language: why a norm shown as an exact 0 is 0."""
-    return _("exactly 0 in float32: on its way back, every element of the gradient fell below float32's smallest "
-             "normal number (about 1.2e-38; smaller results are flushed to 0) or passed through units so saturated "
-             "that their derivative is 0 in float32; drawn at the bottom of the log axis")
 
 
 def log_floor(*columns: pd.Series | np.ndarray) -> float:
@@ -293,241 +278,6 @@ def per_step_loss_figure(table: pd.DataFrame, step_baselines=None, title: str | 
             line=dict(color="gray", dash="dash"), marker=dict(color="gray", symbol="line-ew-open", size=16)))
     title = title if title is not None else _("Loss at each time step of the sequence")
     return style_figure(fig, title, _(STEP_AXIS), _("loss (log scale)"), log_y=True)
-
-
-def _zero_parts(group: pd.DataFrame, log10: pd.Series) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Where ``log10`` is an exact 0 (-inf), and each row's zero cause and step (as the probe tables hold them)."""
-    causes = group["zero_cause"].to_numpy(str) if "zero_cause" in group else np.full(len(group), "")
-    return np.isneginf(log10.to_numpy()), causes, group.get("zero_at", pd.Series(-1, group.index)).to_numpy(int)
-
-
-def _zero_sentence(cause: str, zero_at: int, leaf: str, at_t: int) -> str:
-    if cause:
-        return describe_zero(cause, int(zero_at), leaf, int(at_t))
-    # TRANSLATORS: {where} is a gradient's norm such as ||dL/dh_3||
-    return t("{where} is exactly 0.", where=f"||dL/d{leaf}_{at_t}||")
-
-
-def _size_trace(x, log10: pd.Series, name: str, x_name: str, quantity: str, **line) -> go.Scatter:
-    """A line of log10 sizes (gaps at exact zeros), its hover giving each true size (:func:`format_log10`)."""
-    y = log10.where(np.isfinite(log10))
-    return go.Scatter(x=list(x), y=y, mode="lines", name=name, line=line or None,
-                      customdata=[size_text(v) for v in log10],
-                      hovertemplate=f"{x_name} = %{{x}}<br>{quantity} = %{{customdata}}<extra>{name}</extra>")
-
-
-def grad_through_time_figure(grads: pd.DataFrame, axis: Log10Axis | None = None) -> go.Figure:
-    """||dL/dh_t|| against t at its true size (a log10 axis, :func:`log10_axis`; ``axis`` to share one), one line
-    per training step and carry leaf; exact zeros marked at the bottom and named by cause, the floors dashed."""
-    log10 = log10_column(grads, "grad_norm")
-    axis = axis or log10_axis(log10)
-    fig, shown, points = go.Figure(), set[str](), []
-    for (step, leaf), group in grads.groupby(["step", "leaf"], sort=False):
-        y = log10[group.index]
-        # TRANSLATORS: a line of a chart: the model after {n} training steps; {leaf} is the carry leaf (h or c)
-        name = tn("after {n} training step, {leaf}", "after {n} training steps, {leaf}", int(step), leaf=leaf)
-        fig.add_trace(_size_trace(group["t"], y, name, "t", f"||dL/d{leaf}_t||", dash=LEAF_DASH.get(leaf, "solid")))
-        points.append((group["t"].to_numpy(float), y.to_numpy()))
-        zero, causes, at = _zero_parts(group, y)
-        texts = [_zero_sentence(c, a, leaf, when) for c, a, when in zip(causes, at, group["t"])]
-        add_exact_zeros(fig, group["t"].to_numpy()[zero], causes[zero], np.asarray(texts)[zero], axis, shown)
-    last = float(grads["t"].max()) if len(grads) else 1.0
-    fig = style_figure(fig, _("Gradient of the loss with respect to the carry at each time step"), _(CARRY_AXIS),
-                       _("||dL/dh_t|| (log scale)"))
-    fig.update_xaxes(range=step_range(last))
-    return apply_log10_axis(fig, axis, points)
-
-
-def _fit_line(group: pd.DataFrame, log10: pd.Series, rate: float, log_x: bool) -> tuple[np.ndarray, np.ndarray]:
-    """The fitted line log10 = a + T log10(rate) over ``group``'s T (least squares: a through the mean)."""
-    finite, T = np.isfinite(log10.to_numpy()), group["T"].to_numpy(float)
-    if not (math.isfinite(rate) and rate > 0) or finite.sum() < 2:
-        return np.zeros(0), np.zeros(0)
-    slope = math.log10(rate)
-    a, lo, hi = float(np.mean(log10.to_numpy()[finite] - slope * T[finite])), T[finite].min(), T[finite].max()
-    xs = np.geomspace(lo, hi, 40) if log_x and lo > 0 else np.array([lo, hi])
-    return xs, a + slope * xs
-
-
-def decay_figure(sweep: pd.DataFrame, fits: pd.DataFrame, labels: dict[str, str] | None = None,
-                 axis: Log10Axis | None = None) -> go.Figure:
-    """||dL/dh_0|| against sequence length T at its true size (a log10 axis), one line per cell (named by ``labels``,
-    with its halving length) and its fitted line log10 = a + T log10(rate), dotted. Exact zeros are marked at the
-    bottom of the axis and named by cause, the floors dashed."""
-    log10 = log10_column(sweep, "h0_grad_norm")
-    rates = dict(zip(fits["cell"], fits["rate_per_step"])) if len(fits) else {}
-    halving = dict(zip(fits["cell"], fits["halving_steps"])) if len(fits) else {}
-    log_x = bool(len(sweep)) and sweep["T"].max() / max(1, sweep["T"].min()) >= 20
-    axis = axis or log10_axis(log10)  # a fitted line stays within its values' range and the axis' margin
-    fig, shown, points = go.Figure(), set[str](), []
-    for n, (cell, group) in enumerate(sweep.groupby("cell", sort=False)):
-        h, name = halving.get(cell, math.nan), (labels or {}).get(cell, cell)
-        # TRANSLATORS: a legend entry: {name} is a cell's name; {steps} a fractional number of time steps (2.9)
-        label = t("{name} (halves every {steps:.3g} steps)", name=name, steps=h) if math.isfinite(h) else \
-            t("{name} (no decay fitted)", name=name)
-        color = SWEEP_COLORS[n % len(SWEEP_COLORS)]
-        y = log10[group.index]
-        trace = _size_trace(group["T"], y, label, "T", "||dL/dh_0||", color=color)
-        trace.update(mode="lines+markers", legendgroup=cell)
-        if sweep["cell"].nunique() == 1 and len(group) <= MAX_QUOTED:  # few points: each quoted on the chart
-            ends = ("top right", "bottom left") if y.iloc[-1] <= y.iloc[0] else ("bottom right", "top left")
-            trace.update(mode="lines+markers+text", text=[size_text(v, 1) for v in y], textfont=dict(size=11),
-                         cliponaxis=False, textposition=[ends[0]] * (len(y) - 1) + [ends[1]])
-        fig.add_trace(trace)
-        points.append((group["T"].to_numpy(float), y.to_numpy()))
-        xs, ys = _fit_line(group, y, rates.get(cell, math.nan), log_x)
-        if len(xs):
-            rate = rates[cell]
-            # TRANSLATORS: a hover: the fitted factor per step of T (0.787)
-            fitted = t("fitted: ×{rate:.3g} per step", rate=rate)
-            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=t("{name}: fitted line", name=name),
-                                     legendgroup=cell, showlegend=False, line=dict(color=color, dash="dot", width=1),
-                                     hovertemplate=f"{fitted}<extra>{name}</extra>"))
-        zero, causes, at = _zero_parts(group, y)
-        texts = [f"T = {T}: {_zero_sentence(c, a, 'h', 0)}" for c, a, T in zip(causes, at, group["T"])]
-        add_exact_zeros(fig, group["T"].to_numpy()[zero], causes[zero], np.asarray(texts)[zero], axis, shown, color)
-    fig = style_figure(fig, _("Gradient reaching the initial carry against sequence length"), _("sequence length T"),
-                       _("||dL/dh_0|| (log scale)"))
-    if log_x:
-        fig.update_xaxes(type="log")
-    return apply_log10_axis(fig, axis, points, log_x)
-
-
-def connectivity_figure(conn: pd.DataFrame, axis: Log10Axis | None = None) -> go.Figure:
-    """||d y_T / d x_t|| against the step t that reads x_t at its true size (a log10 axis); exact zeros marked at
-    the bottom, the floors dashed."""
-    log10 = log10_column(conn, "connectivity")
-    axis = axis or log10_axis(log10)
-    fig = go.Figure(_size_trace(conn["t"], log10, _("connectivity"), "t", "||dy_T/dx_t||"))
-    zero = np.isneginf(log10.to_numpy())
-    # TRANSLATORS: {where} is a norm such as ||dy_T/dx_3||
-    texts = np.asarray([t("{where} is exactly 0 by the cell's arithmetic.", where=f"||dy_T/dx_{when}||")
-                        for when in conn["t"]])
-    add_exact_zeros(fig, conn["t"].to_numpy()[zero], np.full(int(zero.sum()), ""), texts[zero], axis, set())
-    fig = style_figure(fig, _("Connectivity: how much the last output depends on each input step"), _(STEP_AXIS),
-                       _("||dy_T / dx_t|| (log scale)"))
-    fig.update_xaxes(range=step_range(float(conn["t"].max()) if len(conn) else 1.0))
-    return apply_log10_axis(fig, axis, [(conn["t"].to_numpy(float), log10.to_numpy())])
-
-
-# ---- the same sizes in words (the page's captions) --------------------------------------------------------------
-
-
-def _floor_not_drawn(name: str, decades: int) -> str:
-    """That floor ``name`` is not drawn and how many decades above it the smallest value stays (a whole clause)."""
-    value = 10.0 ** FLOORS_SHOWN[name][0]
-    if name == "float32":
-        # TRANSLATORS: {value} is float32's smallest normal number (1.2e-38); {n} counts orders of magnitude
-        return tn("float32's smallest normal number ({value:.2g}) is not drawn: the smallest value is {n} decade "
-                  "above it", "float32's smallest normal number ({value:.2g}) is not drawn: the smallest value is "
-                  "{n} decades above it", decades, value=value)
-    # TRANSLATORS: {value} is float64's smallest normal number (2.2e-308); {n} counts orders of magnitude
-    return tn("float64's smallest normal number ({value:.2g}) is not drawn: the smallest value is {n} decade above "
-              "it", "float64's smallest normal number ({value:.2g}) is not drawn: the smallest value is {n} decades "
-              "above it", decades, value=value)
-
-
-def floors_note(axis: Log10Axis) -> str:
-    """Which floors ``axis`` does not draw, and how far above them its values stay ('' when it draws both)."""
-    parts = [_floor_not_drawn(name, int(round(axis.low - floor))) for name, (floor, _what, _effect)
-             in FLOORS_SHOWN.items() if name not in axis.floors and math.isfinite(axis.low)]
-    if len(parts) == 2:
-        # TRANSLATORS: two clauses, each saying that a floor is not drawn, joined in one sentence
-        return t("{first}; {second}.", first=parts[0], second=parts[1])
-    # TRANSLATORS: one clause saying that a floor is not drawn, as a sentence
-    return t("{clause}.", clause=parts[0]) if parts else ""
-
-
-def join_sentences(*sentences: str) -> str:
-    """Sentences one after the other (the empty ones left out): with a space, or none in Chinese."""
-    return ("" if language() == "zh" else " ").join(s for s in sentences if s)
-
-
-def describe_below_float32(log10: pd.Series, quantity: str) -> str:
-    """How many of ``log10``'s sizes are below float32's floor, and the smallest ('' when none)."""
-    below = log10[np.isfinite(log10) & (log10 < F32_LOG10_FLOOR)]
-    if not len(below):
-        return ""
-    # TRANSLATORS: {quantity} is a norm such as ||dL/dh_t||; {value} float32's smallest normal number (1.2e-38);
-    # {low} the smallest size (4.700e-54)
-    return tn("{n} value of {quantity} is below float32's smallest normal number ({value:.2g}), where a float32 "
-              "gradient is 0: the chart shows their true size, down to {low}.",
-              "{n} values of {quantity} are below float32's smallest normal number ({value:.2g}), where a float32 "
-              "gradient is 0: the chart shows their true size, down to {low}.",
-              len(below), quantity=quantity, value=10.0 ** F32_LOG10_FLOOR, low=size_text(float(below.min())))
-
-
-def decay_back(grads: pd.DataFrame) -> pd.DataFrame:
-    """Per line of :func:`grad_through_time_figure` (training step, leaf): the fitted factor per step back from the
-    last step (``rate``, a least-squares line through the finite log10 sizes against T - t), ``halving`` (steps)
-    and ``below_float32``, the last t whose size is below float32's floor (-1 when none is)."""
-    last = int(grads["t"].max()) if len(grads) else 0
-    log10 = log10_column(grads, "grad_norm")
-    rows = []
-    for (step, leaf), group in grads.groupby(["step", "leaf"], sort=False):
-        y = log10[group.index]
-        fit = fit_log10(last - group["t"].to_numpy(float), y.to_numpy())
-        below = group["t"][np.isfinite(y) & (y < F32_LOG10_FLOOR)]
-        rows.append({"step": step, "leaf": leaf, "rate": fit["rate"], "halving": fit["halving"],
-                     "below_float32": int(below.max()) if len(below) else -1})
-    return pd.DataFrame(rows, columns=["step", "leaf", "rate", "halving", "below_float32"])
-
-
-def _decay_sentence(step: int, leaf: str, rate: float, halving: float, below: int, last: int) -> str:
-    """One line of :func:`describe_decay_back`: a whole sentence for each case."""
-    if below < 0 and math.isinf(halving):
-        # TRANSLATORS: the model after {n} training steps; {leaf} is h or c; {rate} the fitted factor per step (0.87)
-        return tn("After {n} training step, {leaf}: ×{rate:.3g} per step back (the gradient does not decay with T).",
-                  "After {n} training steps, {leaf}: ×{rate:.3g} per step back (the gradient does not decay with "
-                  "T).", step, leaf=leaf, rate=rate)
-    if below < 0:
-        # TRANSLATORS: the model after {n} training steps; {leaf} is h or c; {rate} the fitted factor per step (0.87);
-        # {steps} a fractional number of time steps (2.9)
-        return tn("After {n} training step, {leaf}: ×{rate:.3g} per step back (the gradient halves every {steps:.3g} "
-                  "steps).", "After {n} training steps, {leaf}: ×{rate:.3g} per step back (the gradient halves every "
-                  "{steps:.3g} steps).", step, leaf=leaf, rate=rate, steps=halving)
-    if math.isinf(halving):
-        # TRANSLATORS: as "After {n} training steps, {leaf}: ..."; below float32's floor from step {t}, which is
-        # {before} steps before the last step {last} (in Russian write it so that {before} needs no agreement)
-        return tn("After {n} training step, {leaf}: ×{rate:.3g} per step back (the gradient does not decay with T); "
-                  "below float32's smallest normal number from t = {t}, {before} steps before the last.",
-                  "After {n} training steps, {leaf}: ×{rate:.3g} per step back (the gradient does not decay with T); "
-                  "below float32's smallest normal number from t = {t}, {before} steps before the last.",
-                  step, leaf=leaf, rate=rate, t=below, before=last - below)
-    # TRANSLATORS: as "After {n} training steps, {leaf}: ..."; below float32's floor from step {t}, which is {before}
-    # steps before the last step (in Russian write it so that {before} needs no agreement)
-    return tn("After {n} training step, {leaf}: ×{rate:.3g} per step back (the gradient halves every {steps:.3g} "
-              "steps); below float32's smallest normal number from t = {t}, {before} steps before the last.",
-              "After {n} training steps, {leaf}: ×{rate:.3g} per step back (the gradient halves every {steps:.3g} "
-              "steps); below float32's smallest normal number from t = {t}, {before} steps before the last.",
-              step, leaf=leaf, rate=rate, steps=halving, t=below, before=last - below)
-
-
-def describe_decay_back(grads: pd.DataFrame) -> list[str]:
-    """:func:`decay_back` in words, one sentence per line of the chart."""
-    last = int(grads["t"].max()) if len(grads) else 0
-    return [_decay_sentence(int(row.step), str(row.leaf), row.rate, row.halving, int(row.below_float32), last)
-            for row in decay_back(grads).itertuples() if math.isfinite(row.rate)]
-
-
-def describe_exact_zeros(grads: pd.DataFrame) -> list[str]:
-    """One sentence per line of the chart with exact zeros cut by a step (:func:`describe_zero`: its cause and the
-    step that cut it); zeros of a carry read by nothing (``unread``) are left to the page."""
-    cut = grads[~grads["zero_cause"].isin(["", "unread"])] if "zero_cause" in grads else grads.iloc[:0]
-    groups = cut.groupby(["step", "leaf", "zero_cause", "zero_at"], sort=False)
-    out = []
-    for (step, leaf, cause, at), group in groups:
-        # TRANSLATORS: the model after {n} training steps; {sentence} says why a gradient is exactly 0
-        first = tn("After {n} training step: {sentence}", "After {n} training steps: {sentence}", int(step),
-                   sentence=describe_zero(cause, int(at), leaf, int(group["t"].max()),
-                                          float(group.loc[group["t"].idxmax(), "log10"]) if "log10" in group
-                                          else -math.inf))
-        # TRANSLATORS: after a sentence saying that a gradient is exactly 0 at some step: so is it at the {n}
-        # steps before that one
-        more = tn("So are the {n} step before it.", "So are the {n} steps before it.", len(group) - 1) \
-            if len(group) > 1 else ""
-        out.append(join_sentences(first, more))
-    return out
 
 
 # ---- sweeps (the Compare page) --------------------------------------------------------------------------

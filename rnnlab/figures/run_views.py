@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from rnnlab.figures import ab, example_plots, plots
+from rnnlab.figures import ab, example_plots, example_words, plots
 from rnnlab.i18n import N_, _, number, t, tn
 from rnnlab.model.gates import GateSpec
-from rnnlab.probing import analysis, example
+from rnnlab.probing import analysis
 from rnnlab.probing.example import Look
 from rnnlab.training.history import History
 from rnnlab.training.train import Run, RunView
@@ -142,5 +142,5 @@ def example_view(looks: list[Look], index: int, mark: int, log_time: bool, gates
     keeper, keeper_text = None, ""
     if gates is not None and now.gates:
         keeper = example_plots.keeper_heatmap(now, gates, mark, log_time)
-        keeper_text = example.keeper_summary(now, gates)
-    return ExampleView(unrolled, example.summary(now, untrained, index), keeper, keeper_text)
+        keeper_text = example_words.keeper_summary(now, gates)
+    return ExampleView(unrolled, example_words.summary(now, untrained, index), keeper, keeper_text)

@@ -18,13 +18,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from rnnlab.config import Config
-from rnnlab.i18n import localize_number, t, text
-from rnnlab.model.gates import GateSpec
 from rnnlab.model.tasks import SequenceView
 from rnnlab.norms import scaled_norm
 from rnnlab.probing import logscale
-from rnnlab.probing.analysis import join_clauses, join_sentences
-from rnnlab.probing.probes import format_log10
 from rnnlab.training import estimate
 from rnnlab.training.program import EVAL_CARRY, Program, stream
 
@@ -59,14 +55,6 @@ class Look:
         """leaf -> (steps + 1,) ||dL/dcarry_t|| as float64 numbers (0 below float64's range; NaN as in
         :attr:`grad_log10`)."""
         return {leaf: np.where(np.isnan(v), np.nan, logscale.to_float(v)) for leaf, v in self.grad_log10.items()}
-
-    def grad_text(self, leaf: str, t: int) -> str:
-        """'||dL/dh_3|| = 4.700e-54', or for an exact 0 why it is 0 (:func:`rnnlab.probing.logscale.describe_zero`)."""
-        i = self.grads.leaves.index(leaf)
-        cause = str(self.grads.zero_cause[i, t])
-        if cause:
-            return logscale.describe_zero(cause, int(self.grads.zero_at[i, t]), leaf, t, float(self.grads.log10[i, t]))
-        return f"||dL/d{leaf}_{t}|| = {localize_number(format_log10(float(self.grads.log10[i, t])))}"  # notation
 
 
 def looks_seconds(config: Config, count: int) -> float:
@@ -133,35 +121,3 @@ def look(program: Program, params: dict, root: jax.Array, scale, index: int, ste
                 dict(zip(program.spec.leaves, map(np.asarray, out["carry_norms"]))),
                 grads,
                 {name: np.asarray(a) for name, a in out["gates"].items()}, float(out["loss"]))
-
-
-def _reached(look: Look, leaf: str) -> str:
-    value = float(look.grad_log10[leaf][0])
-    if np.isnan(value):
-        # TRANSLATORS: {leaf} is a carry leaf's name (h or c): dL/dh_0 is NaN.
-        return t("dL/d{leaf}_0 is not a number", leaf=leaf)
-    return look.grad_text(leaf, 0).rstrip(".。")
-
-
-def summary(now: Look, untrained: Look, index: int) -> str:
-    """What example ``index`` shows, in numbers (Markdown): its loss now and untrained, and how much gradient
-    reaches each leaf of the initial carry, at its true size (an exact 0 with its cause)."""
-    reached = join_clauses([_reached(now, leaf) for leaf in now.grads.leaves])
-    below = [leaf for leaf in now.grads.leaves if now.grad_log10[leaf][0] < logscale.F32_LOG10_FLOOR]
-    # TRANSLATORS: {reached} is "||dL/dh_0|| = 4.7e-12" (one per carry leaf, or why it is exactly 0).
-    said = t("**Example {number}:** its loss is {loss:.3g} at step {step} ({untrained:.3g} untrained). What reaches "
-             "the initial carry: {reached}.", number=index + 1, loss=now.loss, step=now.step,
-             untrained=untrained.loss, reached=reached)
-    # TRANSLATORS: {floor} is float32's smallest normal number, 1.2e-38.
-    note = t("That is below float32's smallest number (about {floor:.2g}): float32 arithmetic would give 0 there; "
-             "the probe carries the gradient's scale as a logarithm.", floor=1.2e-38) if below else ""
-    return join_sentences(said, note)
-
-
-def keeper_summary(now: Look, gates: GateSpec) -> str:
-    """The keeper gate's mean over the example, the share of its values above 0.9, and what it keeps."""
-    values = now.gates[gates.keeper]
-    held = float(np.mean(values > 0.9))
-    # TRANSLATORS: {gate} is a gate's name ("update gate z"); {keeps} a formula and what the gate keeps.
-    return t("The {gate} averages {mean:.2f} over this example; {share:.0%} of its values are above 0.9. {keeps}.",
-             gate=text(gates.names[gates.keeper]), mean=float(values.mean()), share=held, keeps=text(gates.keeps))

@@ -21,14 +21,12 @@ segment's forward pass recomputed from the carry at its start, calling ``progres
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from rnnlab.i18n import localize_number, t
 from rnnlab.norms import F32_LOG10_FLOOR, F32_TINY, F64_LOG10_FLOOR, F64_TINY, scaled_norm
 from rnnlab.probing import probe_cells, probe_segments
 from rnnlab.probing.probe_cells import PROBE_CELLS, cell_params
@@ -38,22 +36,13 @@ FractionDone = probe_segments.FractionDone
 FLOORS = {"float32": (F32_TINY, F32_LOG10_FLOOR), "float64": (F64_TINY, F64_LOG10_FLOOR)}  # reference lines
 
 
-ZERO_CAUSES: dict[str, str] = {
-    "unread": "nothing the loss reads depends on it",
-    "saturated": "units whose derivative is exactly 0 in float32 (pre-activation beyond about ±44 for tanh, "
-                 "±87 for a sigmoid) cut every path back",
-    "gate": "a gate that is exactly 0 in float32 closes the path back",
-    "cancelled": "the step's weights map the gradient to exactly 0",
-}
-
-
 @dataclass(frozen=True)
 class LogGrads:
     """||dL/dh_t|| for t = 0..steps per carry leaf, as log10 (``-inf`` for an exact 0), and each zero's cause."""
 
     leaves: tuple[str, ...]
     log10: np.ndarray  # (leaves, steps + 1), float64
-    zero_cause: np.ndarray  # (leaves, steps + 1), str: a key of ZERO_CAUSES, "" where not 0
+    zero_cause: np.ndarray  # (leaves, steps + 1), str: a cause named above, "" where not 0
     zero_at: np.ndarray  # (leaves, steps + 1), int: the step whose arithmetic cut it, -1 where none
 
     def values(self) -> np.ndarray:
@@ -89,52 +78,6 @@ def log10_mean(log10: np.ndarray, axis: int) -> np.ndarray:
     with np.errstate(divide="ignore", under="ignore"):
         mean = np.log10(np.mean(np.power(10.0, x - safe), axis=axis, keepdims=True))
     return np.squeeze(np.where(np.isfinite(m), safe + mean, m), axis=axis)
-
-
-def describe_zero(cause: str, zero_at: int, leaf: str = "h", at_t: int | None = None,
-                  log10: float = -np.inf) -> str:
-    """A sentence for an exact zero: ``cause`` from :data:`ZERO_CAUSES` (and the step that cut it), in the reader's
-    language (one whole sentence per cause); with a finite ``log10`` (the true size), a zero of float32 alone."""
-    # TRANSLATORS: {leaf} is the carry leaf's letter (h or c)
-    where = f"||dL/d{leaf}_{at_t}||" if at_t is not None else t("the gradient of {leaf}", leaf=leaf)
-    if np.isfinite(log10) and cause in ("saturated", "gate"):
-        return _float32_zero(cause, zero_at, where, log10)
-    if cause == "unread":
-        # TRANSLATORS: {where} is a gradient's norm such as ||dL/dc_20||
-        return t("{where} is exactly 0: nothing the loss reads depends on it (as the LSTM's cell state after the "
-                 "last step).", where=where)
-    if cause == "saturated":
-        # TRANSLATORS: {where} is a gradient's norm such as ||dL/dh_0||; {step} the time step that cut it
-        return t("{where} is exactly 0: at step {step}, units whose derivative is exactly 0 in float32 "
-                 "(pre-activation beyond about ±44 for tanh, ±87 for a sigmoid) cut every path back.",
-                 where=where, step=zero_at)
-    if cause == "gate":
-        # TRANSLATORS: {where} is a gradient's norm such as ||dL/dh_0||; {step} the time step that cut it
-        return t("{where} is exactly 0: at step {step}, a gate that is exactly 0 in float32 closes the path back.",
-                 where=where, step=zero_at)
-    if cause == "cancelled":
-        # TRANSLATORS: {where} is a gradient's norm such as ||dL/dh_0||; {step} the time step that cut it
-        return t("{where} is exactly 0: at step {step}, the step's weights map the gradient to exactly 0.",
-                 where=where, step=zero_at)
-    return t("{where} is not 0.", where=where)
-
-
-def _float32_zero(cause: str, zero_at: int, where: str, log10: float) -> str:
-    """:func:`describe_zero` where only float32 gives 0: the true size, and why float32 loses it."""
-    exponent = math.floor(log10)
-    mantissa = round(10 ** (log10 - exponent), 3)
-    mantissa, exponent = (mantissa / 10, exponent + 1) if mantissa >= 10 else (mantissa, exponent)
-    size = localize_number(f"{mantissa:.3f}e{exponent:+03d}")  # as the tables write a size, the reader's way
-    if cause == "saturated":
-        # TRANSLATORS: {where} is a gradient's norm such as ||dL/dh_0||; {size} its true size (4.700e-86); {step}
-        # the time step that cut it in float32
-        return t("In float32 {where} is 0, though its true size is {size}: at step {step}, units whose derivative is "
-                 "exactly 0 in float32 (pre-activation beyond about ±44 for tanh, ±87 for a sigmoid) cut every path "
-                 "back.", where=where, size=size, step=zero_at)
-    # TRANSLATORS: {where} is a gradient's norm such as ||dL/dh_0||; {size} its true size (4.700e-86); {step} the
-    # time step that cut it in float32
-    return t("In float32 {where} is 0, though its true size is {size}: at step {step}, a gate that is exactly 0 in "
-             "float32 closes the path back.", where=where, size=size, step=zero_at)
 
 
 def needs_flags(log10: np.ndarray) -> bool:

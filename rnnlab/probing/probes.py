@@ -32,14 +32,12 @@ from rnnlab.model.network import SeqModel
 from rnnlab.model.tasks import TASKS
 from rnnlab.norms import ZERO_NORM, scaled_norm, tree_norm
 from rnnlab.probing import logscale, probe_segments
-from rnnlab.probing.logscale import (  # noqa: F401  (re-exported for the pages' reference lines and sentences)
+from rnnlab.probing.logscale import (  # noqa: F401  (re-exported for the pages' reference lines)
     F32_LOG10_FLOOR,
     F32_TINY,
     F64_LOG10_FLOOR,
     F64_TINY,
-    ZERO_CAUSES,
     LogGrads,
-    describe_zero,
 )
 from rnnlab.training import estimate
 from rnnlab.training.program import EVAL_BATCH, EVAL_CARRY, Program, get_program, hyper_args, is_compiled, stream
@@ -150,7 +148,7 @@ def needs_float32(sizes: LogGrads) -> bool:
 def carry_grad_df(program: Program, params, root, scale, step: int = 0, segment: int | None = None,
                   progress: FractionDone | None = None) -> pd.DataFrame:
     """Long table of :func:`carry_grad_sizes`: step (training step), t, leaf, grad_norm (float64; 0 below its
-    range), log10 (the true size; -inf for an exact 0), zero_cause (a key of ``ZERO_CAUSES``, "" where not 0),
+    range), log10 (the true size; -inf for an exact 0), zero_cause (why it is exactly 0, "" where not 0),
     zero_at (the step that cut it, -1 where none) and float32 (what a float32 backward pass on the same batch gives,
     :func:`carry_grad_norms`; NaN where it is not run, :func:`needs_float32` being False)."""
     batch = probe_batch(program, root)

@@ -173,8 +173,8 @@ class Gate(Protocol[T]):
 class Ticket:
     """One job's place: waiting in the queue (``position`` >= 1) or running (``position`` == 0)."""
 
-    def __init__(self, scheduler: JobGate, number: int, memory_bytes: int, label: str, client: str):
-        self.scheduler = scheduler
+    def __init__(self, gate: JobGate, number: int, memory_bytes: int, label: str, client: str):
+        self.gate = gate
         self.number = number
         self.memory_bytes = int(memory_bytes)
         self.label = label
@@ -185,15 +185,15 @@ class Ticket:
     @property
     def position(self) -> int:
         """0 once admitted, else 1 + the number of tickets ahead in the queue (-1 once released)."""
-        return self.scheduler._position(self)
+        return self.gate._position(self)
 
     def wait(self, timeout: float | None = None) -> bool:
         """Block up to ``timeout`` seconds for admission; True once admitted."""
-        return self.scheduler._wait(self, timeout)
+        return self.gate._wait(self, timeout)
 
     def release(self) -> None:
         """Leave the queue or free the slot (idempotent)."""
-        self.scheduler._release(self)
+        self.gate._release(self)
 
     def __enter__(self) -> Ticket:
         return self

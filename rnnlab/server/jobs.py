@@ -22,7 +22,7 @@ from rnnlab.model.cells import CELLS
 from rnnlab.probing import example, probes
 from rnnlab.server import precompile, reporting, run_files
 from rnnlab.server.shared_runs import RUNS
-from rnnlab.training import parts
+from rnnlab.training import chunks
 from rnnlab.training.history import ChunkProgress
 from rnnlab.training.program import Program, get_program, hyper_args
 from rnnlab.training.train import Run, spread
@@ -61,7 +61,7 @@ def start_run(config: Config) -> Run:
     return RUNS.copy_of(config) or Run(config)
 
 
-def new_run_bytes(config: Config) -> bytes:
+def untrained_run_bytes(config: Config) -> bytes:
     """A new run of ``config`` (an initialisation and one evaluation) as a run file's bytes: made on a worker, read
     back without computing (:func:`rnnlab.server.run_files.run_from_bytes`)."""
     return run_files.run_to_bytes(Run(config))
@@ -77,10 +77,10 @@ def load_run(data: bytes, name: str, config: Config) -> Run:
     return Run(config, params=export.load_params(data, config), origin=name)
 
 
-def train_part(run: Run, max_seconds: float | None, part: Callable = parts.train_part) -> ChunkProgress | None:
+def chunk_job(run: Run, max_seconds: float | None, compute: Callable = chunks.compute_chunk) -> ChunkProgress | None:
     """One compiled call of ``run`` bounded by ``max_seconds``, or (while another call on it is in progress) a wait
-    for that call, up to a few parts long; None then. ``part`` computes the steps (elsewhere, e.g. on a cluster)."""
-    progress = run.run_chunk(max_seconds, wait=False, part=part)
+    for that call, up to a few calls long; None then. ``compute`` computes the steps (elsewhere, e.g. on a cluster)."""
+    progress = run.run_chunk(max_seconds, wait=False, compute=compute)
     if progress is None:
         for _ in range(20):
             if run.settle(0.25 * (max_seconds or 1.0)) or reporting.should_stop():

@@ -1,7 +1,7 @@
 """Chunked training: a :class:`Run` turns a configuration into a :class:`History`, one compiled chunk at a time.
 
-Between compiled calls (a chunk, or a part of one bounded in time) a callback can report progress or stop the
-run; stopping keeps every step computed so far, and training again resumes from there with the results an
+Between compiled calls (a chunk, or as many of its steps as fit in the time given) a callback can report progress
+or stop the run; stopping keeps every step computed so far, and training again resumes from there with the results an
 uninterrupted run would give.
 """
 
@@ -19,9 +19,9 @@ import numpy as np
 
 from rnnlab.config import DURING_RUN, Config, ConfigError
 from rnnlab.training import estimate
+from rnnlab.training.chunks import ChunkResult, compute_chunk
 from rnnlab.training.divergence import check_chunk
 from rnnlab.training.history import ChunkProgress, History
-from rnnlab.training.parts import Part, train_part
 from rnnlab.training.program import Program, get_program, hyper_args
 
 MAX_SNAPSHOTS = 9
@@ -145,27 +145,27 @@ class Run:
         self.config = config
 
     def run_chunk(self, max_seconds: float | None = None, wait: bool = True,
-                  part: Callable[[Config, dict, int], Part] = train_part) -> ChunkProgress | None:
+                  compute: Callable[[Config, dict, int], ChunkResult] = compute_chunk) -> ChunkProgress | None:
         """Train to the end of the current chunk (every ``config.chunk`` steps, and the last step) and evaluate.
 
         With ``max_seconds``, stop earlier after the steps expected to fit in that time (at least one), so that
         a caller can check for Stop at that granularity; the evaluation is added only once the chunk is
         complete, so the history does not depend on how a chunk was divided. A call waits for one in progress
         in another thread, or with ``wait=False`` returns None at once (that thread is training it); a run that
-        is done by then trains no further. ``part`` computes the steps (:func:`rnnlab.training.parts.train_part`,
-        or a drop-in that computes it elsewhere, e.g. :func:`rnnlab.training.parts.through_bytes`).
+        is done by then trains no further. ``compute`` computes the steps (:func:`rnnlab.training.chunks.compute_chunk`,
+        or a drop-in that computes it elsewhere, e.g. :func:`rnnlab.training.chunks.through_bytes`).
         """
         if not self._lock.acquire(blocking=wait):
             return None
         try:
             if self.done:
                 return ChunkProgress(self.step, self.config.steps, self._last_loss(), 0.0, 0.0)
-            return self._run_part(max_seconds, part)
+            return self._run_call(max_seconds, compute)
         finally:
             self._lock.release()
 
-    def take_part(self, step: int, n_active: int, part: Part) -> ChunkProgress | None:
-        """Apply ``part``, ``n_active`` steps computed elsewhere from this run's state at ``step`` (by another
+    def take_chunk(self, step: int, n_active: int, chunk: ChunkResult) -> ChunkProgress | None:
+        """Apply ``chunk``, ``n_active`` steps computed elsewhere from this run's state at ``step`` (by another
         process training the same pristine run), when the run is still at ``step`` and no call is in progress;
         None otherwise (then nothing changed)."""
         if not self._lock.acquire(blocking=False):
@@ -174,7 +174,7 @@ class Run:
             if self.done or self.step != step:
                 return None
             start = time.perf_counter()
-            applied = self.apply_part(n_active, *part)
+            applied = self.apply_chunk(n_active, *chunk)
             seconds = time.perf_counter() - start
             return ChunkProgress(self.step, self.config.steps, self._last_loss(),
                                  applied / seconds if seconds else 0.0, seconds)
@@ -199,14 +199,14 @@ class Run:
         self._lock.release()
         return True
 
-    def next_part_steps(self, max_seconds: float | None = None) -> int:
+    def next_call_steps(self, max_seconds: float | None = None) -> int:
         """How many steps the next call trains (see :meth:`run_chunk`)."""
-        return part_steps(self.step, self.config.chunk, self.config.steps,
+        return call_steps(self.step, self.config.chunk, self.config.steps,
                           estimate.estimate(self.config, 1).step_s, max_seconds)
 
-    def apply_part(self, n_active: int, state: dict, records: dict, evaluation: dict) -> int:
-        """Take the result of training ``n_active`` steps from this run's state (:func:`rnnlab.training.parts.
-        train_part`): the new state, the applied steps' records, the evaluation at a chunk's end, a divergence.
+    def apply_chunk(self, n_active: int, state: dict, records: dict, evaluation: dict) -> int:
+        """Take the result of training ``n_active`` steps from this run's state (:func:`rnnlab.training.chunks.
+        compute_chunk`): the new state, the applied steps' records, the evaluation at a chunk's end, a divergence.
         Returns the number of steps applied. Call it between calls (holding :meth:`between_calls`)."""
         first = self.step
         self.state = state
@@ -221,11 +221,12 @@ class Run:
             self._keep_snapshot()
         return applied
 
-    def _run_part(self, max_seconds: float | None, part: Callable[[Config, dict, int], Part]) -> ChunkProgress:
+    def _run_call(self, max_seconds: float | None,
+                  compute: Callable[[Config, dict, int], ChunkResult]) -> ChunkProgress:
         start = time.perf_counter()
-        n_active = self.next_part_steps(max_seconds)
+        n_active = self.next_call_steps(max_seconds)
         compiled = self.program.is_compiled()
-        applied = self.apply_part(n_active, *part(self.config, self.state, n_active))
+        applied = self.apply_chunk(n_active, *compute(self.config, self.state, n_active))
         end = time.perf_counter()
         seconds = end - start
         if compiled:  # a call that follows the last at once is timed from its end: the caller's drawing counts too
@@ -292,7 +293,7 @@ def spread(kept: list, count: int) -> list:
 
 
 FOLLOWS_S = 2.0  # a call starting this soon after the last one ended continues the same training
-PART_SECONDS = 1.0  # interactive callers bound each compiled call to about this long, so Stop acts within it
+CALL_SECONDS = 1.0  # interactive callers bound each compiled call to about this long, so Stop acts within it
 
 
 def at_boundary(step: int, chunk: int, steps: int) -> bool:
@@ -300,7 +301,7 @@ def at_boundary(step: int, chunk: int, steps: int) -> bool:
     return step % chunk == 0 or step >= steps
 
 
-def part_steps(step: int, chunk: int, steps: int, step_seconds: float, max_seconds: float | None) -> int:
+def call_steps(step: int, chunk: int, steps: int, step_seconds: float, max_seconds: float | None) -> int:
     """How many steps to train after ``step``: to the end of the chunk, or (with ``max_seconds``) the steps
     that fit in that time at ``step_seconds`` each, at least one."""
     left = min(chunk - step % chunk, steps - step)

@@ -11,11 +11,11 @@ import pytest
 
 from rnnlab.config import Config
 from rnnlab.figures import true_size
+from rnnlab.figures.size_words import describe_zero
 from rnnlab.grids import FIELDS
 from rnnlab.model.tasks import TASKS
 from rnnlab.norms import F32_LOG10_FLOOR
 from rnnlab.probing import logscale, probes
-from rnnlab.probing.logscale import describe_zero
 from rnnlab.probing.probes import format_log10
 from rnnlab.sweep import H0Size, expand, run_sweep
 from rnnlab.training.program import get_program, hyper_args

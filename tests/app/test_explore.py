@@ -17,7 +17,7 @@ from rnnlab.figures.shared import VIEWS
 from rnnlab.files import export
 from rnnlab.model.tasks import TASKS
 from rnnlab.probing import probes
-from rnnlab.server import gate as scheduling
+from rnnlab.server import gate as gates
 from rnnlab.server import jobs
 from rnnlab.server.session_store import valid_token
 from rnnlab.server.shared_runs import RUNS
@@ -269,38 +269,38 @@ def test_a_class_on_one_link_is_served_the_charts_built_for_the_first_student(sm
 
 
 NO_WORKER = "No Ray worker is available: every worker node of the cluster has stopped."
-PARTS: list[int] = []
-REAL_PART = jobs.train_part
+CALLS: list[int] = []
+REAL_CHUNK_JOB = jobs.chunk_job
 
 
-def part_then_no_worker(run, max_seconds):
-    """A training part that works once, then fails as a cluster left without workers does."""
-    PARTS.append(run.step)
-    if len(PARTS) > 1:
+def chunk_then_no_worker(run, max_seconds):
+    """A training chunk that works once, then fails as a cluster left without workers does."""
+    CALLS.append(run.step)
+    if len(CALLS) > 1:
         raise RuntimeError(NO_WORKER)
-    return REAL_PART(run, max_seconds)
+    return REAL_CHUNK_JOB(run, max_seconds)
 
 
-def test_a_failed_training_part_is_a_message_and_the_run_and_its_slot_are_kept(small, monkeypatch):
-    slots = scheduling.JobGate(limit=2, budget=lambda: 2**40)
-    monkeypatch.setattr(scheduling, "GATE", slots)
-    monkeypatch.setattr(jobs, "train_part", part_then_no_worker)
-    PARTS.clear()
+def test_a_failed_training_chunk_is_a_message_and_the_run_and_its_slot_are_kept(small, monkeypatch):
+    slots = gates.JobGate(limit=2, budget=lambda: 2**40)
+    monkeypatch.setattr(gates, "GATE", slots)
+    monkeypatch.setattr(jobs, "chunk_job", chunk_then_no_worker)
+    CALLS.clear()
     at = open_page("explore", **{**small, "steps": "200"}, run="1")  # several chunks, never "start anyway"
     no_exception(at)
     run = at.session_state.run
-    assert len(PARTS) == 2 and 0 < run.step < 200 and len(run.history.steps) == run.step
+    assert len(CALLS) == 2 and 0 < run.step < 200 and len(run.history.steps) == run.step
     said = f"Training stopped at step {run.step}: {error_text(RuntimeError(NO_WORKER))} The run is kept; press Train"
     assert [unescaped(e.value) for e in at.error] == [f"{said} to go on."]
     assert slots.counts() == (0, 0) and at.session_state.explore.training is False
 
 
 def test_over_the_server_limit_the_queue_position_shows_and_training_starts_by_itself(small, monkeypatch):
-    slots = scheduling.JobGate(limit=1, budget=lambda: 2**40)
-    monkeypatch.setattr(scheduling, "GATE", slots)
+    slots = gates.JobGate(limit=1, budget=lambda: 2**40)
+    monkeypatch.setattr(gates, "GATE", slots)
     shown: list[str] = []
-    real = scheduling.queue_message
-    monkeypatch.setattr(scheduling, "queue_message", lambda ticket, s: shown.append(real(ticket, s)) or shown[-1])
+    real = gates.queue_message
+    monkeypatch.setattr(gates, "queue_message", lambda ticket, s: shown.append(real(ticket, s)) or shown[-1])
     at = open_page("explore", **small)
     held = slots.ticket(0, "another session")  # the only slot is taken
     assert held.wait(0)

@@ -5,7 +5,7 @@ import pytest
 
 from rnnlab import grids
 from rnnlab.config import Config
-from rnnlab.figures import plots
+from rnnlab.figures import plots, size_words
 from rnnlab.probing import probes
 from rnnlab.sharing.presets import PRESETS_BY_KEY
 from tests.app.conftest import SMALL, figures, open_page, trace, values
@@ -30,7 +30,7 @@ def test_untrained_model_probes_match_the_library():
     assert np.isneginf(expected.log10[0, -1]) and expected.zero_cause[0, -1] == "unread"
     assert any("final cell state c at t = 20 is exactly 0" in c.value for c in at.caption)
     unread = trace(grad, "exactly 0: read by nothing")
-    assert list(unread["x"]) == [20] and unread["hovertext"] == [probes.describe_zero("unread", -1, "c", 20)]
+    assert list(unread["x"]) == [20] and unread["hovertext"] == [size_words.describe_zero("unread", -1, "c", 20)]
     conn = figs["Connectivity: how much the last output depends on each input step"]
     np.testing.assert_allclose(values(conn["data"][0], "y"),
                                probes.connectivity_log10(run.program, run.params, run.state["root"], run.scale),
@@ -108,7 +108,7 @@ def test_simple_3000_steps_preset_states_its_straight_lines_rate_and_float32_cro
     at = open_page("gradients", **preset.query())
     run = at.session_state.untrained
     grads = probes.carry_grad_df(run.program, run.params, run.state["root"], run.scale)
-    row = plots.decay_back(grads).iloc[0]
+    row = size_words.decay_back(grads).iloc[0]
     T, crossing = preset.config.seq_len, int(row["below_float32"])
     text = " ".join(m.value for m in at.markdown)
     assert (f"After 0 training steps, h: ×{row['rate']:.3g} per step back (the gradient halves every "

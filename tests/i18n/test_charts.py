@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 import pytest
 
 from rnnlab.config import Config
-from rnnlab.figures import ab, example_plots, plots, run_views
+from rnnlab.figures import ab, example_plots, example_words, plots, run_views
 from rnnlab.i18n import NBSP, language, reload_catalogs, using
 from rnnlab.model.cells import CELLS
 from rnnlab.model.tasks import TASKS
@@ -151,13 +151,13 @@ def test_the_movement_and_the_examples_numbers_in_every_language():
     assert "2,2·10⁻⁶" in said["ru"] and "2·10⁻⁶" in said["ru"] and "**К шагу 20:**" in said["ru"]
     assert "2.2×10⁻⁶" in said["zh"] and "**到第 20 步**：" in said["zh"]
     now = look(step=7, first=-40.0)
-    summary = in_each(lambda: example.summary(now, replace(now, loss=2.25), 2))
+    summary = in_each(lambda: example_words.summary(now, replace(now, loss=2.25), 2))
     assert summary["en"].startswith("**Example 3:** its loss is 0.5 at step 7 (2.25 untrained). What reaches the "
                                     "initial carry: ||dL/dh_0|| = 1.000e-40. That is below float32's smallest "
                                     "number (about 1.2e-38)")
     assert "2,25" in summary["ru"] and "1,000·10⁻⁴⁰" in summary["ru"] and "1,2·10⁻³⁸" in summary["ru"]
     assert "2.25" in summary["zh"] and "1.000×10⁻⁴⁰" in summary["zh"] and "1.2×10⁻³⁸" in summary["zh"]
-    keeper = in_each(lambda: example.keeper_summary(now, GRU))
+    keeper = in_each(lambda: example_words.keeper_summary(now, GRU))
     z = now.gates["z"]
     assert f"averages {z.mean():.2f} over this example; {np.mean(z > 0.9):.0%} of its values" in keeper["en"]
     assert f"{z.mean():.2f}".replace(".", ",") in keeper["ru"] and "0,9" in keeper["ru"]
@@ -219,8 +219,8 @@ def test_no_english_word_is_left_in_the_sentences(monkeypatch):
         sentences = [ab.describe(ab.Side("GRU", 20, 0.32, 6e-6, True), ab.Side("RNN", 10, 1.0, 3.0, True, 13)),
                      ab.describe(ab.Side("GRU", 20, 0.32, 0.0, False), ab.Side("RNN", 20, 0.32, 0.0, False)),
                      run_views.describe_gap({"steps": 3, "run": 0.5, "zero": 1.6, "ratio": 0.2}),
-                     run_views.carry_view(history()).movement, example.summary(now, now, 0),
-                     example.keeper_summary(now, GRU), describe_twin(0.1, 2.0, 1.0)]
+                     run_views.carry_view(history()).movement, example_words.summary(now, now, 0),
+                     example_words.keeper_summary(now, GRU), describe_twin(0.1, 2.0, 1.0)]
     assert {s: english_outside(s) for s in sentences if english_outside(s)} == {}
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rnnlab.figures import plots, true_size
+from rnnlab.figures import plots, size_words, true_size
 from rnnlab.i18n import PSEUDO, Msg, reload_catalogs, using
 from rnnlab.probing import logscale, probes
 from rnnlab.sharing.urlstate import parse_lengths
@@ -58,7 +58,7 @@ def test_the_decay_back_says_its_factor_per_step_and_where_it_crosses_float32s_f
     T, slope = 1000, -0.06
     grads = grads_table([slope * (T - t) - 0.3 for t in range(T + 1)], step=300)
     crossing = max(t for t in range(T + 1) if slope * (T - t) - 0.3 < probes.F32_LOG10_FLOOR)
-    said = in_each(lambda: plots.describe_decay_back(grads)[0])
+    said = in_each(lambda: size_words.describe_decay_back(grads)[0])
     assert said["en"].startswith("After 300 training steps, h: ×0.871 per step back (the gradient halves every "
                                  "5.02 steps); below float32's smallest normal number from t = ")
     assert f"{T - crossing} steps before the last." in said["en"]
@@ -69,12 +69,12 @@ def test_the_decay_back_says_its_factor_per_step_and_where_it_crosses_float32s_f
 
 def test_values_below_float32_give_the_floor_and_the_smallest_size_in_each_language():
     log10 = pd.Series([-1.0, -53.3279, -60.0])
-    said = in_each(lambda: plots.describe_below_float32(log10, "||dL/dh_0||"))
+    said = in_each(lambda: size_words.describe_below_float32(log10, "||dL/dh_0||"))
     assert said["en"] == ("2 values of ||dL/dh_0|| are below float32's smallest normal number (1.2e-38), where a "
                           "float32 gradient is 0: the chart shows their true size, down to 1.000e-60.")
     assert "1.2×10⁻³⁸" in said["zh"] and "1.000×10⁻⁶⁰" in said["zh"]
     assert "1,2·10⁻³⁸" in said["ru"] and "1,000·10⁻⁶⁰" in said["ru"] and said["ru"].startswith("2 значения")
-    one = in_each(lambda: plots.describe_below_float32(pd.Series([-53.3]), "||dL/dh_0||"))
+    one = in_each(lambda: size_words.describe_below_float32(pd.Series([-53.3]), "||dL/dh_0||"))
     assert one["en"].startswith("1 value of ||dL/dh_0|| is below") and one["ru"].startswith("1 значение")
     assert "5.012×10⁻⁵⁴" in one["zh"] and "5,012·10⁻⁵⁴" in one["ru"]
 
@@ -83,7 +83,7 @@ def test_values_below_float32_give_the_floor_and_the_smallest_size_in_each_langu
                                                (22, "порядка"), (46, "порядков")])
 def test_orders_of_magnitude_are_counted_in_russian(decades, russian):
     axis = plots.Log10Axis(-40.0, 0.0, -39.0, ("float32",), probes.F64_LOG10_FLOOR + decades)
-    said = in_each(lambda: plots.floors_note(axis))
+    said = in_each(lambda: size_words.floors_note(axis))
     assert said["en"] == (f"float64's smallest normal number (2.2e-308) is not drawn: the smallest value is {decades} "
                           f"decade{'s' * (decades != 1)} above it.")
     assert said["ru"].endswith(f"на {decades} {russian}.") and "2,2·10⁻³⁰⁸" in said["ru"]
@@ -92,7 +92,7 @@ def test_orders_of_magnitude_are_counted_in_russian(decades, russian):
 
 def test_two_floors_not_drawn_are_one_sentence_in_each_language():
     axis = plots.log10_axis(np.array([-6.0, -1.0]))
-    said = in_each(lambda: plots.floors_note(axis))
+    said = in_each(lambda: size_words.floors_note(axis))
     assert said["en"] == (
         "float32's smallest normal number (1.2e-38) is not drawn: the smallest value is 32 decades above it; "
         "float64's smallest normal number (2.2e-308) is not drawn: the smallest value is 302 decades above it.")
@@ -107,7 +107,7 @@ def test_exact_zeros_before_a_cut_are_counted_in_russian(before, russian):
     n = before + 1
     grads = grads_table([-np.inf] * n + [-2.0, -1.0], causes=["gate"] * n + ["", ""], at=[n] * n + [-1, -1],
                         step=21)
-    said = in_each(lambda: plots.describe_exact_zeros(grads)[0])
+    said = in_each(lambda: size_words.describe_exact_zeros(grads)[0])
     steps = "step" if before == 1 else "steps"
     assert said["en"] == (f"After 21 training steps: ||dL/dh_{n - 1}|| is exactly 0: at step {n}, a gate that is "
                           f"exactly 0 in float32 closes the path back. So are the {before} {steps} before it.")
@@ -120,20 +120,20 @@ def test_exact_zeros_before_a_cut_are_counted_in_russian(before, russian):
                                            (22, "После 22 шагов обучения"), (46, "После 46 шагов обучения")])
 def test_training_steps_are_counted_in_russian(step, russian):
     grads = grads_table([-0.5 * (10 - t) for t in range(11)], step=step)
-    said = in_each(lambda: plots.describe_decay_back(grads)[0])
+    said = in_each(lambda: size_words.describe_decay_back(grads)[0])
     assert said["ru"].startswith(russian + ", h: ×0,316 за каждый шаг назад") and "0,602 шага" in said["ru"]
     assert said["zh"].startswith(f"训练 {step} 步后，h：")
-    name = in_each(lambda: plots.grad_through_time_figure(grads).data[0].name)
+    name = in_each(lambda: true_size.grad_through_time_figure(grads).data[0].name)
     assert name["ru"] == russian.replace("После", "после") + ", h"
 
 
 def test_a_zeros_cause_is_a_whole_sentence_with_its_step_in_each_language():
     for cause, words in (("saturated", ("导数", "±44")), ("gate", ("门", "")), ("cancelled", ("权重", ""))):
-        said = in_each(lambda cause=cause: logscale.describe_zero(cause, 1234, "h", 0))
+        said = in_each(lambda cause=cause: size_words.describe_zero(cause, 1234, "h", 0))
         assert said["en"].startswith("||dL/dh_0|| is exactly 0: at step 1234, ")
         assert said["zh"].startswith("||dL/dh_0|| 恰好为 0：在第 1234 步，") and all(w in said["zh"] for w in words)
         assert said["ru"].startswith("||dL/dh_0|| — ровно 0: на шаге 1234 ")
-    unread = in_each(lambda: logscale.describe_zero("unread", -1, "c", 20))
+    unread = in_each(lambda: size_words.describe_zero("unread", -1, "c", 20))
     assert "LSTM" in unread["zh"] and "LSTM" in unread["ru"] and "||dL/dc_20||" in unread["ru"]
 
 
@@ -148,7 +148,7 @@ def test_a_progress_note_made_in_a_worker_is_kept_and_said_in_the_readers_langua
 def test_the_decay_chart_speaks_the_readers_language():
     sweep = pd.DataFrame({"cell": "lstm", "T": [50, 500], "h0_grad_norm": 0.0, "log10": [-6.8, -53.3]})
     fits = probes.fit_decay(sweep)
-    figs = in_each(lambda: plots.decay_figure(sweep, fits, {"lstm": "LSTM"}))
+    figs = in_each(lambda: true_size.decay_figure(sweep, fits, {"lstm": "LSTM"}))
     zh, ru, en = figs["zh"], figs["ru"], figs["en"]
     assert en.layout.title.text.replace("<br>", " ").startswith("Gradient reaching the initial carry")
     assert "到达初始状态的梯度" in zh.layout.title.text and zh.layout.font.family.startswith("Source Sans")
@@ -166,7 +166,7 @@ def test_the_decay_chart_speaks_the_readers_language():
 
 def test_the_gradient_chart_names_its_zeros_and_hovers_in_the_readers_language():
     grads = grads_table([-np.inf, -np.inf, -3.0, -2.0], causes=["gate", "gate", "", ""], at=[2, 2, -1, -1])
-    fig = in_each(lambda: plots.grad_through_time_figure(grads))
+    fig = in_each(lambda: true_size.grad_through_time_figure(grads))
     zeros = next(t for t in fig["ru"].data if t.legendgroup == "zero gate")
     assert zeros.name == "ровно 0: закрытый вентиль"
     assert zeros.hovertext[0].startswith("||dL/dh_0|| — ровно 0: на шаге 2 ")

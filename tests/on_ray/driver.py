@@ -1,7 +1,7 @@
 """A Ray driver for the tests of this folder, run inside the local cluster's network namespace
 (``ip netns exec rnnlab python tests/on_ray/driver.py MODE OUT``); it writes what it saw to OUT (a pickle).
 
-- ``train PRESET``: the preset's run trained part by part through :class:`RayExecutor` (Work of ``jobs.train_part``,
+- ``train PRESET``: the preset's run trained part by part through :class:`RayExecutor` (Work of ``jobs.chunk_job``,
   as the Explore page submits it): the history's tables and arrays.
 - ``kill PRESET``: the same, SIGKILLing the worker process of the first part once it has run for a moment.
 - ``cancel PRESET`` / ``force PRESET``: a part cancelled (gently / with force) while its task runs: how long the job
@@ -23,7 +23,7 @@
   showed while it ran.
 - ``affinity PRESET``: the preset's run trained part by part, then two runs of it with seeds of their own trained at
   once: the node of each part.
-- ``partsonce PRESET``: this process and another (``partshelper PRESET``), as two web processes, train the preset's
+- ``chunksonce PRESET``: this process and another (``chunkshelper PRESET``), as two web processes, train the preset's
   run at once under the cluster's results actor; then a third run of it is started here: both histories, the
   steps each computed (from the ledger, :mod:`rnnlab.ledger`), and the started run.
 """
@@ -57,13 +57,13 @@ from rnnlab.server.shared_runs import SharedRuns
 from rnnlab.sharing.presets import PRESETS_BY_KEY
 from rnnlab.training.train import Run
 
-PART_TITLE = "ray::train_part_on_node"
+CHUNK_TITLE = "ray::compute_chunk_on_node"
 POLL_S = 0.1
 DEADLINE_S = 240.0
 LEASE_S = 2.0
 
 
-def tasks_running(title: str = PART_TITLE) -> list[int]:
+def tasks_running(title: str = CHUNK_TITLE) -> list[int]:
     """Pids of processes in this network namespace whose title says they run ``title``."""
     mine = os.readlink("/proc/self/ns/net")
     found = []
@@ -139,7 +139,7 @@ def train(config: Config, fault: str = "") -> dict:
     if fault:
         threading.Thread(target=killer, daemon=True).start()
     while not run.done:
-        job = ex.submit(Work(jobs.train_part, (run, None), kind="train part", client="test"))
+        job = ex.submit(Work(jobs.chunk_job, (run, None), kind="train chunk", client="test"))
         finish(job, deadline)
         job.result()
         parts += 1
@@ -169,7 +169,7 @@ def no_worker(config: Config) -> dict:
             if parts == 2:
                 threading.Thread(target=stop_all, daemon=True).start()
             step_before = lease.run.step
-            job = ex.submit(Work(jobs.train_part, (lease.run, None), kind="train part", client="test"), lease=lease)
+            job = ex.submit(Work(jobs.chunk_job, (lease.run, None), kind="train chunk", client="test"), lease=lease)
             finish(job, deadline)
             try:
                 job.result()
@@ -189,7 +189,7 @@ def no_worker(config: Config) -> dict:
     return result
 
 
-class PartStarts:
+class ChunkStarts:
     """Samples which workers run a training part every few milliseconds: when each was first seen running one."""
 
     def __init__(self) -> None:
@@ -213,7 +213,7 @@ class PartStarts:
 def stop_latency(config: Config) -> dict:
     ex, deadline = executor(), time.monotonic() + DEADLINE_S
     run, submitted, stop, asked_at = Run(config), [], threading.Event(), []
-    original = ray_executor.part_on_ray
+    original = ray_executor.chunk_on_ray
 
     def press_stop() -> None:
         asked_at.append(time.monotonic())
@@ -225,10 +225,10 @@ def stop_latency(config: Config) -> dict:
             threading.Timer(0.15, press_stop).start()
         return original(*args)
 
-    ray_executor.part_on_ray = recorded
-    seen = PartStarts()
+    ray_executor.chunk_on_ray = recorded
+    seen = ChunkStarts()
     while not run.done:  # a page's loop: poll, draw, and Stop raises in the script thread between polls
-        job = ex.submit(Work(jobs.train_part, (run, 0.25), kind="train part", client="test"))
+        job = ex.submit(Work(jobs.chunk_job, (run, 0.25), kind="train chunk", client="test"))
         try:
             while not job.poll(0.25):
                 assert time.monotonic() < deadline
@@ -271,7 +271,7 @@ def probe_stop(config: Config) -> dict:
 def cancel(config: Config, force: bool) -> dict:
     ex, deadline = executor(), time.monotonic() + DEADLINE_S
     run = Run(config)
-    job = ex.submit(Work(jobs.train_part, (run, None), kind="train part", client="test"))
+    job = ex.submit(Work(jobs.chunk_job, (run, None), kind="train chunk", client="test"))
     while not tasks_running():
         job.poll(POLL_S)
         assert time.monotonic() < deadline and not job.poll(0), job.status
@@ -389,7 +389,7 @@ def affinity(config: Config) -> dict:
 
     def train_one(run: Run) -> None:
         while not run.done:
-            job = ex.submit(Work(jobs.train_part, (run, None), kind="train part", client=f"c{run.config.seed}"))
+            job = ex.submit(Work(jobs.chunk_job, (run, None), kind="train chunk", client=f"c{run.config.seed}"))
             finish(job, deadline)
             job.result()
 
@@ -412,20 +412,20 @@ def train_shared(config: Config) -> Run:
         time.monotonic() + DEADLINE_S
     run = Run(config)
     while not run.done:
-        job = ex.submit(Work(jobs.train_part, (run, None), kind="train part", client=f"p{os.getpid()}"))
+        job = ex.submit(Work(jobs.chunk_job, (run, None), kind="train chunk", client=f"p{os.getpid()}"))
         finish(job, deadline)
         job.result()
     return run
 
 
-def parts_helper(config: Config, out: str) -> None:
+def chunks_helper(config: Config, out: str) -> None:
     ray_executor.connect()
     print("ready", flush=True)
     sys.stdin.readline()
     Path(out).write_bytes(pickle.dumps(history_of(train_shared(config))))
 
 
-def parts_once(config: Config, preset: str, out: str) -> dict:
+def chunks_once(config: Config, preset: str, out: str) -> dict:
     os.environ[ledger.ENV_LEDGER] = f"{out}.ledger"  # before connecting: the workers write to it too
     ray_executor.connect()
     gone = time.monotonic() + 30
@@ -436,7 +436,7 @@ def parts_once(config: Config, preset: str, out: str) -> dict:
             break
         time.sleep(0.2)
     theirs_at = Path(f"{out}.other")
-    other = subprocess.Popen([sys.executable, __file__, "partshelper", preset, str(theirs_at)], stdin=subprocess.PIPE,
+    other = subprocess.Popen([sys.executable, __file__, "chunkshelper", preset, str(theirs_at)], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE)
     assert other.stdout is not None and other.stdin is not None
     deadline = time.monotonic() + DEADLINE_S
@@ -450,7 +450,7 @@ def parts_once(config: Config, preset: str, out: str) -> dict:
     job = ex.submit(Work(jobs.start_run, (config,), kind="start run", client="test", slot=False))
     finish(job, deadline)
     started = job.result()
-    lines = [line for line in ledger.read(f"{out}.ledger") if line["kind"] == "part"]
+    lines = [line for line in ledger.read(f"{out}.ledger") if line["kind"] == "chunk"]
     ray.kill(ray.get_actor(ray_registry.RESULTS_NAME, namespace=ray_registry.NAMESPACE))
     return {"mine": history_of(mine), "theirs": pickle.loads(theirs_at.read_bytes()),
             "computed": [(line["first"], line["steps"]) for line in lines if line["run"] == ledger.digest(config)],
@@ -513,10 +513,10 @@ def main(mode: str, preset: str, out: str) -> None:
         result = progress(config)
     elif mode == "affinity":
         result = affinity(config)
-    elif mode == "partshelper":
-        return parts_helper(config, out)
-    elif mode == "partsonce":
-        result = parts_once(config, preset, out)
+    elif mode == "chunkshelper":
+        return chunks_helper(config, out)
+    elif mode == "chunksonce":
+        result = chunks_once(config, preset, out)
     else:
         result = train(config, fault={"kill": "kill", "node": "node"}.get(mode, ""))
     Path(out).write_bytes(pickle.dumps(result))

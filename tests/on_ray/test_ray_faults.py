@@ -103,7 +103,7 @@ def test_a_keyed_probe_asked_by_two_web_processes_is_computed_once(driver):
 
 
 def test_two_web_processes_training_one_preset_compute_each_step_once(driver, embedded_history):
-    got = driver("partsonce", PRESET)
+    got = driver("chunksonce", PRESET)
     steps = sorted(got["computed"])
     assert sum(n for _, n in steps) == embedded_history.last_step, steps  # each step computed once ...
     assert [first for first, _ in steps] == [sum(n for _, n in steps[:i]) for i in range(len(steps))]  # ... in order

@@ -111,5 +111,5 @@ def test_warm_up_trains_no_step(tmp_path, monkeypatch):
     monkeypatch.setenv(ledger.ENV_LEDGER, str(tmp_path / "ledger.jsonl"))
     config = Config(task="sine", seq_len=7, batch=3, features=5, chunk=4, seed=11)
     warm_up(config).join(timeout=120)
-    assert [line for line in ledger.read(tmp_path / "ledger.jsonl") if line["kind"] == "part"] == []
+    assert [line for line in ledger.read(tmp_path / "ledger.jsonl") if line["kind"] == "chunk"] == []
     assert compile_count(get_program(config).train_chunk) >= 1

@@ -2,15 +2,15 @@
 
 Within one web process, the sessions watching a pristine run share one :class:`~rnnlab.training.train.Run`
 (:mod:`rnnlab.server.shared_runs`). Across web processes each holds a run of its own, and what they share is its
-parts: training is deterministic, so the part of configuration C from step s is the same whoever computes it.
-:func:`train_part` claims ``(PART, C, s)`` in the store every process shares (on a cluster, the results actor:
-:class:`rnnlab.server.on_ray.registry.RemoteResults`); the process that gets the claim computes the part and keeps it
-there as (steps, bytes), and the others apply it as it is (:meth:`~rnnlab.training.train.Run.take_part`) instead
-of computing it again. A process that dies mid-part loses its claim with its lease, and the next to ask computes
+chunks: training is deterministic, so the chunk of configuration C from step s is the same whoever computes it.
+:func:`shared_chunk_job` claims ``(CHUNK, C, s)`` in the store every process shares (on a cluster, the results actor:
+:class:`rnnlab.server.on_ray.registry.RemoteResults`); the process that gets the claim computes the chunk and keeps it
+there as (steps, bytes), and the others apply it as it is (:meth:`~rnnlab.training.train.Run.take_chunk`) instead
+of computing it again. A process that dies mid-chunk loses its claim with its lease, and the next to ask computes
 it. A finished pristine run is kept whole (``(RUN, C)``: a run file's bytes), so that :func:`start_run` in any
 process gives it at once, finished: that session trains nothing and waits for no slot.
 
-With no shared store (``results`` None) these are :func:`rnnlab.server.jobs.train_part` and
+With no shared store (``results`` None) these are :func:`rnnlab.server.jobs.chunk_job` and
 :func:`rnnlab.server.jobs.start_run`. A new run can also be made elsewhere (``make``: on a Ray worker) and read
 back here as bytes, so that a web process on a cluster computes and compiles nothing for it.
 """
@@ -23,17 +23,18 @@ from rnnlab.config import Config
 from rnnlab.server import jobs, reporting, run_files
 from rnnlab.server.results import ResultStore
 from rnnlab.server.shared_runs import RUNS
-from rnnlab.training import parts
+from rnnlab.training import chunks
 from rnnlab.training.history import ChunkProgress
 from rnnlab.training.train import Run
 
-PART, RUN = "train part", "finished run"
-WAIT_S = 0.5  # a part another process computes is waited for this long per call; the page polls in between
+CHUNK, RUN = "trained chunk", "finished run"
+Compute = Callable[[Config, dict, int], chunks.ChunkResult]  # computes a chunk (chunks.compute_chunk or a drop-in)
+WAIT_S = 0.5  # a chunk another process computes is waited for this long per call; the page polls in between
 
 
-def part_key(config: Config, step: int) -> tuple:
-    """The key of configuration ``config``'s part that starts at ``step``."""
-    return (PART, config, step)
+def chunk_key(config: Config, step: int) -> tuple:
+    """The key of configuration ``config``'s chunk that starts at ``step``."""
+    return (CHUNK, config, step)
 
 
 def run_key(config: Config) -> tuple:
@@ -43,7 +44,7 @@ def run_key(config: Config) -> tuple:
 
 def start_run(config: Config, results: ResultStore | None = None, make: Callable[[Config], bytes] | None = None) -> Run:
     """A run of ``config``: a copy of this process's run of it, else of the finished run another process kept in
-    ``results``, else a new one (:func:`new_run`)."""
+    ``results``, else a new one (:func:`untrained_run`)."""
     local = RUNS.copy_of(config)
     if local is not None:
         return local
@@ -56,26 +57,26 @@ def start_run(config: Config, results: ResultStore | None = None, make: Callable
         if kept is not None and kept.pristine and kept.config == config and kept.done:
             RUNS.offer(kept)
             return RUNS.copy_of(config) or kept.fork()
-    return new_run(config, make)
+    return untrained_run(config, make)
 
 
-def new_run(config: Config, make: Callable[[Config], bytes] | None = None) -> Run:
+def untrained_run(config: Config, make: Callable[[Config], bytes] | None = None) -> Run:
     """A new run of ``config``, never a shared one: made here, or by ``make`` elsewhere (a worker) as a run file's
-    bytes (:func:`rnnlab.server.jobs.new_run_bytes`) and read back here without computing anything."""
+    bytes (:func:`rnnlab.server.jobs.untrained_run_bytes`) and read back here without computing anything."""
     if make is None:
         return Run(config)
     return run_files.run_from_bytes(make(config))
 
 
-def train_part(run: Run, max_seconds: float | None, results: ResultStore | None = None,
-               compute: Callable[[Config, dict, int], parts.Part] = parts.train_part) -> ChunkProgress | None:
-    """The next part of ``run`` (:func:`rnnlab.server.jobs.train_part`), computed once for every process sharing
+def shared_chunk_job(run: Run, max_seconds: float | None, results: ResultStore | None = None,
+                     compute: Compute = chunks.compute_chunk) -> ChunkProgress | None:
+    """The next chunk of ``run`` (:func:`rnnlab.server.jobs.chunk_job`), computed once for every process sharing
     ``results``: taken from there when another process computed it, computed with ``compute`` and kept there when
     this one claims it, else waited for up to :data:`WAIT_S` (None then, as while another session's call runs)."""
     if results is None or not run.pristine or run.done:
-        return jobs.train_part(run, max_seconds, part=compute)
+        return jobs.chunk_job(run, max_seconds, compute=compute)
     step = run.step
-    key = part_key(run.config, step)
+    key = chunk_key(run.config, step)
     found = results.get(key)
     if found is None:
         if results.claim(key):
@@ -84,7 +85,7 @@ def train_part(run: Run, max_seconds: float | None, results: ResultStore | None 
     progress = None
     if found is not None:
         n_active, data = found
-        progress = run.take_part(step, int(n_active), parts.part_from_bytes(run.config, data))
+        progress = run.take_chunk(step, int(n_active), chunks.chunk_from_bytes(run.config, data))
     reporting.report(run.step / max(1, run.config.steps))
     keep_finished(run, results)
     return progress
@@ -106,19 +107,19 @@ def keep_finished(run: Run, results: ResultStore) -> None:
 
 
 def _compute(run: Run, step: int, key: tuple, max_seconds: float | None, results: ResultStore,
-             compute: Callable[[Config, dict, int], parts.Part]) -> ChunkProgress | None:
+             compute: Compute) -> ChunkProgress | None:
     kept = False
 
-    def shared(config: Config, state: dict, n_active: int) -> parts.Part:
+    def shared(config: Config, state: dict, n_active: int) -> chunks.ChunkResult:
         nonlocal kept
-        part = compute(config, state, n_active)
+        chunk = compute(config, state, n_active)
         if run.step == step:  # this thread holds the run: it is where the claim was made
-            results.put(key, (n_active, parts.part_to_bytes(part)))
+            results.put(key, (n_active, chunks.chunk_to_bytes(chunk)))
             kept = True
-        return part
+        return chunk
 
     try:
-        progress = run.run_chunk(max_seconds, wait=False, part=shared)
+        progress = run.run_chunk(max_seconds, wait=False, compute=shared)
     finally:
         if not kept:
             results.drop(key)

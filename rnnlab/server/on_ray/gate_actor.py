@@ -141,7 +141,7 @@ class RemoteTicket:
     process's cache."""
 
     def __init__(self, gate: RemoteGate, key: int, memory_bytes: int, label: str, client: str):
-        self.scheduler, self.key = gate, key
+        self.gate, self.key = gate, key
         self.memory_bytes, self.label, self.client = int(memory_bytes), label, client
         self.admitted = self.released = False
         self.number: int | None = None  # the gate's, once it has answered
@@ -159,11 +159,11 @@ class RemoteTicket:
 
     def wait(self, timeout: float | None = None) -> bool:
         """Wait up to ``timeout`` seconds for the poller to hear that this ticket is admitted; True once it is."""
-        return self.scheduler.wait_admitted(self, timeout)
+        return self.gate.wait_admitted(self, timeout)
 
     def release(self) -> None:
         """Leave the queue or free the slot (idempotent; the gate hears of it at the next sync)."""
-        self.scheduler.forget(self)
+        self.gate.forget(self)
 
     def __enter__(self) -> RemoteTicket:
         return self

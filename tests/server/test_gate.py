@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from rnnlab.server import gate as sched
+from rnnlab.server import gate as gates
 from rnnlab.server.gate import JobGate
 
 GB = 2**30
@@ -99,21 +99,21 @@ def test_never_more_than_limit_run_at_once_under_contention():
 @pytest.mark.parametrize("value, ok", [("3", 3), ("1", 1), (" 2 ", 2), ("0", None), ("-2", None), ("two", None),
                                        ("1.5", None)])
 def test_limit_from_the_environment(monkeypatch, caplog, value, ok):
-    monkeypatch.setenv(sched.ENV_LIMIT, value)
-    monkeypatch.setattr(sched.os, "cpu_count", lambda: 5)
+    monkeypatch.setenv(gates.ENV_LIMIT, value)
+    monkeypatch.setattr(gates.os, "cpu_count", lambda: 5)
     if ok is None:
-        with pytest.raises(ValueError, match=sched.ENV_LIMIT):
-            sched.parse_limit(value)
-        assert sched.default_limit() == 5  # a bad variable falls back to the default, logged
-        assert sched.ENV_LIMIT in caplog.text
+        with pytest.raises(ValueError, match=gates.ENV_LIMIT):
+            gates.parse_limit(value)
+        assert gates.default_limit() == 5  # a bad variable falls back to the default, logged
+        assert gates.ENV_LIMIT in caplog.text
     else:
-        assert sched.default_limit() == ok
+        assert gates.default_limit() == ok
 
 
 def test_default_limit_is_the_cpu_count_on_cpu(monkeypatch):
-    monkeypatch.delenv(sched.ENV_LIMIT, raising=False)
-    monkeypatch.setattr(sched.os, "cpu_count", lambda: 6)
-    assert sched.default_limit() == 6
+    monkeypatch.delenv(gates.ENV_LIMIT, raising=False)
+    monkeypatch.setattr(gates.os, "cpu_count", lambda: 6)
+    assert gates.default_limit() == 6
 
 
 
@@ -160,7 +160,7 @@ def test_one_address_minting_browser_ids_is_held_to_the_per_address_share():
     other = gate.ticket(label="a student", client=at_address("browser:student", "10.0.0.7"))
     assert [t.position == 0 for t in minted] == [True, True, False, False]  # two browser ids of one machine
     assert other.position == 0  # the third slot is another machine's at once
-    assert gate.waiting_reason(minted[2]) == "address" and "Your machine" in str(sched.queue_message(minted[2], gate))
+    assert gate.waiting_reason(minted[2]) == "address" and "Your machine" in str(gates.queue_message(minted[2], gate))
     minted[0].release()
     assert minted[2].position == 0 and minted[3].position == 1  # the machine's share, not more
     assert address_of(at_address("browser:x", "10.0.0.66")) == address_of("ip:10.0.0.66") == "10.0.0.66"
