@@ -257,7 +257,7 @@ class _Model:
 
     def scan(self, carry, x, keep: str = "plain"):
         """Time-major: (every carry after each step, what ``keep`` names of each step): "plain" (its factors as they
-        are, and whether some example's factor is tiny: :func:`~rnnlab.probing.probe_cells.needs_scaling`),
+        are, and per example which are not exactly 0: :func:`~rnnlab.probing.probe_cells.not_all_zero`),
         "scaled" (its factors kept scaled: :func:`~rnnlab.probing.probe_cells.scaled`) or "flags"
         (:func:`~rnnlab.probing.probe_cells.flags`). Each step's inputs are projected in the loop (cheaper than
         slicing a projection made before it)."""
@@ -266,7 +266,7 @@ class _Model:
                 return probe_cells.scaled(d.forms, 1)
             if keep == "flags":
                 return probe_cells.flags(d)
-            return tuple(f.value for f in d.forms), probe_cells.needs_scaling(d.forms, 1)
+            return tuple(f.value for f in d.forms), probe_cells.not_all_zero(d.forms, 1)
 
         def body(c, x_t):
             new, d = self.cell.forward(c, self.cell.project(self.w, x_t), self.cell.hidden(self.w, c[-1]))
@@ -320,13 +320,13 @@ def carry_state(carry):
 
 
 def _factors_either_way(model: _Model, carry, x, plain, run):
-    """``run(factors)`` on every step's factors as they are (``plain``: their values and whether some example's
-    factor is tiny, from :meth:`_Model.scan`) or, where some example's factor is tiny at some step, kept scaled
+    """``run(factors)`` on every step's factors as they are (``plain``: their values and which are not exactly 0,
+    from :meth:`_Model.scan`) or, where some example's factor is tiny at some step, kept scaled
     (:func:`~rnnlab.probing.probe_cells.scaled`, the forward pass run again from ``carry`` on ``x``): the two give
     the same numbers to float32 rounding where no factor is tiny, and only the branch taken runs."""
-    values, tiny = plain
-    return jax.lax.cond(jnp.any(tiny), lambda: run(model.scan(carry, x, "scaled")[1]),
-                        lambda: run(tuple((v, None) for v in values)))
+    tiny = probe_cells.tiny_anywhere(*plain, lead=2)  # after the loop, over every step at once
+    return jax.lax.cond(tiny, lambda: run(model.scan(carry, x, "scaled")[1]),
+                        lambda: run(tuple((v, None) for v in plain[0])))
 
 
 def _carry_reverse(model: _Model, carry, x, forward, g_preds, state):
@@ -482,7 +482,7 @@ def carry_grad_log10(program: Program, params, batch, scale, segment: int | None
 def _make_needs_exact_logs(program: Program):
     def fn(params, x, carry_key, scale):
         model = _Model(program, params)
-        return jnp.any(model.scan(model.start(x, carry_key, scale), x)[1][1])
+        return probe_cells.tiny_anywhere(*model.scan(model.start(x, carry_key, scale), x)[1], lead=2)
 
     return fn
 

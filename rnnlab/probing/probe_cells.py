@@ -122,20 +122,27 @@ def _example_peak(value: jax.Array, lead: int) -> jax.Array:
     return jnp.max(jnp.abs(value), axis=tuple(range(lead, value.ndim)))
 
 
-def _tiny(form: Form, lead: int) -> jax.Array:
-    """Per example: the factor's largest value is below ``e^LOG_TINY`` and its exact value is not 0 everywhere
-    (its exact log is -inf only where its ``sign`` is 0; a factor without a sign is never exactly 0)."""
-    tiny = _example_peak(form.value, lead) < math.exp(LOG_TINY)
-    if form.sign is not None:
-        tiny = tiny & jnp.any(form.sign() != 0, axis=tuple(range(lead, form.value.ndim)))
-    return tiny
+def not_all_zero(forms: tuple[Form, ...], lead: int) -> tuple[jax.Array | None, ...]:
+    """Per factor with a ``sign``, per example: whether its exact value is not 0 everywhere (its exact log is -inf
+    only where its sign is 0); None for a factor without a sign (never exactly 0). Examples as for
+    :func:`needs_scaling`."""
+    return tuple(None if f.sign is None else jnp.any(f.sign() != 0, axis=tuple(range(lead, f.value.ndim)))
+                 for f in forms)
+
+
+def tiny_anywhere(values: tuple[jax.Array, ...], nonzero: tuple[jax.Array | None, ...], lead: int) -> jax.Array:
+    """Whether some example's factor (``values``, with :func:`not_all_zero`'s ``nonzero``) has its largest value
+    below ``e^LOG_TINY`` though it is not exactly 0."""
+    tiny = [(_example_peak(v, lead) < math.exp(LOG_TINY)) & (True if n is None else n)
+            for v, n in zip(values, nonzero)]
+    return jnp.any(jnp.stack([jnp.any(t) for t in tiny]))
 
 
 def needs_scaling(forms: tuple[Form, ...], lead: int) -> jax.Array:
     """Whether some example's factor is tiny (:data:`LOG_TINY`) anywhere, so that :func:`plain` could lose a
     gradient that :func:`scaled` keeps; an example is a value over the axes after the first ``lead`` (the
     batch's, or time's and the batch's). Found without the exact logs."""
-    return jnp.any(jnp.stack([jnp.any(_tiny(f, lead)) for f in forms]))
+    return tiny_anywhere(tuple(f.value for f in forms), not_all_zero(forms, lead), lead)
 
 
 def scaled(forms: tuple[Form, ...], lead: int) -> tuple[Factor, ...]:
