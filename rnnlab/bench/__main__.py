@@ -68,8 +68,9 @@ def splice_note(command: str, machine: dict[str, str]) -> str:
     """What a spliced row says of its run: the command, the date and the load average at its start."""
     when = datetime.now(UTC).strftime("%Y-%m-%d at %H:%M UTC")
     load = machine.get("load average at start (1, 5, 15 min)", "n/a")
-    return (f"This row was run on its own (`{command}`) on {when}, load average at its start (1, 5, 15 min) {load}; "
-            "the machine table and the other rows are from the full run above.")
+    cpu = f"{machine.get('CPU', 'n/a')}, {machine.get('cores', 'n/a')} cores"
+    return (f"This row was run on its own (`{command}`) on {when} ({cpu}), load average at its start (1, 5, 15 min) "
+            f"{load}; the machine table and the other rows are from the full run above.")
 
 
 if __name__ == "__main__":

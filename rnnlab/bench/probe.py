@@ -192,8 +192,8 @@ def run(quick: bool = False) -> RowResult:
              f"Check: the naive norms equal the probe's to a relative {rel_diff:.1e} (largest over t).",
              f"The probe is {naive_t.median / gru.probe.median:.0f}x faster than the naive loop (GRU).",
              "The log-scaled probe's forward pass keeps each step's factors (the gates and the activations' "
-             "derivatives it multiplies by) as they are and notes whether some example's factor is below e^-40; "
-             "only then does it run the forward pass again keeping the factors scaled with their exact logs "
+             "derivatives it multiplies by) as they are; only where some example's factor is below e^-40 (and not "
+             "exactly 0) does it run the forward pass again, keeping every factor scaled with its exact log "
              "(`rnnlab.probing.logscale.needs_exact_logs`). Branch taken here: factors as they are for "
              f"{len(fast)} of {len(points)} points" + ("" if len(fast) == len(points) else
                                                        f" ({', '.join(fast)})") +

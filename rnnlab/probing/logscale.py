@@ -324,9 +324,10 @@ def _factors_either_way(model: _Model, carry, x, plain, run):
     from :meth:`_Model.scan`) or, where some example's factor is tiny at some step, kept scaled
     (:func:`~rnnlab.probing.probe_cells.scaled`, the forward pass run again from ``carry`` on ``x``): the two give
     the same numbers to float32 rounding where no factor is tiny, and only the branch taken runs."""
-    tiny = probe_cells.tiny_anywhere(*plain, lead=2)  # after the loop, over every step at once
+    values, nonzero = plain
+    tiny = probe_cells.tiny_anywhere(values, nonzero, 2)  # after the loop, over every step at once
     return jax.lax.cond(tiny, lambda: run(model.scan(carry, x, "scaled")[1]),
-                        lambda: run(tuple((v, None) for v in plain[0])))
+                        lambda: run(tuple((v, None) for v in values)))
 
 
 def _carry_reverse(model: _Model, carry, x, forward, g_preds, state):
@@ -482,7 +483,8 @@ def carry_grad_log10(program: Program, params, batch, scale, segment: int | None
 def _make_needs_exact_logs(program: Program):
     def fn(params, x, carry_key, scale):
         model = _Model(program, params)
-        return probe_cells.tiny_anywhere(*model.scan(model.start(x, carry_key, scale), x)[1], lead=2)
+        values, nonzero = model.scan(model.start(x, carry_key, scale), x)[1]
+        return probe_cells.tiny_anywhere(values, nonzero, 2)
 
     return fn
 
