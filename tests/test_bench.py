@@ -50,13 +50,17 @@ def test_machine_section_names_cpu_cores_backend_and_versions():
 
 def test_probe_row_naive_loop_gives_the_probe_norms_and_ratios_come_from_its_medians():
     row = probe.run(quick=True)
-    step, one_pass, naive = row.rows[:3]
-    assert {r["cell"] for r in row.rows} == set(probe.CELLS)
+    assert {r["cell"] for r in row.rows} == set(probe.CELLS) and len({r["hidden"] for r in row.rows}) == 2
     assert all(r["ms"] > 0 for r in row.rows)
-    assert one_pass["/ step"] == pytest.approx(one_pass["ms"] / step["ms"])
-    assert naive["/ step"] == pytest.approx(naive["ms"] / step["ms"])
+    for r in row.rows:
+        step = next(s for s in row.rows if s["cell"] == r["cell"] and s["hidden"] == r["hidden"])
+        assert r["/ step"] == pytest.approx(r["ms"] / step["ms"])
     assert row.extra["rel_diff"] < 1e-4  # one backward pass per t gives the same ||dL/dh_t||
+    assert row.extra["exact_taken"]  # saturating weights take the exact-log branch
+    assert len(row.extra["log_ratios"]) == 2 * len(probe.CELLS)
     assert row.targets[0].met == (row.extra["ratio"] <= probe.TARGET_RATIO)
+    assert row.targets[1].met == (row.extra["log_ratio"] <= probe.LOG_TARGET_RATIO)
+    assert "log-scaled probe / training step" in row.targets[1].name
 
 
 def test_sweep_row_says_not_available_without_rnnlab_sweep(monkeypatch):
@@ -150,3 +154,24 @@ def test_a_partial_run_does_not_replace_the_report(monkeypatch, tmp_path):
     assert report.read_text() == "the whole report"
     bench_main.main(["--only", "probe", "--out", str(tmp_path / "probe.md")])
     assert (tmp_path / "probe.md").exists()
+
+
+def test_a_spliced_row_replaces_its_section_and_targets_and_keeps_the_rest():
+    def result(key, measured):
+        return report.RowResult(key, f"{ROWS.index(key) + 1}. Row {key}", f"method of {key}", ["a"], [{"a": measured}],
+                                [f"note {key}"], [Target(f"{key} target", "<= 1", measured, True)])
+
+    whole = report.render_markdown([result(key, "1") for key in ROWS], {"CPU": "x"}, "python -m rnnlab.bench", 1.0)
+    spliced = report.splice_markdown(whole, [result("probe", "2")], "run on its own", ROWS)
+    assert spliced.count("## ") == whole.count("## ")
+    assert "| probe | probe target | <= 1 | 2 | met |  |" in spliced
+    assert "| probe | probe target | <= 1 | 1 |" not in spliced
+    for key in ROWS:
+        assert f"| {key} | {key} target |" in spliced
+    probe_part = spliced[spliced.index("## 3. Row probe"):spliced.index("## 4. Row sweep")]
+    assert "| 2 |" in probe_part and "_run on its own_" in probe_part
+    assert spliced.replace(probe_part, "") == whole.replace(whole[whole.index("## 3. Row probe"):
+                                                                   whole.index("## 4. Row sweep")], "").replace(
+        "| probe | probe target | <= 1 | 1 |", "| probe | probe target | <= 1 | 2 |")
+    with pytest.raises(ValueError):
+        report.splice_markdown(whole.replace("| row | target |", "| target |"), [result("probe", "2")], "", ROWS)

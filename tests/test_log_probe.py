@@ -17,7 +17,7 @@ from rnnlab.config import Config
 from rnnlab.figures import size_words
 from rnnlab.model.cells import CELLS
 from rnnlab.norms import F32_LOG10_FLOOR, F64_LOG10_FLOOR
-from rnnlab.probing import logscale, probes
+from rnnlab.probing import logscale, probe_cells, probes
 from rnnlab.probing.probe_cells import PROBE_CELLS, cell_params
 from rnnlab.training.program import Program, get_program, hyper_args
 
@@ -62,7 +62,7 @@ def test_the_probe_cells_forward_equals_flaxs_cell(cell):
 
 def unshifted(factor) -> np.ndarray:
     """A backward output ``(value, shift)`` as the number it stands for, ``value * e^shift``, in float64."""
-    value, shift = (np.asarray(a, np.float64) for a in factor)
+    value, shift = (np.asarray(0.0 if a is None else a, np.float64) for a in factor)
     return value * np.exp(shift).reshape(shift.shape + (1,) * (value.ndim - 1))
 
 
@@ -85,8 +85,15 @@ def test_the_hand_written_backward_equals_automatic_differentiation_of_the_probe
             as64 = partial(jax.tree_util.tree_map, lambda a: jnp.asarray(a, jnp.float64))
             _, vjp = jax.vjp(lambda c, a, b: probe.forward(c, a, b)[0], *as64((carry, xp, hp)))
             want_c, want_xp, want_hp = vjp(as64(d_new))
-        _, _, saved = probe.forward(carry, xp, hp)
-        (direct, s_c), d_xp, d_hp = probe.backward(saved, carry, d_new)
+        _, derivatives = probe.forward(carry, xp, hp)
+        (direct, s_c), d_xp, d_hp = probe.backward(probe_cells.scaled(derivatives.forms, 1), carry, d_new)
+        if spread == 1:  # no factor tiny: the factors as they are give the same numbers, with no shift at all
+            assert not probe_cells.needs_scaling(derivatives.forms, 1)
+            (p_direct, p_s), p_xp, p_hp = probe.backward(probe_cells.plain(derivatives.forms), carry, d_new)
+            assert p_s is None and p_xp[1] is None and p_hp[1] is None
+            for a, b in [*((a, unshifted((b, s_c))) for a, b in zip(p_direct, direct)), (p_xp[0], unshifted(d_xp)),
+                         (p_hp[0], unshifted(d_hp))]:
+                np.testing.assert_allclose(np.asarray(a), b, rtol=1e-5, atol=1e-7)
         for got, want in [*((unshifted((leaf, s_c)), w) for leaf, w in zip(direct, want_c)),
                           (unshifted(d_xp), want_xp), (unshifted(d_hp), want_hp)]:
             want = np.asarray(want)  # to float32's precision relative to each example's largest element
@@ -274,6 +281,46 @@ def test_saturation_zeros_found_by_an_independent_rule_are_named():
     assert (sizes.zero_cause[0, last:] == "").all()
     sentence = size_words.describe_zero("saturated", last, "h", last - 1)
     assert f"step {last}" in sentence and "derivative is exactly 0" in sentence
+
+
+def saturating(params, cell: str, gain: float = 300.0):
+    """``params`` with the cell's kernels and biases ``gain`` times as large: every tanh saturates and gates shut."""
+    params = jax.tree_util.tree_map(np.array, params)
+    p = cell_params(params, cell)
+    for layer in p.values():
+        for name in layer:
+            layer[name] = (np.float32(gain) * layer[name]).astype(np.float32)
+    return params
+
+
+@pytest.mark.parametrize("cell", ["lstm", "gru", "mgu", "simple"])
+def test_the_factors_as_they_are_and_their_exact_logs_give_the_same_sizes(cell, monkeypatch):
+    """Where no example's factor is tiny, the probe multiplies by the factors as they are (the fast branch); with
+    every factor counted as tiny (kept scaled with its exact log) the sizes are the same. On weights that saturate
+    every unit and shut the gates the probe takes the exact branch and finds float64's sizes (keeping only the
+    factors' tiny values scaled lost the LSTM's: 1e-9.6 for 1e-4.5)."""
+    program, params, root, scale = setup(cell)
+    batch = probes.probe_batch(program, root)
+    assert not logscale.needs_exact_logs(program, params, batch, scale)
+    fast = logscale.carry_grad_log10(program, params, batch, scale)
+    fast_conn = logscale.connectivity_log10(program, params, batch, scale)
+    monkeypatch.setattr(probe_cells, "LOG_TINY", 80.0)  # every factor below e^80: the exact branch
+    exact_program = Program(program.static)  # compiled anew, with that threshold
+    assert logscale.needs_exact_logs(exact_program, params, batch, scale)
+    exact = logscale.carry_grad_log10(exact_program, params, batch, scale)
+    exact_conn = logscale.connectivity_log10(exact_program, params, batch, scale)
+    monkeypatch.undo()
+    np.testing.assert_allclose(fast.log10, exact.log10, rtol=1e-5, atol=1e-5)
+    assert (fast.zero_cause == exact.zero_cause).all() and (fast.zero_at == exact.zero_at).all()
+    np.testing.assert_allclose(fast_conn, exact_conn, rtol=1e-5, atol=1e-5)
+
+    weights = saturating(params, cell)
+    assert logscale.needs_exact_logs(program, weights, batch, scale)
+    got = logscale.carry_grad_log10(program, weights, batch, scale)
+    want = float64_carry_grads(program, weights, batch, scale)
+    finite = want > 0
+    np.testing.assert_allclose(got.log10[finite], np.log10(want[finite]), rtol=1e-4, atol=1e-4)
+    assert np.isfinite(got.log10[finite]).all()
 
 
 @pytest.mark.parametrize("cell", ["lstm", "gru", "conv_lstm"])

@@ -1,16 +1,17 @@
-"""Benchmark suite: ``python -m rnnlab.bench [--quick] [--out PATH] [--only ROW]``.
+"""Benchmark suite: ``python -m rnnlab.bench [--quick] [--out PATH] [--only ROW [--splice]]``.
 
 Rows: ``steps`` (training step against PyTorch, GFLOP/s against the matmul peak), ``compile`` (compile time
-against T, scanned against a Python loop over time), ``probe`` (the one-pass gradient probe against a
-training step and one backward pass per t), ``sweep`` (K vmapped configurations against one by one) and
-``app`` (press Train to first chart, cold and warm, with Streamlit's AppTest). Every figure is a median over
-repeated runs after a warm-up; every ratio divides two medians measured in the same process and run.
+against T, scanned against a Python loop over time), ``probe`` (the one-pass gradient probe and the log-scaled
+probe against a training step, and against one backward pass per t), ``sweep`` (K vmapped configurations against
+one by one) and ``app`` (press Train to first chart, cold and warm, with Streamlit's AppTest). Every figure is a
+median over repeated runs after a warm-up; every ratio divides two medians measured in the same process and run.
 
 - :mod:`.steps`, :mod:`.compile`, :mod:`.probe`, :mod:`.sweep`, :mod:`.app_latency`: rows 1 to 5.
 - :mod:`.timing`: medians over repeated runs, waiting for JAX's asynchronous results.
 - :mod:`.machine`: the machine the benchmark ran on and its float32 matmul peak.
 - :mod:`.report`: the rows' results as a console table and as Markdown.
-- :mod:`.__main__`: the command above, which writes docs/benchmarks.md.
+- :mod:`.__main__`: the command above, which writes docs/benchmarks.md (``--only ROW --splice``: that row's
+  section and targets put into it in place of theirs).
 """
 
 from rnnlab.bench.report import RowResult, Target

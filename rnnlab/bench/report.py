@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 
@@ -70,11 +71,12 @@ def markdown_table(columns: list[str], rows: list[list[str]]) -> str:
     return "\n".join(out)
 
 
-def target_rows(targets: list[Target]) -> list[list[str]]:
-    return [[t.name, t.goal, t.measured, t.verdict, t.why or ""] for t in targets]
+def target_rows(results: list[RowResult]) -> list[list[str]]:
+    """The summary's rows: every row's targets, each with its row's key."""
+    return [[r.key, t.name, t.goal, t.measured, t.verdict, t.why or ""] for r in results for t in r.targets]
 
 
-TARGET_COLUMNS = ["target", "goal", "measured", "verdict", "what stops it"]
+TARGET_COLUMNS = ["row", "target", "goal", "measured", "verdict", "what stops it"]
 
 
 def render_text(results: list[RowResult], machine: dict[str, str]) -> str:
@@ -99,14 +101,57 @@ def render_markdown(results: list[RowResult], machine: dict[str, str], command: 
              "Rerun it on a quiet machine: other processes sharing the CPU slow some measurements more than "
              "others (the load average at the start is below).", "",
              "## Machine", "", markdown_table(["", ""], [[k, f"`{v}`"] for k, v in machine.items()]), ""]
-    targets = [t for r in results for t in r.targets]
-    if targets:
-        lines += ["## Targets", "", markdown_table(TARGET_COLUMNS, target_rows(targets)), ""]
+    if any(r.targets for r in results):
+        lines += ["## Targets", "", markdown_table(TARGET_COLUMNS, target_rows(results)), ""]
     for r in results:
-        lines += [f"## {r.title}", "", r.method, ""]
-        if r.rows:
-            lines += [markdown_table(r.columns, table_rows(r)), ""]
-        if r.notes:
-            lines += [f"- {n}" for n in r.notes] + [""]
-        lines += [f"_Row time: {r.seconds:.0f} s._", ""]
+        lines += render_section(r)
     return "\n".join(lines)
+
+
+def render_section(r: RowResult, note: str = "") -> list[str]:
+    """One row's section of the Markdown report (its lines), ``note`` in italics at its end."""
+    lines = [f"## {r.title}", "", r.method, ""]
+    if r.rows:
+        lines += [markdown_table(r.columns, table_rows(r)), ""]
+    if r.notes:
+        lines += [f"- {n}" for n in r.notes] + [""]
+    lines += [f"_Row time: {r.seconds:.0f} s._", ""]
+    return lines + ([f"_{note}_", ""] if note else [])
+
+
+def _sections(text: str) -> list[list[str]]:
+    """The report's lines cut before each ``## `` heading (the first part: everything before the first)."""
+    parts: list[list[str]] = [[]]
+    for line in text.split("\n"):
+        if line.startswith("## "):
+            parts.append([])
+        parts[-1].append(line)
+    return parts
+
+
+def splice_markdown(text: str, results: list[RowResult], note: str, order: Sequence[str]) -> str:
+    """The report ``text`` with the sections of ``results`` (rows run on their own) in place of its own, each ending
+    in ``note`` (when and how they were run), and their targets in place of theirs in the summary (found by the
+    summary's ``row`` column, listed in the rows' ``order``); every other row, the machine table and the heading
+    stay as they were. Raises
+    ValueError where the report lacks a row's section or the summary's ``row`` column."""
+    parts = _sections(text)
+    for r in results:
+        found = [i for i, part in enumerate(parts) if part[0] == f"## {r.title}"]
+        if not found:
+            raise ValueError(f"the report has no section '## {r.title}' to replace")
+        parts[found[0]] = render_section(r, note)
+    summary = next((part for part in parts if part[0] == "## Targets"), None)
+    if summary is not None:
+        header = "| " + " | ".join(TARGET_COLUMNS) + " |"
+        if header not in summary:
+            raise ValueError("the report's targets have no 'row' column: run the whole suite once to write it")
+        spliced = {r.key for r in results}
+        table = [line for line in summary if line.startswith("|")]
+        kept = [line for line in table[2:] if line.split("|")[1].strip() not in spliced]
+        new = markdown_table(TARGET_COLUMNS, target_rows(results)).split("\n")[2:]
+        rank = {key: i for i, key in enumerate(order)}
+        rows = sorted(kept + new, key=lambda line: rank.get(line.split("|")[1].strip(), len(rank)))
+        start = summary.index(table[0])
+        summary[start:start + len(table)] = table[:2] + rows
+    return "\n".join(line for part in parts for line in part)

@@ -13,6 +13,9 @@ gradient is exactly 0 by the cell's arithmetic, and then :func:`zero_causes` say
 - ``gate``: at step ``zero_at`` a gate is exactly 0 and closes the path back;
 - ``cancelled``: at step ``zero_at`` the step's weights map the gradient to 0.
 
+The backward pass multiplies by each step's factors (gates, activations' derivatives) as the forward pass gives
+them; only where some example's factor is tiny (:func:`needs_exact_logs`) does a second forward pass keep them
+scaled with their exact logs (saturated units and shut gates at their true size), the same numbers elsewhere.
 Sizes are kept per example (an example whose gradient decays slowly overtakes one that starts larger) and the
 scale's logarithm in two float32 numbers (a compensated sum), so the result is combined on the host in float64.
 Long sequences are probed in segments of :func:`rnnlab.probing.probe_segments.segment_length` steps, each
@@ -195,18 +198,24 @@ class _Model:
         carry = self.program.model.apply(self.params, x, carry_key, scale, start_only=True)
         return tuple(self.program.spec.carry_as_tuple(carry))
 
-    def scan(self, carry, xp_tm, keep: tuple[str, ...] = ("saved",)):
-        """Time-major: (every carry after each step, *what ``keep`` names): "saved" (what each step's backward needs)
-        or "flags" (each step's). Only what is kept is computed in the loop."""
-        def body(c, xp_t):
-            new, flags, saved = self.cell.forward(c, xp_t, self.cell.hidden(self.w, c[-1]))
-            kept = {"saved": saved, "flags": flags}
-            return new, (new, *(kept[k] for k in keep))
+    def scan(self, carry, x, keep: str = "plain"):
+        """Time-major: (every carry after each step, what ``keep`` names of each step): "plain" (its factors as they
+        are, and per example which are not exactly 0: :func:`~rnnlab.probing.probe_cells.not_all_zero`),
+        "scaled" (its factors kept scaled: :func:`~rnnlab.probing.probe_cells.scaled`) or "flags"
+        (:func:`~rnnlab.probing.probe_cells.flags`). Each step's inputs are projected in the loop (cheaper than
+        slicing a projection made before it)."""
+        def kept(d: probe_cells.Derivatives):
+            if keep == "scaled":
+                return probe_cells.scaled(d.forms, 1)
+            if keep == "flags":
+                return probe_cells.flags(d)
+            return tuple(f.value for f in d.forms), probe_cells.not_all_zero(d.forms, 1)
 
-        return jax.lax.scan(body, tuple(carry), xp_tm)[1]
+        def body(c, x_t):
+            new, d = self.cell.forward(c, self.cell.project(self.w, x_t), self.cell.hidden(self.w, c[-1]))
+            return new, (new, kept(d))
 
-    def project(self, x):
-        return jnp.swapaxes(self.cell.project(self.w, x), 0, 1)
+        return jax.lax.scan(body, tuple(carry), jnp.swapaxes(x, 0, 1))[1]
 
     def readout(self, hs):
         """Predictions (B, T, out) from outputs (B, T, ..., H), as the model's Dense readout."""
@@ -221,12 +230,14 @@ class _Model:
 
     def step_vjp(self, c_before, saved_t, cotangent):
         """The cotangents of the carry before a step and of its projected inputs, from the new carry's, each with
-        its shift (B,) (natural log: the cotangent is ``value * e^shift``), and whether float32 loses the whole
-        gradient at this step (B,): every product of it with the step's derivatives is 0 as a float32 number."""
+        its shift (B,) (natural log: the cotangent is ``value * e^shift``; None for 0 where every factor is plain),
+        and whether float32 loses the whole gradient at this step (B,): every product of it with the step's
+        derivatives is 0 as a float32 number."""
         (direct, s_d), (g_xp, s_x), (g_hp, s_h) = self.cell.backward(saved_t, c_before, cotangent)
         (g_h,) = jax.vjp(lambda h: self.cell.hidden(self.w, h), c_before[-1])[1](g_hp)
         (*leaves, h), shift = probe_cells.common(*((leaf, s_d) for leaf in direct), (g_h, s_h))
-        as_float32 = [v * _per_example(jnp.exp(s), v) for v, s in [*((leaf, s_d) for leaf in direct), (g_hp, s_h)]]
+        as_float32 = [v if s is None else v * _per_example(jnp.exp(s), v)
+                      for v, s in [*((leaf, s_d) for leaf in direct), (g_hp, s_h)]]
         cut = _example_max(as_float32) == 0
         return tuple(leaves[:-1]) + (leaves[-1] + h,), shift, (g_xp, s_x), cut
 
@@ -251,14 +262,28 @@ def carry_state(carry):
     return zero_state(carry), jnp.zeros(carry[0].shape[:1], bool)
 
 
-def _carry_reverse(model: _Model, carry, carries, saved, g_preds, state):
-    """The reverse scan of ||dL/dh_t||: new state and per-step records, packed (steps, 3 + leaves, B)."""
+def _factors_either_way(model: _Model, carry, x, plain, run):
+    """``run(factors)`` on every step's factors as they are (``plain``: their values and which are not exactly 0,
+    from :meth:`_Model.scan`) or, where some example's factor is tiny at some step, kept scaled
+    (:func:`~rnnlab.probing.probe_cells.scaled`, the forward pass run again from ``carry`` on ``x``): the two give
+    the same numbers to float32 rounding where no factor is tiny, and only the branch taken runs."""
+    values, nonzero = plain
+    tiny = probe_cells.tiny_anywhere(values, nonzero, 2)  # after the loop, over every step at once
+    return jax.lax.cond(tiny, lambda: run(model.scan(carry, x, "scaled")[1]),
+                        lambda: run(tuple((v, None) for v in values)))
+
+
+def _carry_reverse(model: _Model, carry, x, forward, g_preds, state):
+    """The reverse scan of ||dL/dh_t|| over a forward pass from ``carry`` on ``x`` (:meth:`_Model.scan`): new state
+    and per-step records, packed (steps, 3 + leaves, B)."""
+    carries, plain = forward
     hs = jnp.swapaxes(carries[model.out_leaf], 0, 1)
     _, readout_vjp = jax.vjp(model.readout, hs)
     g_hs = jnp.swapaxes(readout_vjp(g_preds)[0], 0, 1)  # (T, B, ...)
     peak = jnp.max(jnp.abs(g_hs), axis=tuple(range(2, g_hs.ndim)))  # (T, B)
     units = g_hs / peak.reshape(peak.shape + (1,) * (g_hs.ndim - 2)).clip(min=jnp.finfo(jnp.float32).tiny)
     logs_out = jnp.log10(peak)
+    before = model.before(carry, carries)
 
     def body(state, inputs):
         c_before, saved_t, u, lu = inputs
@@ -266,29 +291,31 @@ def _carry_reverse(model: _Model, carry, carries, saved, g_preds, state):
         w, hi, lo = _add(state, u, lu, model.out_leaf)
         alive = alive | jnp.isfinite(lu)
         g_c, shift, _, cut = model.step_vjp(c_before, saved_t, w)
-        return (_rescale(g_c, hi, lo, shift), alive & ~cut), (hi, lo, alive, _leaf_logs(w))
+        return (_rescale(g_c, hi, lo, shift), alive & ~cut), (hi, lo, alive, w)
 
-    state, (hi, lo, alive, logs) = jax.lax.scan(body, state, (model.before(carry, carries), saved, units, logs_out),
-                                                reverse=True)
-    return state, _packed(hi, lo, alive, logs)
+    def run(saved):
+        return jax.lax.scan(body, state, (before, saved, units, logs_out), reverse=True)
+
+    state, (hi, lo, alive, cotangents) = _factors_either_way(model, carry, x, plain, run)
+    return state, _packed(hi, lo, alive, jnp.swapaxes(_leaf_logs(cotangents, lead=2), 0, 1))
 
 
 def _make_whole(program: Program):
     def fn(params, x, y, carry_key, scale):
         model = _Model(program, params)
         carry = model.start(x, carry_key, scale)
-        carries, saved = model.scan(carry, model.project(x))
-        g_preds = jax.grad(program.task.loss)(model.readout(jnp.swapaxes(carries[model.out_leaf], 0, 1)), y)
-        state, records = _carry_reverse(model, carry, carries, saved, g_preds, carry_state(carry))
+        forward = model.scan(carry, x)
+        g_preds = jax.grad(program.task.loss)(model.readout(jnp.swapaxes(forward[0][model.out_leaf], 0, 1)), y)
+        state, records = _carry_reverse(model, carry, x, forward, g_preds, carry_state(carry))
         return jnp.concatenate([_packed_state(state)[None], records])
 
     return fn
 
 
-def _piece(model: _Model, carry, x, real, keep: tuple[str, ...] = ()):
-    """(carry after ``real`` steps, carries after every step, *what ``keep`` names (:meth:`_Model.scan`))."""
-    carries, *kept = model.scan(carry, model.project(x), keep)
-    return (tuple(leaf[real - 1] for leaf in carries), carries, *kept)
+def _piece(model: _Model, carry, x, real):
+    """(carry after ``real`` steps, :meth:`_Model.scan`'s (carries after every step, plain factors))."""
+    forward = model.scan(carry, x)
+    return tuple(leaf[real - 1] for leaf in forward[0]), forward
 
 
 def _make_start(program: Program):
@@ -298,7 +325,7 @@ def _make_start(program: Program):
 def _make_forward(program: Program):
     def fn(params, carry, x, real):
         model = _Model(program, params)
-        final, carries = _piece(model, carry, x, real)
+        final, (carries, _) = _piece(model, carry, x, real)
         return final, model.readout(jnp.swapaxes(carries[model.out_leaf], 0, 1))
 
     return fn
@@ -306,7 +333,7 @@ def _make_forward(program: Program):
 
 def _make_flags(program: Program):
     def fn(params, carry, x, real):
-        return _piece(_Model(program, params), carry, x, real, ("flags",))[2]
+        return _Model(program, params).scan(carry, x, "flags")[1]
 
     return fn
 
@@ -318,8 +345,8 @@ def _make_loss_grad(program: Program):
 def _make_carry_backward(program: Program):
     def fn(params, carry, x, real, g_preds, state):
         model = _Model(program, params)
-        _, carries, saved = _piece(model, carry, x, real, ("saved",))
-        return _carry_reverse(model, carry, carries, saved, g_preds, state)
+        _, forward = _piece(model, carry, x, real)
+        return _carry_reverse(model, carry, x, forward, g_preds, state)
 
     return fn
 
@@ -396,6 +423,22 @@ def carry_grad_log10(program: Program, params, batch, scale, segment: int | None
                      lambda: _step_flags(program, params, carries, pieces, segment))
 
 
+def _make_needs_exact_logs(program: Program):
+    def fn(params, x, carry_key, scale):
+        model = _Model(program, params)
+        values, nonzero = model.scan(model.start(x, carry_key, scale), x)[1]
+        return probe_cells.tiny_anywhere(values, nonzero, 2)
+
+    return fn
+
+
+def needs_exact_logs(program: Program, params, batch, scale) -> bool:
+    """Whether some example's factor is tiny at some step of ``batch`` (``(x, y, carry_key)``), so that the probes
+    keep it scaled with its exact log (the slower branch) rather than multiply by the factors as they are."""
+    x, _, carry_key = batch
+    return bool(program.jitted("log_needs_exact_logs", _make_needs_exact_logs)(params, x, carry_key, scale))
+
+
 # ---- connectivity -----------------------------------------------------------------------------------------------
 
 
@@ -411,32 +454,36 @@ def _last_output_state(model: _Model, carry_last):
     return jax.vmap(lambda w: _rescale(w, jnp.zeros(w[0].shape[:1]), jnp.zeros(w[0].shape[:1])))(leaves)
 
 
-def _connectivity_reverse(model: _Model, carry, x, carries, saved, start, state, real):
+def _connectivity_reverse(model: _Model, carry, x, forward, start, state, real):
     """Reverse scan of ||dy_T/dx_t|| per output unit and example; ``start`` is injected at step ``real`` (or
     never when ``real`` is -1)."""
-    def one(start, state):
+    carries, plain = forward
+    before = model.before(carry, carries)
+
+    def one(saved, start, state):
         def body(state, inputs):
             t, c_before, saved_t, x_t = inputs
             state = jax.tree_util.tree_map(lambda s, z: jnp.where(t == real - 1, s, z), start, state)
             g_c, shift, (g_xp, s_x), _ = model.step_vjp(c_before, saved_t, state[0])
             (g_x,) = jax.vjp(lambda a: model.cell.project(model.w, a), x_t)[1](g_xp)
             g_x_log = jnp.log10(_example_norms(g_x))
-            record = (state[1], state[2], jnp.where(s_x == 0, g_x_log, g_x_log + s_x * LOG10_E))
-            return _rescale(g_c, state[1], state[2], shift), record
+            if s_x is not None:
+                g_x_log = jnp.where(s_x == 0, g_x_log, g_x_log + s_x * LOG10_E)
+            return _rescale(g_c, state[1], state[2], shift), (state[1], state[2], g_x_log)
 
         steps = jnp.arange(x.shape[1])
-        return jax.lax.scan(body, state, (steps, model.before(carry, carries), saved, jnp.swapaxes(x, 0, 1)),
-                            reverse=True)
+        return jax.lax.scan(body, state, (steps, before, saved, jnp.swapaxes(x, 0, 1)), reverse=True)
 
-    return jax.vmap(one)(start, state)
+    return _factors_either_way(model, carry, x, plain,
+                               lambda saved: jax.vmap(lambda a, b: one(saved, a, b))(start, state))
 
 
 def _make_connectivity_backward(program: Program):
     def fn(params, carry, x, real, inject, state):
         model = _Model(program, params)
-        final, carries, saved = _piece(model, carry, x, real, ("saved",))
+        final, forward = _piece(model, carry, x, real)
         start = _last_output_state(model, final)
-        return _connectivity_reverse(model, carry, x, carries, saved, start, state, jnp.where(inject, real, -1))
+        return _connectivity_reverse(model, carry, x, forward, start, state, jnp.where(inject, real, -1))
 
     return fn
 

@@ -5,12 +5,16 @@ activations whose derivatives keep their size near saturation.
 once the activation rounds to +-1 (|x| above about 9 for tanh, 17 for the sigmoid) while the true derivative is
 still 1e-8. Here tanh' is ``4 e^(-2|x|) / (1 + e^(-2|x|))^2`` and the sigmoid's ``s(x) s(-x)``: exact to float32
 rounding until the derivative itself falls below float32's smallest normal number (|x| above about 44 for tanh,
-87 for the sigmoid). The forward values are Flax's (``tests/test_log_probe_cells.py`` checks every cell).
+87 for the sigmoid). The forward values are Flax's (``tests/test_log_probe.py`` checks every cell).
 
 A :class:`ProbeCell` splits a step into ``project(p, x)`` (the input side, linear, for every step at once),
-``hidden(p, h)`` and an elementwise ``forward`` that keeps what its hand-written ``backward`` needs (the gates and
-the activations' derivatives, so the backward pass only multiplies); ``flags`` says whether any unit's derivative
-is exactly 0 and whether any gate is exactly 0 at that step (what a zero gradient is then attributed to).
+``hidden(p, h)`` and an elementwise ``forward``, which also gives the :class:`Derivatives` its hand-written
+``backward`` multiplies by (the gates and the activations' derivatives, so the backward pass only multiplies);
+``forward`` runs on one step or on every step at once, so a probe scans only the carry and computes the
+derivatives for all steps together. :func:`flags` says whether any unit's derivative is exactly 0 and whether any
+gate is exactly 0 at a step (what a zero gradient is then attributed to). Where some example's factor is tiny,
+every factor is kept scaled per example with its exact log (:func:`scaled`); elsewhere the factors are used as
+they are (:func:`plain`), which gives the same numbers to float32 rounding.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ import functools
 import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, NamedTuple, cast
 
 import flax.linen as nn
 import jax
@@ -84,49 +88,106 @@ def _log_abs(x: jax.Array) -> jax.Array:
 
 
 LOG_TINY = -40.0
-"""A factor of the backward pass whose largest value in an example is below ``e^LOG_TINY`` is kept scaled (its
-product with another could fall below float32's range); others as they are, so the arithmetic is unchanged."""
+"""Where a factor of the backward pass has its largest value in an example below ``e^LOG_TINY`` (its product with
+another could fall below float32's range), the probe keeps every factor scaled (:func:`scaled`); otherwise it uses
+them as they are (:func:`plain`)."""
 
-Factor = tuple[jax.Array, jax.Array]  # (value, shift): value * e^shift, shift (B,) per example in natural log
+Factor = tuple[jax.Array, jax.Array | None]
+"""(value, shift): ``value * e^shift``, the shift per example in natural log; None for a shift of 0 everywhere."""
+
+
+class Form(NamedTuple):
+    """A factor of a step's backward pass as its forward pass gives it: the float32 ``value``, and how to compute its
+    exact log magnitude and its sign (called only where some example's factor is tiny: :func:`scaled`)."""
+
+    value: jax.Array
+    log_abs: Callable[[], jax.Array]
+    sign: Callable[[], jax.Array] | None = None
+
+
+class Derivatives(NamedTuple):
+    """What a step's forward pass gives its backward pass: the products it multiplies by (:class:`Form`), and each
+    activation's derivative and each gate (a unit whose derivative is exactly 0 or a gate exactly 0 cuts a path)."""
+
+    forms: tuple[Form, ...]
+    slopes: tuple[jax.Array, ...]
+    gates: tuple[jax.Array, ...]
 
 
 def _per_example(a: jax.Array, b: jax.Array) -> jax.Array:
-    return a.reshape(a.shape + (1,) * (b.ndim - 1))
+    """``a`` (one value per example, the leading axes of ``b``) shaped to broadcast against ``b``."""
+    return a.reshape(a.shape + (1,) * (b.ndim - a.ndim))
 
 
-def _kept(value: jax.Array, log_abs: Callable[[], jax.Array], sign: Callable[[], jax.Array] | None = None) -> Factor:
-    """A factor as the backward pass multiplies by it: ``value`` itself, or, in an example whose largest value is
-    tiny (:data:`LOG_TINY`), ``sign * e^(log_abs - top)`` and ``top`` (the example's largest log) as its shift.
-    ``log_abs`` and ``sign`` are computed only at a step where some example needs them."""
-    axes = tuple(range(1, value.ndim))
-    needs = jnp.max(jnp.abs(value), axis=axes) < math.exp(LOG_TINY)
+def _example_peak(value: jax.Array, lead: int) -> jax.Array:
+    return jnp.max(jnp.abs(value), axis=tuple(range(lead, value.ndim)))
 
-    def scaled(_):
+
+def not_all_zero(forms: tuple[Form, ...], lead: int) -> tuple[jax.Array | None, ...]:
+    """Per factor with a ``sign``, per example: whether its exact value is not 0 everywhere (its exact log is -inf
+    only where its sign is 0); None for a factor without a sign (never exactly 0). Examples as for
+    :func:`needs_scaling`."""
+    return tuple(None if f.sign is None else jnp.any(f.sign() != 0, axis=tuple(range(lead, f.value.ndim)))
+                 for f in forms)
+
+
+def tiny_anywhere(values: tuple[jax.Array, ...], nonzero: tuple[jax.Array | None, ...], lead: int) -> jax.Array:
+    """Whether some example's factor (``values``, with :func:`not_all_zero`'s ``nonzero``) has its largest value
+    below ``e^LOG_TINY`` though it is not exactly 0."""
+    tiny = [(_example_peak(v, lead) < math.exp(LOG_TINY)) & (True if n is None else n)
+            for v, n in zip(values, nonzero)]
+    return jnp.any(jnp.stack([jnp.any(t) for t in tiny]))
+
+
+def needs_scaling(forms: tuple[Form, ...], lead: int) -> jax.Array:
+    """Whether some example's factor is tiny (:data:`LOG_TINY`) anywhere, so that :func:`plain` could lose a
+    gradient that :func:`scaled` keeps; an example is a value over the axes after the first ``lead`` (the
+    batch's, or time's and the batch's). Found without the exact logs."""
+    return tiny_anywhere(tuple(f.value for f in forms), not_all_zero(forms, lead), lead)
+
+
+def scaled(forms: tuple[Form, ...], lead: int) -> tuple[Factor, ...]:
+    """The factors kept scaled, as the backward pass multiplies by them where some factor is tiny: in every example,
+    ``sign * e^(log_abs - top)`` and ``top`` (the example's largest log) as its shift (``value`` itself, shift 0,
+    where the factor is exactly 0). Every factor, not only the tiny ones: a factor whose largest value is ordinary
+    can still hold the tiny elements that carry the gradient past a shut gate. Examples as for
+    :func:`needs_scaling`."""
+    out = []
+    for value, log_abs, sign in forms:
         logs = log_abs()
-        top = jnp.max(logs, axis=axes)
-        tiny = needs & jnp.isfinite(top)
-        shift = jnp.where(tiny, top, 0.0)
+        top = jnp.max(logs, axis=tuple(range(lead, value.ndim)))
+        live = jnp.isfinite(top)
+        shift = jnp.where(live, top, 0.0)
         exact = jnp.exp(logs - _per_example(shift, logs)) * (1.0 if sign is None else sign())
-        return jnp.where(_per_example(tiny, value), exact, value), shift
+        out.append((jnp.where(_per_example(live, value), exact, value), shift))
+    return tuple(out)
 
-    return jax.lax.cond(jnp.any(needs), scaled, lambda _: (value, jnp.zeros(needs.shape, value.dtype)), None)
+
+def plain(forms: tuple[Form, ...]) -> tuple[Factor, ...]:
+    """The factors as they are (no example's factor tiny: :func:`scaled` would give the same, every shift 0)."""
+    return tuple((f.value, None) for f in forms)
 
 
 def _times(a: jax.Array | Factor, *factors: Factor) -> Factor:
     """The product of a cotangent (an array, or a factor) and factors, their shifts added."""
-    value, shift = a if isinstance(a, tuple) else (a, jnp.zeros(a.shape[:1], a.dtype))
+    value, shift = a if isinstance(a, tuple) else (a, None)
     for f, s in factors:
-        value, shift = value * f, shift + s
+        value = value * f
+        shift = s if shift is None else shift if s is None else shift + s
     return value, shift
 
 
-def common(*terms: Factor) -> tuple[tuple[jax.Array, ...], jax.Array]:
+def common(*terms: Factor) -> tuple[tuple[jax.Array, ...], jax.Array | None]:
     """The terms' values on one shift per example (the largest among the terms not 0 there) and that shift; a
-    term already on it is left as it is."""
-    live = [jnp.where(jnp.any(v != 0, axis=tuple(range(1, v.ndim))), s, -jnp.inf) for v, s in terms]
+    term already on it is left as it is. Terms whose shifts are all None (0) are left as they are."""
+    if all(s is None for _, s in terms):
+        return tuple(v for v, _ in terms), None
+    shifts = [jnp.zeros(v.shape[:1], v.dtype) if s is None else s for v, s in terms]
+    live = [jnp.where(jnp.any(v != 0, axis=tuple(range(1, v.ndim))), s, -jnp.inf) for (v, _), s in zip(terms, shifts)]
     top = functools.reduce(jnp.maximum, live)
     top = jnp.where(jnp.isfinite(top), top, 0.0)
-    return tuple(jnp.where(_per_example(s == top, v), v, v * _per_example(jnp.exp(s - top), v)) for v, s in terms), top
+    return tuple(jnp.where(_per_example(s == top, v), v, v * _per_example(jnp.exp(s - top), v))
+                 for (v, _), s in zip(terms, shifts)), top
 
 
 def _plus(a: Factor, b: Factor) -> Factor:
@@ -139,11 +200,13 @@ def _join(parts: list[Factor]) -> Factor:
     return jnp.concatenate(values, axis=-1), shift
 
 
-def _flags(slopes, gates) -> jax.Array:
-    """(2,) bool: some unit's derivative is exactly 0; some gate is exactly 0."""
-    dead = jnp.any(jnp.stack([jnp.any(s == 0) for s in slopes]))
-    closed = jnp.any(jnp.stack([jnp.any(g == 0) for g in gates])) if gates else jnp.zeros((), bool)
-    return jnp.stack([dead, closed])
+def flags(d: Derivatives, keep: int = 0) -> jax.Array:
+    """(*the first ``keep`` axes, 2) bool: some unit's derivative is exactly 0; some gate is exactly 0."""
+    def any_zero(arrays: tuple[jax.Array, ...]) -> jax.Array:
+        found = [jnp.any(a == 0, axis=tuple(range(keep, a.ndim))) for a in arrays]
+        return functools.reduce(jnp.logical_or, found) if found else jnp.zeros(d.slopes[0].shape[:keep], bool)
+
+    return jnp.stack([any_zero(d.slopes), any_zero(d.gates)], axis=-1)
 
 
 def _dense(w: jax.Array, b: jax.Array | None, x: jax.Array) -> jax.Array:
@@ -156,13 +219,13 @@ def _lstm_core(c: jax.Array, pi, pf, pg, po):
     new_c = f * c + i * g
     tanh_c = tanh(new_c)
     si, sf, sg, so, sc = (sigmoid_slope(pi), sigmoid_slope(pf), tanh_slope(pg), sigmoid_slope(po), tanh_slope(new_c))
-    saved = (_kept(f, lambda: jax.nn.log_sigmoid(pf)),  # the products the backward pass multiplies by
-             _kept(o * sc, lambda: jax.nn.log_sigmoid(po) + log_tanh_slope(new_c)),
-             _kept(g * si, lambda: _log_abs(g) + log_sigmoid_slope(pi), lambda: jnp.sign(g)),
-             _kept(c * sf, lambda: _log_abs(c) + log_sigmoid_slope(pf), lambda: jnp.sign(c)),
-             _kept(i * sg, lambda: jax.nn.log_sigmoid(pi) + log_tanh_slope(pg)),
-             _kept(tanh_c * so, lambda: _log_abs(tanh_c) + log_sigmoid_slope(po), lambda: jnp.sign(tanh_c)))
-    return (new_c, o * tanh_c), _flags((si, sf, sg, so, sc), [i, f, o]), saved
+    forms = (Form(f, lambda: jax.nn.log_sigmoid(pf)),  # the products the backward pass multiplies by
+             Form(o * sc, lambda: jax.nn.log_sigmoid(po) + log_tanh_slope(new_c)),
+             Form(g * si, lambda: _log_abs(g) + log_sigmoid_slope(pi), lambda: jnp.sign(g)),
+             Form(c * sf, lambda: _log_abs(c) + log_sigmoid_slope(pf), lambda: jnp.sign(c)),
+             Form(i * sg, lambda: jax.nn.log_sigmoid(pi) + log_tanh_slope(pg)),
+             Form(tanh_c * so, lambda: _log_abs(tanh_c) + log_sigmoid_slope(po), lambda: jnp.sign(tanh_c)))
+    return (new_c, o * tanh_c), Derivatives(forms, (si, sf, sg, so, sc), (i, f, o))
 
 
 def _lstm(carry: Carry, xp: jax.Array, hp: jax.Array):
@@ -197,11 +260,11 @@ def _gru(carry: Carry, xp: jax.Array, hp: jax.Array):
     pn = xn + r * hn
     n = tanh(pn)
     sr, sz, sn = sigmoid_slope(pr), sigmoid_slope(pz), tanh_slope(pn)
-    saved = (_kept(r, lambda: jax.nn.log_sigmoid(pr)), _kept(z, lambda: jax.nn.log_sigmoid(pz)),
-             _kept((1.0 - z) * sn, lambda: jax.nn.log_sigmoid(-pz) + log_tanh_slope(pn)),
-             _kept(hn * sr, lambda: _log_abs(hn) + log_sigmoid_slope(pr), lambda: jnp.sign(hn)),
-             _kept((h - n) * sz, lambda: _log_abs(h - n) + log_sigmoid_slope(pz), lambda: jnp.sign(h - n)))
-    return ((1.0 - z) * n + z * h,), _flags((sr, sz, sn), [r, z]), saved
+    forms = (Form(r, lambda: jax.nn.log_sigmoid(pr)), Form(z, lambda: jax.nn.log_sigmoid(pz)),
+             Form((1.0 - z) * sn, lambda: jax.nn.log_sigmoid(-pz) + log_tanh_slope(pn)),
+             Form(hn * sr, lambda: _log_abs(hn) + log_sigmoid_slope(pr), lambda: jnp.sign(hn)),
+             Form((h - n) * sz, lambda: _log_abs(h - n) + log_sigmoid_slope(pz), lambda: jnp.sign(h - n)))
+    return ((1.0 - z) * n + z * h,), Derivatives(forms, (sr, sz, sn), (r, z))
 
 
 def _gru_backward(saved, carry: Carry, d_new: Carry):
@@ -223,11 +286,11 @@ def _mgu(carry: Carry, xp: jax.Array, hp: jax.Array):
     pn = xn + f * hn
     n = tanh(pn)
     sf, sn = sigmoid_slope(pf), tanh_slope(pn)
-    saved = (_kept(f, lambda: jax.nn.log_sigmoid(pf)),
-             _kept((1.0 - f) * sn, lambda: jax.nn.log_sigmoid(-pf) + log_tanh_slope(pn)),
-             _kept((h - n) * sf, lambda: _log_abs(h - n) + log_sigmoid_slope(pf), lambda: jnp.sign(h - n)),
-             _kept(hn * sf, lambda: _log_abs(hn) + log_sigmoid_slope(pf), lambda: jnp.sign(hn)))
-    return ((1.0 - f) * n + f * h,), _flags((sf, sn), [f]), saved
+    forms = (Form(f, lambda: jax.nn.log_sigmoid(pf)),
+             Form((1.0 - f) * sn, lambda: jax.nn.log_sigmoid(-pf) + log_tanh_slope(pn)),
+             Form((h - n) * sf, lambda: _log_abs(h - n) + log_sigmoid_slope(pf), lambda: jnp.sign(h - n)),
+             Form(hn * sf, lambda: _log_abs(hn) + log_sigmoid_slope(pf), lambda: jnp.sign(hn)))
+    return ((1.0 - f) * n + f * h,), Derivatives(forms, (sf, sn), (f,))
 
 
 def _mgu_backward(saved, carry: Carry, d_new: Carry):
@@ -242,7 +305,7 @@ def _mgu_backward(saved, carry: Carry, d_new: Carry):
 def _simple(carry: Carry, xp: jax.Array, hp: jax.Array):
     pre = xp + hp
     slope = tanh_slope(pre)
-    return (tanh(pre),), _flags([slope], []), (_kept(slope, lambda: log_tanh_slope(pre)),)
+    return (tanh(pre),), Derivatives((Form(slope, lambda: log_tanh_slope(pre)),), (slope,), ())
 
 
 def _simple_backward(saved, carry: Carry, d_new: Carry):
@@ -265,22 +328,24 @@ Saved = tuple[Factor, ...]
 @dataclass(frozen=True)
 class ProbeCell:
     """One cell as the probe runs it: ``prepare`` the Flax parameters once; ``project`` inputs and ``hidden``
-    (the carry's h) are the step's two linear maps; ``forward(carry, xp, hp) -> (new carry, flags, saved)`` the
-    rest (elementwise), and ``backward(saved, carry, d_new) -> ((direct, shift), d_xp, d_hp)`` its hand-written
-    derivative: the previous carry's gradient other than through ``hp``, and the gradients of ``xp`` and ``hp``, each
-    with its shift (:data:`Factor`: a saturated unit or a shut gate scales the gradient by e^shift). The derivative
-    of ``forward`` with these activations equals ``backward`` (``tests/test_log_probe.py``)."""
+    (the carry's h) are the step's two linear maps; ``forward(carry, xp, hp) -> (new carry, derivatives)`` the
+    rest (elementwise, over any leading axes: one step's batch, or every step's at once), and
+    ``backward(saved, carry, d_new) -> ((direct, shift), d_xp, d_hp)`` its hand-written derivative, ``saved`` the
+    derivatives' factors (:func:`scaled` or :func:`plain`): the previous carry's gradient other than through ``hp``,
+    and the gradients of ``xp`` and ``hp``, each with its shift (:data:`Factor`: a saturated unit or a shut gate
+    scales the gradient by e^shift). The derivative of ``forward`` with these activations equals ``backward``
+    (``tests/test_log_probe.py``)."""
 
     prepare: Callable[[dict], Any]  # the Flax cell's parameters -> what project and hidden take
     project: Callable[[Any, jax.Array], jax.Array]
     hidden: Callable[[Any, jax.Array], jax.Array]
-    forward: Callable[[Carry, jax.Array, jax.Array], tuple[Carry, jax.Array, Saved]]
-    backward: Callable[[Saved, Carry, Carry], tuple[tuple[Carry, jax.Array], Factor, Factor]]
+    forward: Callable[[Carry, jax.Array, jax.Array], tuple[Carry, Derivatives]]
+    backward: Callable[[Saved, Carry, Carry], tuple[tuple[Carry, jax.Array | None], Factor, Factor]]
 
     def step(self, w, carry: Carry, xp: jax.Array) -> tuple[Carry, jax.Array]:
-        """(new carry, flags) from ``carry`` (h its last leaf) and projected inputs ``xp``."""
-        new, flags, _ = self.forward(carry, xp, self.hidden(w, carry[-1]))
-        return new, flags
+        """(new carry, flags (2,): :func:`flags`) from ``carry`` (h its last leaf) and projected inputs ``xp``."""
+        new, derivatives = self.forward(carry, xp, self.hidden(w, carry[-1]))
+        return new, flags(derivatives)
 
 
 def _fused(cell: FusedCell, forward, backward) -> ProbeCell:
