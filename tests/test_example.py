@@ -247,7 +247,7 @@ def test_a_long_sequence_draws_every_kth_cell_and_names_the_zeros():
     assert len(cells.x) <= example_plots.MAX_CELLS and cells.name.endswith(f"every {every}th")
     np.testing.assert_array_equal(cells.x, np.arange(0, 9001, every))
     saturated = size_words.describe_zero("saturated", 3, "h", 0)
-    assert cells.hovertext[0] == f"h_0: {saturated}" and "units whose derivative is exactly 0" in saturated
+    assert cells.hovertext[0] == f"h_0: {saturated}" and "units so saturated that their derivative is 0" in saturated
     zeros = next(t for t in figure.data if t.name == example_plots.ZERO_LABEL)
     np.testing.assert_array_equal(zeros.x, [0, 1, 2])
     assert zeros.hovertext[2] == size_words.describe_zero("saturated", 3, "h", 2)

@@ -65,3 +65,22 @@ def test_no_float32_sentence_where_the_float32_pass_is_not_run():
                                  "float32": [np.nan, np.nan]})
     assert gradient_views.float32_zeros(grads) == 0 and gradient_views.describe_float32_zeros(grads, "q") == ""
     assert size_words.describe_below_float32(grads["log10"], "q") == ""
+
+
+def test_the_saturation_thresholds_a_zero_sentence_names_are_where_the_probes_derivatives_become_0():
+    """"units so saturated that their derivative is 0 in float32 even computed without cancellation (pre-activation
+    beyond about ±44 for tanh, ±87 for a sigmoid)": the probe's float32 slopes are 0 just past those numbers and not
+    just before, while plain ``jax.grad`` (which cancels) is already 0 well before them."""
+    import re
+
+    from rnnlab.probing.probe_cells import sigmoid_slope, tanh_slope
+
+    with using("en"):
+        sentence = size_words.describe_zero("saturated", 3)
+    tanh_at, sigmoid_at = (float(n) for n in re.search(r"±(\d+) for tanh, ±(\d+) for a sigmoid", sentence).groups())
+    for slope, at, naive in [(tanh_slope, tanh_at, jax.grad(jnp.tanh)), (sigmoid_slope, sigmoid_at,
+                                                                          jax.grad(jax.nn.sigmoid))]:
+        for sign in (1.0, -1.0):
+            before, past = jnp.float32(sign * (at - 0.5)), jnp.float32(sign * (at + 0.5))
+            assert float(jax.jit(slope)(before)) > 0 and float(jax.jit(slope)(past)) == 0.0
+        assert float(naive(jnp.float32(0.5 * at))) == 0.0 < float(jax.jit(slope)(jnp.float32(0.5 * at)))

@@ -37,8 +37,9 @@ def describe_zero(cause: str, zero_at: int, leaf: str = "h", at_t: int | None = 
                  "last step).", where=where)
     if cause == "saturated":
         # TRANSLATORS: {where} is a gradient's norm such as ||dL/dh_0||; {step} the time step that cut it
-        return t("{where} is exactly 0: at step {step}, units whose derivative is exactly 0 in float32 "
-                 "(pre-activation beyond about ±44 for tanh, ±87 for a sigmoid) cut every path back.",
+        return t("{where} is exactly 0: at step {step}, units so saturated that their derivative is 0 in float32 even "
+                 "computed without cancellation (pre-activation beyond about ±44 for tanh, ±87 for a sigmoid) cut "
+                 "every path back.",
                  where=where, step=zero_at)
     if cause == "gate":
         # TRANSLATORS: {where} is a gradient's norm such as ||dL/dh_0||; {step} the time step that cut it
@@ -60,9 +61,9 @@ def _float32_zero(cause: str, zero_at: int, where: str, log10: float) -> str:
     if cause == "saturated":
         # TRANSLATORS: {where} is a gradient's norm such as ||dL/dh_0||; {size} its true size (4.700e-86); {step}
         # the time step that cut it in float32
-        return t("In float32 {where} is 0, though its true size is {size}: at step {step}, units whose derivative is "
-                 "exactly 0 in float32 (pre-activation beyond about ±44 for tanh, ±87 for a sigmoid) cut every path "
-                 "back.", where=where, size=size, step=zero_at)
+        return t("In float32 {where} is 0, though its true size is {size}: at step {step}, units so saturated that "
+                 "their derivative is 0 in float32 even computed without cancellation (pre-activation beyond about "
+                 "±44 for tanh, ±87 for a sigmoid) cut every path back.", where=where, size=size, step=zero_at)
     # TRANSLATORS: {where} is a gradient's norm such as ||dL/dh_0||; {size} its true size (4.700e-86); {step} the
     # time step that cut it in float32
     return t("In float32 {where} is 0, though its true size is {size}: at step {step}, a gate that is exactly 0 in "
