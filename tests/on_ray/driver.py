@@ -1,28 +1,29 @@
 """A Ray driver for the tests of this folder, run inside the local cluster's network namespace
 (``ip netns exec rnnlab python tests/on_ray/driver.py MODE OUT``); it writes what it saw to OUT (a pickle).
 
-- ``train PRESET``: the preset's run trained part by part through :class:`RayExecutor` (Work of ``jobs.chunk_job``,
+- ``train PRESET``: the preset's run trained chunk by chunk through :class:`RayExecutor` (Work of ``jobs.chunk_job``,
   as the Explore page submits it): the history's tables and arrays.
-- ``kill PRESET``: the same, SIGKILLing the worker process of the first part once it has run for a moment.
-- ``cancel PRESET`` / ``force PRESET``: a part cancelled (gently / with force) while its task runs: how long the job
+- ``kill PRESET``: the same, SIGKILLing the worker process of the first chunk once it has run for a moment.
+- ``cancel PRESET`` / ``force PRESET``: a chunk cancelled (gently / with force) while its task runs: how long the job
   took to end, and whether the task's worker stopped running it.
 - ``probe PRESET``: a probe of the preset's untrained run (plain arguments, run on a worker whole): its table.
 - ``gate -``: two web processes share the gate actor (one slot): this one queues behind another that holds the
   slot and is then SIGKILLed; what this one's ticket said and how soon it was admitted. ``holder -`` is the other.
 - ``restart -``: the gate actor's process SIGKILLed while one owner's ticket is admitted and another's queued:
   what both tickets and the restarted gate said, and when the queued one was admitted.
-- ``node PRESET``: ``train``, stopping the worker node of the first part's task (SIGTERM to its process group) mid-part.
+- ``node PRESET``: ``train``, stopping the worker node of the first chunk's task (SIGTERM to its process group)
+  mid-chunk.
 - ``noworker PRESET``: a run trained under a lease of the gate actor, both worker nodes stopped during its third
-  part: the job's error, how soon it came, the run's step and history, and the gate once the lease was released.
-- ``stop PRESET``: a page's loop of parts (``poll`` every 0.25 s) stopped mid-part: when parts were submitted and
+  chunk: the job's error, how soon it came, the run's step and history, and the gate once the lease was released.
+- ``stop PRESET``: a page's loop of chunks (``poll`` every 0.25 s) stopped mid-chunk: when chunks were submitted and
   seen starting on a worker, relative to Stop. ``probestop PRESET``: a probe cancelled gently while its task runs:
   how soon its task stopped.
 - ``once PRESET``: this process and another (``oncehelper PRESET``) ask at once for the same keyed probe under the
   cluster's results actor: both tables, and how many times it was computed.
 - ``progress PRESET``: a decay sweep (three cells, four lengths) run on a worker: the progress and notes its job
   showed while it ran.
-- ``affinity PRESET``: the preset's run trained part by part, then two runs of it with seeds of their own trained at
-  once: the node of each part.
+- ``affinity PRESET``: the preset's run trained chunk by chunk, then two runs of it with seeds of their own trained at
+  once: the node of each chunk.
 - ``chunksonce PRESET``: this process and another (``chunkshelper PRESET``), as two web processes, train the preset's
   run at once under the cluster's results actor; then a third run of it is started here: both histories, the
   steps each computed (from the ledger, :mod:`rnnlab.ledger`), and the started run.
@@ -119,7 +120,7 @@ def stop_node(node: local.Node) -> None:
 
 def train(config: Config, fault: str = "") -> dict:
     ex, deadline = executor(), time.monotonic() + DEADLINE_S
-    run, killed, parts = Run(config), [], 0
+    run, killed, chunks = Run(config), [], 0
 
     def killer() -> None:
         while not killed and time.monotonic() < deadline:
@@ -142,8 +143,8 @@ def train(config: Config, fault: str = "") -> dict:
         job = ex.submit(Work(jobs.chunk_job, (run, None), kind="train chunk", client="test"))
         finish(job, deadline)
         job.result()
-        parts += 1
-    return {"history": history_of(run), "killed": killed, "parts": parts}
+        chunks += 1
+    return {"history": history_of(run), "killed": killed, "chunks": chunks}
 
 
 def no_worker(config: Config) -> dict:
@@ -163,10 +164,10 @@ def no_worker(config: Config) -> dict:
             stop_node(node)
         stopped.append(time.monotonic())
 
-    error, parts, step_before, job = None, 0, 0, None
+    error, chunks, step_before, job = None, 0, 0, None
     try:
         while not lease.run.done:
-            if parts == 2:
+            if chunks == 2:
                 threading.Thread(target=stop_all, daemon=True).start()
             step_before = lease.run.step
             job = ex.submit(Work(jobs.chunk_job, (lease.run, None), kind="train chunk", client="test"), lease=lease)
@@ -176,12 +177,12 @@ def no_worker(config: Config) -> dict:
             except Exception as e:  # noqa: BLE001 - what the page would show
                 error = e
                 break
-            parts += 1
+            chunks += 1
     finally:
         failed = time.monotonic()
         run = lease.release()
     gate.sync_once()
-    result = {"error": f"{type(error).__name__}: {error}", "status": job.status if job else "", "parts": parts,
+    result = {"error": f"{type(error).__name__}: {error}", "status": job.status if job else "", "chunks": chunks,
               "step": run.step, "step_before": step_before, "history": history_of(run),
               "failed_after_s": failed - stopped[0] if stopped else None, "gate": gate.summary(),
               "failed": job is not None and job.status == FAILED}
@@ -190,7 +191,7 @@ def no_worker(config: Config) -> dict:
 
 
 class ChunkStarts:
-    """Samples which workers run a training part every few milliseconds: when each was first seen running one."""
+    """Samples which workers run a training chunk every few milliseconds: when each was first seen running one."""
 
     def __init__(self) -> None:
         self.starts: list[float] = []
@@ -406,7 +407,7 @@ def affinity(config: Config) -> dict:
 
 
 def train_shared(config: Config) -> Run:
-    """The preset's run trained part by part as a web process on the cluster trains it: its parts shared with every
+    """The preset's run trained chunk by chunk as a web process on the cluster trains it: its chunks shared with every
     other web process through the cluster's results actor."""
     ex, deadline = ray_executor.RayExecutor(os.environ["RNNLAB_RAY_ADDRESS"], runs=SharedRuns()), \
         time.monotonic() + DEADLINE_S

@@ -1,7 +1,7 @@
 """Heavy work on a local Ray cluster (a head with no CPUs and two 1-CPU worker nodes, on loopback in a network
-namespace of its own): a preset's run trained part by part on the cluster has embedded mode's history bit for
-bit, also when a worker is SIGKILLed mid-part (Ray retries the part); a cancelled part (gently or with force)
-stops its task; a probe computed on a worker gives the same table; a configuration's parts go to the node that
+namespace of its own): a preset's run trained chunk by chunk on the cluster has embedded mode's history bit for
+bit, also when a worker is SIGKILLed mid-chunk (Ray retries the chunk); a cancelled chunk (gently or with force)
+stops its task; a probe computed on a worker gives the same table; a configuration's chunks go to the node that
 compiled it while that node has a free CPU, and to the other when it is busy; work on a worker reports its progress
 to the job that waits for it."""
 
@@ -41,7 +41,7 @@ def assert_same_history(history, got: dict) -> None:
 
 def test_a_preset_trained_part_by_part_on_the_cluster_matches_embedded_mode(driver, embedded_history):
     got = driver("train", PRESET)
-    assert got["parts"] == 300 // 25 and not got["killed"]
+    assert got["chunks"] == 300 // 25 and not got["killed"]
     assert_same_history(embedded_history, got["history"])
 
 
@@ -68,9 +68,9 @@ def test_a_probe_runs_on_a_worker_with_the_same_table(driver):
 def test_a_configurations_parts_go_to_the_node_that_compiled_it_while_it_is_free(driver):
     got = driver("affinity", PRESET)
     assert len(got["alone"]) == 300 // 25
-    assert len(set(got["alone"])) == 1, got["alone"]  # both nodes free: every part where the first one ran
+    assert len(set(got["alone"])) == 1, got["alone"]  # both nodes free: every chunk where the first one ran
     together = [node for nodes in got["together"].values() for node in nodes]
-    assert set(together) == set(got["workers"]), got  # that node busy: parts spill to the other
+    assert set(together) == set(got["workers"]), got  # that node busy: chunks spill to the other
 
 
 def test_work_on_a_worker_reports_its_progress_to_the_page_that_waits(driver):

@@ -1,8 +1,8 @@
 """Faults on the local Ray cluster, with nothing lost, and Stop: the gate actor SIGKILLed is restarted with its
 tickets (the admitted one still the only one running, the queued one admitted only after release); a worker node
-removed mid-part has its part retried on the other and the run ends with embedded mode's history; with no worker
-node left a run's part fails within seconds with one readable message, the run kept at its last step and its slot
-released; no part starts more than 1.5 s after Stop, and a probe's task stopped gently is killed soon after; a
+removed mid-chunk has its chunk retried on the other and the run ends with embedded mode's history; with no worker
+node left a run's chunk fails within seconds with one readable message, the run kept at its last step and its slot
+released; no chunk starts more than 1.5 s after Stop, and a probe's task stopped gently is killed soon after; a
 keyed probe two web processes ask for at once is computed once, and so is each step of a preset's run two web
 processes train at once (a third then starts it finished)."""
 
