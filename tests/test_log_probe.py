@@ -13,6 +13,7 @@ import mpmath
 import numpy as np
 import pytest
 
+from rnnlab.bench.probe import saturating
 from rnnlab.config import Config
 from rnnlab.figures import size_words
 from rnnlab.model.cells import CELLS
@@ -280,17 +281,7 @@ def test_saturation_zeros_found_by_an_independent_rule_are_named():
     assert (sizes.zero_cause[0, :last] == "saturated").all() and (sizes.zero_at[0, :last] == last).all()
     assert (sizes.zero_cause[0, last:] == "").all()
     sentence = size_words.describe_zero("saturated", last, "h", last - 1)
-    assert f"step {last}" in sentence and "derivative is exactly 0" in sentence
-
-
-def saturating(params, cell: str, gain: float = 300.0):
-    """``params`` with the cell's kernels and biases ``gain`` times as large: every tanh saturates and gates shut."""
-    params = jax.tree_util.tree_map(np.array, params)
-    p = cell_params(params, cell)
-    for layer in p.values():
-        for name in layer:
-            layer[name] = (np.float32(gain) * layer[name]).astype(np.float32)
-    return params
+    assert f"step {last}" in sentence and "derivative is 0 in float32" in sentence
 
 
 @pytest.mark.parametrize("cell", ["lstm", "gru", "mgu", "simple"])

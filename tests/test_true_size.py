@@ -76,7 +76,7 @@ def test_exact_zeros_sit_below_everything_named_by_their_cause_and_float64s_floo
     zeros = trace(fig, true_size.ZERO_NAME)
     assert list(zeros.x) == ["LSTM"] and zeros.y[0] < -400 and zeros.y[0] < F64_LOG10_FLOOR
     assert zeros.hovertext[0] == "LSTM, seed 1: " + describe_zero("saturated", 7, "h", 0)
-    assert "derivative is exactly 0" in zeros.hovertext[0]
+    assert "derivative is 0 in float32" in zeros.hovertext[0]
     bars = trace(fig, "mean over seeds")
     assert list(bars.x) == ["LSTM", "GRU"]  # the run not measured (nan) is left out
     assert np.asarray(bars.y)[0] + bars.base == pytest.approx(-400 + math.log10(0.5))  # (1e-400 + 0) / 2
