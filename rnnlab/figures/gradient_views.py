@@ -22,6 +22,7 @@ from rnnlab.i18n import _, language, t, tn
 from rnnlab.model.cells import CELLS
 from rnnlab.model.tasks import TASKS
 from rnnlab.probing import probes
+from rnnlab.probing.analysis import join_sentences
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ def probe_view(grads: pd.DataFrame, conn: pd.DataFrame) -> ProbeView:
     float32 = describe_float32_zeros(grads, "||dL/dh_t||")
     note = size_words.floors_note(axis)
     if below or float32 or note:
-        captions.append(size_words.join_sentences(below, float32, note))
+        captions.append(join_sentences(below, float32, note))
     decay_back = "\n".join(f"- {sentence}" for sentence in size_words.describe_decay_back(grads))
     conn_below = size_words.describe_below_float32(plots.log10_column(conn, "connectivity"), "||dy_T/dx_t||")
     return ProbeView(axis, int(last_t), len(conn), tuple(captions), decay_back, conn_below)
@@ -121,7 +122,7 @@ def sweep_view(sweep: pd.DataFrame, fits: pd.DataFrame, task_name: str, weights:
                           for row in zeros.itertuples())
     below = size_words.describe_below_float32(sizes["log10"], "||dL/dh_0||")
     note = size_words.floors_note(axis)
-    floor_caption = size_words.join_sentences(below, note) if below or note else ""
+    floor_caption = join_sentences(below, note) if below or note else ""
     return SweepView(figure, fitted, table, zero_captions, floor_caption, weights_caption(task_name, weights, seed))
 
 

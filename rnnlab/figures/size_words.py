@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from rnnlab.figures.log10_scale import FLOORS_SHOWN, Log10Axis, log10_column, size_text
-from rnnlab.i18n import N_, _, language, localize_number, t, tn
+from rnnlab.i18n import N_, _, localize_number, t, tn
+from rnnlab.probing.analysis import join_sentences
 from rnnlab.probing.probes import F32_LOG10_FLOOR, fit_log10
 
 ZERO_CAUSES = {  # each cause of an exact 0 the probes find (rnnlab.probing.logscale) and its name in a legend: _()
@@ -108,11 +109,6 @@ def floors_note(axis: Log10Axis) -> str:
         return t("{first}; {second}.", first=parts[0], second=parts[1])
     # TRANSLATORS: one clause saying that a floor is not drawn, as a sentence
     return t("{clause}.", clause=parts[0]) if parts else ""
-
-
-def join_sentences(*sentences: str) -> str:
-    """Sentences one after the other (the empty ones left out): with a space, or none in Chinese."""
-    return ("" if language() == "zh" else " ").join(s for s in sentences if s)
 
 
 def describe_below_float32(log10: pd.Series, quantity: str) -> str:
