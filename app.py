@@ -1,4 +1,9 @@
-"""rnnlab: the Streamlit entry point (language, page config, navigation, warm-up; each page lives in pages/)."""
+"""rnnlab: the Streamlit entry point (language, page config, navigation, warm-up; each page lives in app_pages/).
+
+The page scripts are in app_pages/, not pages/: Streamlit runs a folder named pages/ next to the entry point as a
+legacy multipage app (each file alone, without this script) until some session has called st.navigation, so the
+first requests of a fresh server would skip the language, the navigation and the session set up here.
+"""
 
 import streamlit as st
 
@@ -11,15 +16,15 @@ st.set_page_config(page_title="rnnlab", page_icon="🌀", layout="wide")
 # Less empty space above each page's title, so that a projector's 720 lines reach the first chart.
 st.html(page_style(lang))
 
-# The navigation comes first, before anything slow (importing JAX). Its sidebar links are drawn here (Streamlit's own
-# list is off in .streamlit/config.toml: on a fresh server it names the files in pages/ until this has run).
+# The navigation comes first, before anything slow (importing JAX). Its sidebar links are drawn here, above the
+# language selector, with Streamlit's own list off (.streamlit/config.toml).
 pages = [
-    st.Page("pages/home.py", title=_("Home"), icon=":material/home:", default=True),
-    st.Page("pages/explore.py", title=_("Explore a cell"), icon=":material/model_training:", url_path="explore"),
-    st.Page("pages/gradients.py", title=_("Gradient flow"), icon=":material/trending_down:",
+    st.Page("app_pages/home.py", title=_("Home"), icon=":material/home:", default=True),
+    st.Page("app_pages/explore.py", title=_("Explore a cell"), icon=":material/model_training:", url_path="explore"),
+    st.Page("app_pages/gradients.py", title=_("Gradient flow"), icon=":material/trending_down:",
             url_path="gradients"),
-    st.Page("pages/compare.py", title=_("Compare"), icon=":material/stacked_line_chart:", url_path="compare"),
-    st.Page("pages/api.py", title=_("Old vs new API"), icon=":material/compare_arrows:", url_path="api"),
+    st.Page("app_pages/compare.py", title=_("Compare"), icon=":material/stacked_line_chart:", url_path="compare"),
+    st.Page("app_pages/api.py", title=_("Old vs new API"), icon=":material/compare_arrows:", url_path="api"),
 ]
 navigation = st.navigation(pages, position="hidden")
 page_links(pages)

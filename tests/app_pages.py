@@ -12,7 +12,7 @@ APP = Path(__file__).resolve().parents[1] / "app.py"
 
 @dataclass(frozen=True)
 class AppPage:
-    """``script``: the page's file (pages/NAME.py); ``name``: NAME; ``url_path``: its address ("" for the default
+    """``script``: the page's file (app_pages/NAME.py); ``name``: NAME; ``url_path``: its address ("" for the default
     page); ``title``: its English title in the navigation."""
 
     script: str

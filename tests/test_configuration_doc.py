@@ -39,20 +39,20 @@ def documented() -> set[str]:
 
 
 def test_the_reader_finds_the_variables_whatever_way_a_module_reads_them():
-    found = read_names("rnnlab", "ui", "pages", "app.py")
+    found = read_names("rnnlab", "ui", "app_pages", "app.py")
     assert {"RNNLAB_MAX_TRAININGS", "RNNLAB_MAX_PROGRAMS", "RNNLAB_MEMORY_BUDGET_GB", "RNNLAB_JAX_CACHE_DIR",
             "RNNLAB_SESSION_STORE_MB"} <= set(found)  # a constant, env_float, os.environ.get(name, default)
     assert all(NAME.fullmatch(name) for name in found)
 
 
 def test_every_variable_the_app_reads_is_documented():
-    missing = {name: str(path) for name, path in read_names("rnnlab", "ui", "pages", "app.py").items()
+    missing = {name: str(path) for name, path in read_names("rnnlab", "ui", "app_pages", "app.py").items()
                if name not in documented()}
     assert not missing, f"read by the code but not documented in docs/configuration.md: {missing}"
 
 
 def test_every_documented_variable_is_read_somewhere():
     text = DOC.read_text(encoding="utf-8")
-    read = set(read_names("rnnlab", "ui", "pages", "app.py", "tests"))
+    read = set(read_names("rnnlab", "ui", "app_pages", "app.py", "tests"))
     stale = sorted(set(NAME.findall(text)) - read)
     assert not stale, f"docs/configuration.md names variables nothing reads: {stale}"

@@ -46,11 +46,11 @@ def test_package_docstring_names_no_module_that_is_gone(package: Path):
 
 def test_the_architecture_map_names_every_package_and_top_level_module():
     """docs/architecture.md's table of layers names each package of rnnlab (and its top-level modules), ui/,
-    pages/ and app.py: a package added without a place on the map fails here."""
+    app_pages/ and app.py: a package added without a place on the map fails here."""
     text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     table = text[text.index("## Layers"):text.index("\n## ", text.index("## Layers") + 1)]
     rnnlab = ROOT / "rnnlab"
-    wanted = ["app.py", "pages/", "ui/"]
+    wanted = ["app.py", "app_pages/", "ui/"]
     wanted += [f"rnnlab/{p.name}/" for p in sorted(rnnlab.iterdir()) if (p / "__init__.py").is_file()]
     wanted += [f"rnnlab/{p.name}" for p in sorted(rnnlab.glob("*.py")) if p.name != "__init__.py"]
     server = rnnlab / "server"

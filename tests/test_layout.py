@@ -1,4 +1,4 @@
-"""Where code lives: pages/ holds page scripts only, rnnlab/ has no Streamlit, modules stay small, no module
+"""Where code lives: app_pages/ holds page scripts only, rnnlab/ has no Streamlit, modules stay small, no module
 uses another's private names, and nothing shown or documented points outside the repository."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from tests.app_pages import PAGES as APP_PAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_LINES = 600
-SOURCES = sorted([ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "ui").rglob("*.py"),
+SOURCES = sorted([ROOT / "app.py", *(ROOT / "app_pages").glob("*.py"), *(ROOT / "ui").rglob("*.py"),
                   *(ROOT / "rnnlab").rglob("*.py")])
 
 
@@ -29,12 +29,13 @@ def imported_modules(path: Path) -> set[str]:
     return found
 
 
-def test_pages_folder_holds_only_the_pages_app_py_registers():
+def test_app_pages_folder_holds_only_the_pages_app_py_registers():
     registered = {page.name for page in APP_PAGES}
-    assert registered and all(page.script == f"pages/{page.name}.py" for page in APP_PAGES)
-    assert {p.stem for p in (ROOT / "pages").glob("*.py")} == registered
+    assert registered and all(page.script == f"app_pages/{page.name}.py" for page in APP_PAGES)
+    assert {p.stem for p in (ROOT / "app_pages").glob("*.py")} == registered
     for path in SOURCES + sorted((ROOT / "tests").rglob("*.py")):
-        assert not any(m == "pages" or m.startswith("pages.") for m in imported_modules(path)), path
+        assert not any(m == "app_pages" or m.startswith("app_pages.") for m in imported_modules(path)), path
+    assert not (ROOT / "pages").exists(), "a folder named pages/ puts Streamlit in its legacy mode (see app.py)"
 
 
 def test_rnnlab_never_imports_streamlit():
@@ -93,7 +94,7 @@ LAYERS = (
     ("rnnlab.server",),
     ("rnnlab.cli", "rnnlab.__main__", "rnnlab.bench", "rnnlab.cluster"),
     ("ui",),
-    ("app", "pages"),
+    ("app", "app_pages"),
 )
 SERVER = LAYERS.index(("rnnlab.server",))
 
@@ -104,7 +105,7 @@ def module_name(path: Path) -> str:
 
 
 def ours(name: str) -> bool:
-    return name.split(".")[0] in ("rnnlab", "ui", "pages", "app")
+    return name.split(".")[0] in ("rnnlab", "ui", "app_pages", "app")
 
 
 def string_imports(module_tree: ast.Module, known: set[str]) -> set[str]:
@@ -238,7 +239,7 @@ def seam_breaks(path: Path) -> list[str]:
 
 
 def test_pages_and_ui_reach_heavy_work_only_through_the_executor():
-    scripts = sorted([*(ROOT / "pages").glob("*.py"), *(ROOT / "ui").rglob("*.py")])
+    scripts = sorted([*(ROOT / "app_pages").glob("*.py"), *(ROOT / "ui").rglob("*.py")])
     breaks = {str(p.relative_to(ROOT)): b for p in scripts if (b := seam_breaks(p))}
     assert not breaks, breaks
 
@@ -247,7 +248,7 @@ MAX_FUNCTION_LINES = 80
 
 
 def test_no_function_is_over_80_lines():
-    """Every function and method of rnnlab/, ui/, pages/ and app.py, from its ``def`` to its last line."""
+    """Every function and method of rnnlab/, ui/, app_pages/ and app.py, from its ``def`` to its last line."""
     long = [f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
             for path in SOURCES for node in ast.walk(tree(path))
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))

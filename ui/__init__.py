@@ -1,4 +1,4 @@
-"""The Streamlit side of rnnlab: helpers the page scripts in ``pages/`` share (the logic lives in ``rnnlab``).
+"""The Streamlit side of rnnlab: helpers the page scripts in ``app_pages/`` share (the logic lives in ``rnnlab``).
 
 - :mod:`ui.language`: the reader's language for each script run (the link's ``lang``, then the browser's), and
   the sidebar's language selector.

@@ -14,7 +14,6 @@ from rnnlab.i18n import _
 from rnnlab.server import session_store
 from rnnlab.sharing.urlstate import CONFIG_KEYS, UrlState, parse_query, to_query
 from rnnlab.text import escape_markdown
-from ui.navigation import use_app_navigation
 from ui.queue import client_id
 
 TOKEN = session_store.TOKEN_PARAM  # the tab's token in the URL: never part of a link to share
@@ -27,7 +26,6 @@ def url_state() -> UrlState:
     On a session's first run this also gives the tab its token (``sid`` in the URL) and, after a browser
     reload, takes back the run saved under it (see :func:`attach_session`).
     """
-    use_app_navigation()
     ss = st.session_state
     url = st.query_params.to_dict()
     token = url.pop(TOKEN, None)

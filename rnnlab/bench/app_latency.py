@@ -79,7 +79,7 @@ def measure_here(quick: bool, warm_repeats: int) -> dict:
     at = AppTest.from_file(str(APP), default_timeout=600)
     for key, value in (QUICK_QUERY if quick else QUERY).items():
         at.query_params[key] = value
-    at.switch_page("pages/explore.py")
+    at.switch_page("app_pages/explore.py")
     start = time.perf_counter()
     at.run()
     page_open = time.perf_counter() - start

@@ -4,7 +4,7 @@
     python -m rnnlab.i18n status          # untranslated and fuzzy messages per language
     python -m rnnlab.i18n merge A.po ...  # take the translations of other copies of a catalog (same locale folder)
 
-English is the source language: the messages are the English text in the code. Extraction reads app.py, pages/,
+English is the source language: the messages are the English text in the code. Extraction reads app.py, app_pages/,
 ui/ and rnnlab/ with the keywords below; translators edit the ``.po`` files; the app compiles them itself.
 """
 
@@ -21,7 +21,7 @@ from babel.messages.pofile import read_po, write_po
 from rnnlab.i18n import CATALOGS, DOMAIN, LOCALE_DIR
 
 ROOT = LOCALE_DIR.parents[2]
-SOURCES = ("app.py", "pages", "ui", "rnnlab")
+SOURCES = ("app.py", "app_pages", "ui", "rnnlab")
 KEYWORDS = ("_", "N_", "t", "tn:1,2", "tp:1c,2", "ngettext:1,2", "pgettext:1c,2", "Msg", "MsgN:1,2")
 POT = LOCALE_DIR / f"{DOMAIN}.pot"
 MAPPING = LOCALE_DIR / "babel.cfg"

@@ -72,7 +72,7 @@ def test_bad_url_values(page, query, words, fields, monkeypatch):
         state = at.session_state
         for key in ("run", "autorun_pending", "sweep_result"):  # nothing started, nothing waiting to start
             assert key not in state or not state[key], key
-    if page == "home":  # the home page does not show the notes (pages/home.py); they wait in the session
+    if page == "home":  # the home page does not show the notes (app_pages/home.py); they wait in the session
         assert len(at.main.get("page_link")) >= 5
         return
     shown = [unescaped(w.value) for w in at.warning

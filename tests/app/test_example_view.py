@@ -101,14 +101,14 @@ def test_the_marked_step_is_the_same_step_in_every_per_step_chart_and_on_gradien
     t = values(per_step["data"][0], "x")
     np.testing.assert_array_equal(t, np.arange(1, run.program.steps + 1))
     np.testing.assert_allclose(values(per_step["data"][0], "y")[11], run.history.per_step_loss[-1][11], rtol=1e-6)
-    at.switch_page("pages/gradients.py").run()
+    at.switch_page("app_pages/gradients.py").run()
     assert not at.exception, [e.value for e in at.exception]
     grads = figures(at)
     through_time = next(f for title, f in grads.items() if title.startswith("Gradient of the loss with respect"))
     connectivity = next(f for title, f in grads.items() if title.startswith("Connectivity"))
     assert mark_lines(through_time) == [12] and mark_lines(connectivity) == [12]
     np.testing.assert_array_equal(values(connectivity["data"][0], "x"), np.arange(1, run.program.steps + 1))
-    at.switch_page("pages/explore.py").run()
+    at.switch_page("app_pages/explore.py").run()
     assert at.slider(key="w_example_mark").value == 12  # back on Explore, the mark is where it was left
 
 

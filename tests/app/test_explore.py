@@ -202,9 +202,9 @@ def test_step_step_then_train_equals_one_train_through_page_switches_and_widget_
     at = open_page("explore", **small)
     button(at, "Step").click().run()
     run = at.session_state.run
-    at.switch_page("pages/gradients.py").run()  # another page: the run stays in the session
+    at.switch_page("app_pages/gradients.py").run()  # another page: the run stays in the session
     no_exception(at)
-    at.switch_page("pages/explore.py").run()
+    at.switch_page("app_pages/explore.py").run()
     assert at.session_state.run is run and run.step == 10
     button(at, "Step").click().run()
     at.sidebar.selectbox(key="w_cell").set_value("mgu").run()  # a static change: the old run stays on screen

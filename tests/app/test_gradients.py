@@ -42,7 +42,7 @@ def test_untrained_model_probes_match_the_library():
 def test_trained_run_shows_start_middle_end():
     at = open_page("explore", **SMALL, run="1")
     run = at.session_state.run
-    at.switch_page("pages/gradients.py").run()
+    at.switch_page("app_pages/gradients.py").run()
     assert not at.exception
     names = [t["name"] for t in figures(at)["Gradient of the loss with respect to the carry at each time step"]["data"]]
     steps = [s for s, _ in run.snapshots_at(3)]

@@ -32,7 +32,7 @@ def test_switching_pages_and_back_keeps_every_setting(first, second, link):
     want = {"cell": "lstm", "seq_len": 50, "lr": 0.003, "batch": 32} if link else expected
     assert expected == want
     for page in (second, first, second):
-        at.switch_page(f"pages/{page}.py")
+        at.switch_page(f"app_pages/{page}.py")
         at.run()
         assert not at.exception, [e.value for e in at.exception]
         now = shown(at)

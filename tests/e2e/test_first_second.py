@@ -41,7 +41,7 @@ new MutationObserver(record).observe(document, {subtree: true, childList: true, 
 
 def raw_names() -> set[str]:
     """The names Streamlit gives the files when it lists them itself: the main script and each page file."""
-    return {"app", *(path.stem for path in (ROOT / "pages").glob("*.py"))}
+    return {"app", *(path.stem for path in (ROOT / "app_pages").glob("*.py"))}
 
 
 @pytest.mark.e2e

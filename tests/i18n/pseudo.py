@@ -40,7 +40,7 @@ def open_pseudo(page: str, monkeypatch, **query: str) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=180)
     for key, value in {**query, "lang": "qps"}.items():
         at.query_params[key] = value
-    at.switch_page(f"pages/{page}.py")
+    at.switch_page(f"app_pages/{page}.py")
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at

@@ -247,7 +247,7 @@ def test_a_kept_question_is_shown_in_the_language_chosen_later(explore_only):
     at = AppTest.from_file(APP, default_timeout=180)
     for key, value in {"seq_len": "2000", "steps": "1500", "run": "1", "lang": "en"}.items():
         at.query_params[key] = value
-    at.switch_page("pages/explore.py")
+    at.switch_page("app_pages/explore.py")
     at.run()
     assert not at.exception
     question = at.session_state.explore.actions.question

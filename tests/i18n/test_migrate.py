@@ -158,7 +158,7 @@ def test_counted_words_take_the_russian_forms():
 
 
 def test_the_page_shows_the_cached_report_in_the_readers_language(monkeypatch):
-    """pages/api.py keeps the report in ``st.cache_data`` for every reader and shows its fields as they are."""
+    """app_pages/api.py keeps the report in ``st.cache_data`` for every reader and shows its fields as they are."""
     at = open_pseudo("api", monkeypatch)
     shown = [str(e.value) for e in [*at.markdown, *at.caption, *at.warning, *at.info]]
     with using(PSEUDO):

@@ -178,7 +178,7 @@ def test_the_links_notes_are_read_again_in_the_language_chosen_after(monkeypatch
     at = AppTest.from_file(APP, default_timeout=180)
     for key, value in {"cell": "nope", "zzz": "1"}.items():
         at.query_params[key] = value
-    at.switch_page("pages/explore.py")
+    at.switch_page("app_pages/explore.py")
     at.run()
     assert not at.exception
     assert any("Ignored unknown setting \\'zzz\\'" in str(w.value) for w in at.warning)

@@ -32,7 +32,7 @@ st.caption(_("Each is a short lesson: predict what will happen, click the title 
              "can share it."))
 for preset in PRESETS:
     with st.container(border=True):
-        st.page_link(f"pages/{preset.page}.py", label=f"**{_(preset.title)}**", icon=":material/play_circle:",
+        st.page_link(f"app_pages/{preset.page}.py", label=f"**{_(preset.title)}**", icon=":material/play_circle:",
                      query_params=preset.query(state.lang))
         # The choices stay the English ids (the widget keeps the reader's guess when the language changes).
         # TRANSLATORS: a preset's question follows, e.g. "Predict first: After 300 training steps, where is ...?"
