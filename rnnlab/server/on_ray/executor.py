@@ -49,9 +49,10 @@ from rnnlab.config import Config, ConfigError
 from rnnlab.i18n import Msg
 from rnnlab.server import jobs, reporting, shared_runs
 from rnnlab.server import results as kept_results
+from rnnlab.server.clients import ENV_PROXY_SECRET
 from rnnlab.server.embedded import EmbeddedExecutor, EmbeddedJob
 from rnnlab.server.executor import ENV_EXECUTOR, Cancelled, Lease, QueueInfo, RunLease, Work
-from rnnlab.server.gate import ENV_PROXY_SECRET, Gate
+from rnnlab.server.gate import Gate
 from rnnlab.server.on_ray import cluster_runs, gate_actor, registry
 from rnnlab.training import chunks
 from rnnlab.training.train import Run
