@@ -10,6 +10,7 @@ import streamlit as st
 from rnnlab.i18n import _
 from ui.language import language_selector, page_style, use_language
 from ui.navigation import page_links
+from ui.notices import bounds_notice
 
 lang = use_language()  # first: every message of this run is in the reader's language
 st.set_page_config(page_title="rnnlab", page_icon="🌀", layout="wide")
@@ -29,6 +30,7 @@ pages = [
 navigation = st.navigation(pages, position="hidden")
 page_links(pages)
 language_selector()
+bounds_notice()  # this tab was slowed or closed for sending too fast: say so
 
 
 @st.cache_resource(show_spinner=False)
