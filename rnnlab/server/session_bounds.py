@@ -4,14 +4,14 @@
 - **Messages per tab.** A tab sends one message per click or slider move. Each websocket connection of the
   app's stream has a bucket of :attr:`Limits.burst` messages refilled at :attr:`Limits.rate` a second (a new one
   starts with :attr:`Limits.first`), and the tabs of one machine share a bucket of :attr:`Limits.address_burst`
-  refilled at :attr:`Limits.address_rate`. A message that finds its bucket empty waits for it, and while it waits
-  nothing more is read from that connection: the sender is slowed by its own socket. A rerun that waits is
-  replaced by newer reruns that arrive meanwhile (each carries the whole page's state, so only the last
-  matters), at most :attr:`Limits.coalesce` for each one passed on. A tab that had
-  :attr:`Limits.flood_messages` messages wait since its bucket was last full is closed (code 1008), and its client
-  (:func:`rnnlab.server.clients.client_key`) may open no tab for :attr:`Limits.cooldown_s` seconds (doubling
-  for each new flood, up to :attr:`Limits.max_cooldown_s`). A person's page says why (:func:`notice`): it was
-  slowed, or its connection was closed.
+  refilled at :attr:`Limits.address_rate` (on the server's own machine each tab counts alone). A message that
+  finds its bucket empty waits for it, and while it waits nothing more is read from that connection: the sender
+  is slowed by its own socket. A rerun that waits is replaced by newer reruns that arrive meanwhile (each carries
+  the whole page's state, so only the last matters), at most :attr:`Limits.coalesce` for each one passed on. A tab
+  that had :attr:`Limits.flood_messages` messages wait since its bucket was last full is closed (code 1008), and
+  its client (:func:`rnnlab.server.clients.client_key`) may open no tab for :attr:`Limits.cooldown_s` seconds
+  (doubling for each new flood, up to :attr:`Limits.max_cooldown_s`). A person's page says why (:func:`notice`):
+  it was slowed, or its connection was closed.
 - **Foreign pages.** A request whose ``Origin`` is another site's (not the ``Host`` it asks, not this machine's
   loopback names, not in ``allowed_origins``) is refused here (HTTP 403), before Streamlit's own check, which
   looks the machine's external address up with blocking HTTP requests on the event loop for every such handshake.
@@ -34,7 +34,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from rnnlab.i18n import Msg, MsgN
-from rnnlab.server.clients import client_key, from_proxy, header, vouched_address
+from rnnlab.server.clients import client_key, from_proxy, header, is_loopback, vouched_address
 
 STREAM_PATH = "/_stcore/stream"  # the app's websocket, under any base path
 LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "0.0.0.0"})  # Streamlit allows these without a lookup
@@ -168,7 +168,8 @@ class Connection:
         limits = bounds.limits
         self.bounds, self.limits, self.inner, self.key, self.client = bounds, limits, receive, key, client
         self.bucket = Bucket(limits.rate, limits.burst, limits.first, bounds.clock)
-        self.machine = bounds.registry.address_bucket(address)
+        # the tabs of one machine share a bucket; on the server's own machine each counts alone, as its client does
+        self.machine = None if is_loopback(address) else bounds.registry.address_bucket(address)
         self.ahead: asyncio.Future | None = None
         self.held: Message | None = None
         self.waited = self.coalesced = 0
@@ -191,13 +192,14 @@ class Connection:
         return await self.next_message() if done else None
 
     def wait_s(self) -> float:
-        return max(self.bucket.wait_s(), self.machine.wait_s())
+        return max(self.bucket.wait_s(), self.machine.wait_s() if self.machine else 0.0)
 
     def take(self) -> None:
         if self.bucket.refill() >= self.limits.burst:
             self.waited = 0  # the tab was quiet long enough to fill its bucket: it starts afresh
         self.bucket.take()
-        self.machine.take()
+        if self.machine:
+            self.machine.take()
 
     async def receive(self) -> Message:
         """The next message for the app, once its bucket allows it (see the module's docstring)."""
