@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -27,6 +26,7 @@ import pytest
 
 from rnnlab.cluster import local, web
 from rnnlab.sharing.presets import PRESETS
+from tests.on_ray.test_web import web_tier
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).with_name("proxy_attacks.py")
@@ -36,24 +36,8 @@ DRIVER_TIMEOUT_S = 400
 
 @pytest.fixture(scope="module")
 def tier():
-    if shutil.which("haproxy") is None:
-        pytest.skip("HAProxy is missing: apt-get install haproxy")
-    why = local.can_create_netns()
-    if why:
-        pytest.skip(f"the web tier needs a network namespace of its own: {why}")
-    if local.State.load(FOLDER) is not None or local.netns_exists(NETNS):
-        pytest.skip(f"a web tier is already up in {FOLDER}")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("RNNLAB_MAX_TRAININGS", "2")
-        try:
-            state = web.up(2, executor="embedded", folder=FOLDER, netns=NETNS, host_port=None)
-        except local.ClusterError as e:
-            local.down(FOLDER, NETNS)
-            pytest.fail(str(e))
-    try:
-        yield state
-    finally:
-        local.down(FOLDER, NETNS)
+    """Two web processes (embedded executor) and HAProxy with its default bounds, in namespace ``rnnlab-bounds``."""
+    yield from web_tier(FOLDER, NETNS, "embedded", {"RNNLAB_MAX_TRAININGS": "2"})
 
 
 def attack(state: local.State, mode: str, **given) -> dict:
