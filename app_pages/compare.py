@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import streamlit as st
 
 from rnnlab import sweep
@@ -11,14 +9,12 @@ from rnnlab.figures import compare_views
 from rnnlab.figures.compare_words import (
     describe_plan,
     over_memory,
-    progress_note,
-    too_many_runs,
 )
 from rnnlab.figures.shared import VIEWS
-from rnnlab.grids import FIELDS, carry_mode_word
+from rnnlab.grids import FIELDS
 from rnnlab.i18n import _, t, tn, tp
 from rnnlab.model.cells import CARRY_INITS, CELLS
-from rnnlab.model.network import CARRY_MODES
+from rnnlab.model.network import CARRY_MODES, carry_mode_label
 from rnnlab.server import jobs
 from rnnlab.server.executor import Work
 from rnnlab.server.executors import current_executor
@@ -92,7 +88,7 @@ def as_in_sidebar(value: str) -> str:
 cols = st.columns(3)
 cols[0].multiselect(FIELDS["carry_mode"].shown_label, list(CARRY_MODES), key="w_cmp_carry_mode",
                     format_func=FIELDS["carry_mode"].option,
-                    placeholder=as_in_sidebar(carry_mode_word(base.carry_mode)),
+                    placeholder=as_in_sidebar(carry_mode_label(base.carry_mode)),
                     help=FIELDS["carry_mode"].shown_help)
 cols[1].multiselect("carry_init", list(CARRY_INITS), key="w_cmp_carry_init",
                     placeholder=as_in_sidebar(base.carry_init), help=FIELDS["carry_init"].shown_help)
@@ -120,7 +116,7 @@ for name in url.compare:  # what can be used goes into the URL, so that a reload
     url.compare[name] = text
 write_url(url)
 configs: list = []
-if not errors and (refused := too_many_runs(base, axes)):  # said here, in the reader's language
+if not errors and (refused := sweep.too_many_runs(base, axes)):  # said here, in the reader's language
     errors.append(refused)
 if not errors:
     try:
@@ -195,12 +191,8 @@ if action == "run" and configs and not errors:
                                          label="compare sweep", memory_bytes=sweep.total_memory_bytes(configs),
                                          client=client_id(), key=compare_views.sweep_key(configs)))
     stopped_sweeps["job"] = job  # picked up by the next script run when a click interrupts this one
-    bar = job_progress(tp("progress", "Sweep"), progress_slot)
-
-    def draw(job) -> None:
-        """The job's queue place and progress, its note (English, from the worker thread) in the reader's words."""
-        bar(SimpleNamespace(queue=job.queue, progress=job.progress, note=progress_note(job.note, configs)))
-
+    # the job's place in the queue, then its progress and note (a message: in the reader's language)
+    draw = job_progress(tp("progress", "Sweep"), progress_slot)
     try:
         ss.cmp_result, ss.cmp_error = wait(job, progress_slot, draw), None
     except SweepError as e:
@@ -225,9 +217,11 @@ def draw_results() -> None:
     shown = VIEWS.get(compare_views.view_key(result), lambda: compare_views.compare_view(result))
     labels = shown.labels
     if not result.stopped:
-        st.success(tn("Trained {n} run in {programs} compiled program(s) on {devices} device(s) in {seconds:.1f} s.",
-                      "Trained {n} runs in {programs} compiled program(s) on {devices} device(s) in {seconds:.1f} s.",
-                      len(result.configs), programs=result.programs, devices=result.devices, seconds=result.seconds),
+        # TRANSLATORS: {programs} is "2 compiled programs", {devices} "1 device", each counted in its own words.
+        st.success(tn("Trained {n} run in {programs} on {devices} in {seconds:.1f} s.",
+                      "Trained {n} runs in {programs} on {devices} in {seconds:.1f} s.", len(result.configs),
+                      programs=tn("{n} compiled program", "{n} compiled programs", result.programs),
+                      devices=tn("{n} device", "{n} devices", result.devices), seconds=result.seconds),
                    icon=":material/check_circle:")
     if result.stopped:
         trained = sorted({h.last_step for h in result.histories})

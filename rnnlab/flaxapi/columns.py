@@ -27,7 +27,7 @@ from rnnlab.flaxapi.legacy import (
     old_prng,
 )
 from rnnlab.flaxapi.trees import Initializer, kernel_shape, param_count, resolve_cell
-from rnnlab.i18n import N_, _, language, t, tn, tp
+from rnnlab.i18n import N_, _, join_clauses, t, tn, tp
 from rnnlab.model.cells import CARRY_INITS, CELLS, CarryInitSpec, CellSpec
 from rnnlab.text import error_text
 
@@ -154,11 +154,6 @@ def status_label(status: str) -> str:
     if status == "different":
         return tp("verdict", "different")
     return tp("verdict", "not comparable")
-
-
-def _join(parts: list[str] | tuple[str, ...]) -> str:
-    """Clauses joined the way the language joins them with a semicolon."""
-    return ("；" if language() == "zh" else "; ").join(parts)
 
 
 def _key_bits(key: jax.Array) -> tuple[int, ...]:
@@ -429,7 +424,7 @@ def _verdict(columns: tuple[Column, ...], pairs: tuple[PairVerdict, ...]) -> str
         # TRANSLATORS: {left}, {right}: column titles; {status}: identical / different / not comparable;
         # {reasons}: why, clauses joined by semicolons
         lines.append(t("{left} vs {right}: {status}: {reasons}", left=title(p.left), right=title(p.right),
-                       status=status_label(p.status), reasons=_join(p.reasons)))
+                       status=status_label(p.status), reasons=join_clauses(p.reasons)))
     lines += [caveat for c in columns for caveat in c.caveats]
     return "\n".join(lines)
 

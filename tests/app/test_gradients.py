@@ -5,7 +5,7 @@ import pytest
 
 from rnnlab import grids
 from rnnlab.config import Config
-from rnnlab.figures import plots, size_words
+from rnnlab.figures import log10_scale, size_words
 from rnnlab.probing import probes
 from rnnlab.sharing.presets import PRESETS_BY_KEY
 from tests.app.conftest import SMALL, figures, open_page, trace, values
@@ -118,7 +118,7 @@ def test_simple_3000_steps_preset_states_its_straight_lines_rate_and_float32_cro
     fig = figures(at)["Gradient of the loss with respect to the carry at each time step"]
     np.testing.assert_allclose(values(fig["data"][0], "y"), grads["log10"], rtol=1e-9)
     assert [s["y0"] for s in fig["layout"]["shapes"] if s["xref"] == "paper"] == [probes.F32_LOG10_FLOOR]
-    assert len(fig["layout"]["yaxis"]["ticktext"]) <= plots.MAX_TICKS
+    assert len(fig["layout"]["yaxis"]["ticktext"]) <= log10_scale.MAX_TICKS
     below = int((grads["log10"] < probes.F32_LOG10_FLOOR).sum())
     captions = " ".join(c.value for c in at.caption)
     assert f"{below} values of ||dL/dh_t|| are below float32's smallest normal number" in captions

@@ -14,7 +14,7 @@ import streamlit as st
 
 from rnnlab import sweep
 from rnnlab.config import Config
-from rnnlab.figures.compare_words import describe_plan, progress_note, too_many_runs
+from rnnlab.figures.compare_words import describe_plan
 from rnnlab.grids import FIELDS, shown_label
 from rnnlab.i18n import PSEUDO, PSEUDO_CLOSE, PSEUDO_OPEN, localize_number, using
 from rnnlab.model.tasks import TASKS
@@ -40,9 +40,8 @@ def result() -> sweep.SweepResult:
     return run_sweep(expand(Config.from_dict(TINY)[0], GRID))
 
 
-# Text that Compare shows but other areas convert (ui.controls.explain's box; the floor lines of
-# rnnlab.figures.true_size.add_floor_lines), left out until their branches are merged.
-ELSEWHERE = {("expander", "What am I looking at?"), ("chart", "float32's floor (1.2e-38)")}
+# Text that Compare shows but other areas convert (ui.controls.explain's box), left out until their branches are merged.
+ELSEWHERE = {("expander", "What am I looking at?")}
 INNERMOST = re.compile(re.escape(PSEUDO_OPEN) + f"[^{PSEUDO_OPEN}{PSEUDO_CLOSE}]*" + re.escape(PSEUDO_CLOSE))
 
 
@@ -222,16 +221,24 @@ def test_the_grids_words_in_every_language():
         assert ", в каждом запуске 10 шагов, по 5 за блок" in describe_plan(configs, base)
 
 
-def test_the_sweeps_progress_notes_in_the_readers_language():
-    configs = expand(Config.from_dict(TINY)[0], GRID)
-    compiling = "Compiling program 2 of 2 (Simple RNN, learnable carry, init zeros)…"
-    assert progress_note(compiling, configs) == compiling
-    assert progress_note("step 5 / 10 of program 1 of 2", configs) == "step 5 / 10 of program 1 of 2"
-    assert progress_note(sweep.MEASURING, configs) == sweep.MEASURING
+def test_the_sweeps_progress_notes_are_kept_messages_said_in_the_readers_language():
+    configs = expand(Config.from_dict(TINY)[0], {"cell": ["gru", "simple"], "carry_mode": ["fixed", "learnable"]})
+    notes: list = []
+    run_sweep(configs, callback=lambda fraction, note: notes.append(note))
+    compiling = [note for note in notes if str(note).startswith("Compiling")]
+    assert not compiling or [str(note) for note in compiling] == [  # English as it always read (unless compiled)
+        "Compiling program 1 of 4 (GRU, fixed carry, init zeros)…",
+        "Compiling program 2 of 4 (GRU, learnable carry, init zeros)…",
+        "Compiling program 3 of 4 (Simple RNN, fixed carry, init zeros)…",
+        "Compiling program 4 of 4 (Simple RNN, learnable carry, init zeros)…"]
+    step = next(note for note in notes if str(note).startswith("step "))
+    assert str(step) == "step 5 / 10 of program 1 of 4" and notes[-1] == sweep.MEASURING
     with using("ru"):
-        assert progress_note(compiling, configs) == ("Компиляция программы 2 из 2 (Простая RNN, обучаемое состояние, "
-                                                     "иниц. zeros)…")
-        assert progress_note("step 5 / 10 of program 1 of 2", configs) == "шаг 5 из 10, программа 1 из 2"
-        assert progress_note(sweep.MEASURING, configs) == "Измеряем градиент, доходящий до начального состояния…"
+        assert str(step) == "шаг 5 из 10, программа 1 из 4"
+        assert str(notes[-1]) == "Измеряем градиент, доходящий до начального состояния…"
+        for note in compiling:  # the carry in words, never its id
+            assert "fixed" not in str(note) and "learnable" not in str(note) and "Компиляция" in str(note)
     with using("zh"):
-        assert progress_note("step 5 / 10 of program 1 of 2", configs) == "程序 1/2：第 5 / 10 步"
+        assert str(step) == "程序 1/4：第 5 / 10 步"
+        for note in compiling:
+            assert "fixed" not in str(note) and "learnable" not in str(note)

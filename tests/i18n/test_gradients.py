@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rnnlab.figures import plots, size_words, true_size
+from rnnlab.figures import log10_scale, plots, size_words, true_size
 from rnnlab.i18n import PSEUDO, Msg, reload_catalogs, using
 from rnnlab.probing import logscale, probes
 from rnnlab.sharing.urlstate import parse_lengths
@@ -82,7 +82,7 @@ def test_values_below_float32_give_the_floor_and_the_smallest_size_in_each_langu
 @pytest.mark.parametrize("decades, russian", [(1, "порядок"), (2, "порядка"), (5, "порядков"), (21, "порядок"),
                                                (22, "порядка"), (46, "порядков")])
 def test_orders_of_magnitude_are_counted_in_russian(decades, russian):
-    axis = plots.Log10Axis(-40.0, 0.0, -39.0, ("float32",), probes.F64_LOG10_FLOOR + decades)
+    axis = log10_scale.Log10Axis(-40.0, 0.0, -39.0, ("float32",), probes.F64_LOG10_FLOOR + decades)
     said = in_each(lambda: size_words.floors_note(axis))
     assert said["en"] == (f"float64's smallest normal number (2.2e-308) is not drawn: the smallest value is {decades} "
                           f"decade{'s' * (decades != 1)} above it.")
@@ -91,7 +91,7 @@ def test_orders_of_magnitude_are_counted_in_russian(decades, russian):
 
 
 def test_two_floors_not_drawn_are_one_sentence_in_each_language():
-    axis = plots.log10_axis(np.array([-6.0, -1.0]))
+    axis = log10_scale.log10_axis(np.array([-6.0, -1.0]))
     said = in_each(lambda: size_words.floors_note(axis))
     assert said["en"] == (
         "float32's smallest normal number (1.2e-38) is not drawn: the smallest value is 32 decades above it; "
@@ -177,13 +177,11 @@ def test_the_gradient_chart_names_its_zeros_and_hovers_in_the_readers_language()
 
 
 def test_true_size_floors_are_labelled_in_the_readers_language():
-    said = in_each(lambda: (true_size.FLOOR_LABEL["float32"], true_size.FLOOR_TEXT["float64"]))
-    assert said["en"] == ("float32's floor (1.2e-38)", "float64's smallest normal number (2.2e-308): below it float64 "
-                                                        "gives 0")
-    assert said["zh"][0] == "float32 的下限（1.2×10⁻³⁸）" and said["ru"][0] == "нижний предел float32 (1,2·10⁻³⁸)"
+    said = in_each(lambda: (log10_scale.floor_tag("float32"), log10_scale.floor_words("float64")))
+    assert said["en"] == ("float32's floor", "float64's smallest normal number (2.2e-308):<br>below it float64 "
+                                             "gives 0")
     assert said["ru"][1].startswith("наименьшее нормализованное число float64 (2,2·10⁻³⁰⁸)")
-    assert dict(true_size.FLOOR_LABEL) == {"float32": "float32's floor (1.2e-38)",
-                                           "float64": "float64's floor (2.2e-308)"}
+    assert "2.2×10⁻³⁰⁸" in said["zh"][1] and "float32" in said["zh"][0] and "float32" in said["ru"][0]
 
 
 def test_a_marked_step_is_labelled_with_its_number_the_readers_way():
