@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from rnnlab.flaxapi import breakages, columns, legacy, migrate, recipes, shapes
-from rnnlab.i18n import _, join_clauses, language, t, tn, using
+from rnnlab.i18n import _, join_clauses, join_numbers, language, t, tn, using
 from rnnlab.model.cells import CARRY_INITS, CELLS
 from rnnlab.sharing.urlstate import parse_dims
 from rnnlab.text import error_text, escape_markdown
@@ -50,7 +50,7 @@ def checked(source: str, lang: str) -> tuple[migrate.CheckResult, migrate.Rewrit
 
 def leaf_table(column: columns.Column) -> pd.DataFrame:
     return pd.DataFrame([{_("leaf"): leaf.name, _("shape"): str(leaf.shape), "dtype": leaf.dtype,
-                          _("first values"): ", ".join(f"{v:.4g}" for v in leaf.first_values)}
+                          _("first values"): join_numbers(leaf.first_values, ".4g")}
                          for leaf in column.leaves])
 
 

@@ -10,7 +10,7 @@ from rnnlab import grids
 from rnnlab.config import ConfigError
 from rnnlab.figures import gradient_views
 from rnnlab.figures.shared import VIEWS, view_key
-from rnnlab.i18n import N_, _, join_sentences, t, tn
+from rnnlab.i18n import N_, _, join_list, join_sentences, t, tn
 from rnnlab.model.cells import CELLS
 from rnnlab.probing import probes
 from rnnlab.server import jobs
@@ -175,8 +175,8 @@ if sweep_error:
         last = ss.sweep_result[0]
         # TRANSLATORS: {cells} lists cells' names (LSTM, GRU); {lengths} the sequence lengths (10, 20, 40)
         st.caption(t("The chart below is the last sweep that worked: {cells} at T = {lengths}.",
-                     cells=", ".join(_(CELLS[c].label) for c in dict.fromkeys(last["cell"])),
-                     lengths=", ".join(str(T) for T in sorted(set(last["T"])))))
+                     cells=join_list(_(CELLS[c].label) for c in dict.fromkeys(last["cell"])),
+                     lengths=join_list(sorted(set(last["T"])))))
 if ss.sweep_result is not None:
     sweep, fits, task_name, swept_weights = ss.sweep_result
     swept_key = ss.sweep_key

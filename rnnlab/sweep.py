@@ -102,7 +102,7 @@ def expand(base: Config, axes: dict[str, list], budget: int | None = None) -> li
     need = total_memory_bytes(configs)
     if not messages and need > budget:
         # TRANSLATORS: {n} runs; {need} and {limit} are sizes in bytes (1.2 GB)
-        messages.append(tn("The {n} run together need about {need} for backpropagation through time; the limit is "
+        messages.append(tn("The {n} run together needs about {need} for backpropagation through time; the limit is "
                            "{limit}. Choose fewer runs, or lower the sequence length, the batch or the features.",
                            "The {n} runs together need about {need} for backpropagation through time; the limit is "
                            "{limit}. Choose fewer runs, or lower the sequence length, the batch or the features.",

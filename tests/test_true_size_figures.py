@@ -67,7 +67,7 @@ def test_carry_gradient_chart_plots_true_sizes_with_hover_floors_and_named_zeros
     grads = grads_table(log10, causes=["saturated", "saturated", "", "", "", "", ""], at=[2, 2, -1, -1, -1, -1, -1])
     fig = true_size.grad_through_time_figure(grads)
     line = fig.data[0]
-    assert line.name == "after 0 training steps, h"
+    assert line.name == "before training, h"
     np.testing.assert_array_equal(np.asarray(line.y, float), [np.nan, np.nan, -600.25, -320, -40, -1, -0.5])
     assert list(line.customdata) == [probes.format_log10(v) for v in log10]
     assert line.customdata[2] == "5.623e-601" and "%{customdata}" in line.hovertemplate
@@ -140,7 +140,7 @@ def test_a_straight_decay_is_described_by_its_rate_and_where_it_passes_float32s_
     crossing = max(t for t in range(T + 1) if slope * (T - t) - 0.3 < probes.F32_LOG10_FLOOR)
     assert row["below_float32"] == crossing
     assert size_words.describe_decay_back(grads) == [
-        f"After 0 training steps, h: ×{10 ** slope:.3g} per step back (the gradient halves every "
+        f"Before training, h: ×{10 ** slope:.3g} per step back (the gradient halves every "
         f"{math.log10(2) / -slope:.3g} steps); below float32's smallest normal number from t = {crossing}, "
         f"{T - crossing} steps before the last."]
     below = grads["log10"][grads["log10"] < probes.F32_LOG10_FLOOR]
@@ -152,7 +152,7 @@ def test_a_straight_decay_is_described_by_its_rate_and_where_it_passes_float32s_
 def test_exact_zeros_cut_by_a_step_are_named_with_the_step():
     grads = grads_table([-np.inf, -np.inf, -np.inf, -2.0, -1.0], causes=["gate"] * 3 + ["", ""], at=[3, 3, 3, -1, -1])
     assert size_words.describe_exact_zeros(grads) == [
-        "After 0 training steps: " + size_words.describe_zero("gate", 3, "h", 2) + " So are the 2 steps before it."]
+        "Before training: " + size_words.describe_zero("gate", 3, "h", 2) + " So are the 2 steps before it."]
 
 
 def test_a_floors_tag_goes_where_the_values_leave_room():

@@ -18,7 +18,7 @@ from rnnlab.model.network import carry_mode_phrase
 from rnnlab.probing import probes
 from rnnlab.training import estimate
 from rnnlab.training.train import Run, RunView
-from ui.charts import chart
+from ui.charts import chart, number_table
 from ui.controls import explain
 from ui.marks import clickable_chart, marked
 
@@ -166,7 +166,7 @@ def draw_robustness(run: Run, zero: Run | None, robustness: Robustness) -> None:
     table.index = start_names(run, table.index)
     st.markdown(t("**Started from other initial carries** (the evaluation batch's loss; fresh carries: the mean "
                   "of {draws} draws):", draws=probes.ROBUSTNESS_DRAWS))
-    st.dataframe(table, column_config={c: st.column_config.NumberColumn(format="%.3g") for c in table.columns})
+    number_table(st, table, {c: ".3g" for c in table.columns})
     if zero is not None:
         mine, theirs = table.iloc[1, 0], table.iloc[1, 1]
         st.markdown(describe_twin(probes.start_sigma(run.config), float(mine), float(theirs)))

@@ -60,9 +60,10 @@ def use_language() -> str:
     return lang
 
 
-# Every element that names a font (Streamlit's own styles name "Source Sans" on headings, widgets and tables).
+# Every element that names a font (Streamlit's own styles name "Source Sans" on headings, widgets and tables); text
+# inside them inherits it, while icons (Material Symbols) and code keep the fonts their own elements name.
 FONT_SELECTORS = ("html, body, .stApp, .stApp h1, .stApp h2, .stApp h3, .stApp h4, .stApp h5, .stApp h6, .stApp p, "
-                  ".stApp li, .stApp label, .stApp span, .stApp div, button, input, textarea, select")
+                  ".stApp li, .stApp label, .stApp div, button, input, textarea, select")
 
 
 def page_style(lang: str) -> str:

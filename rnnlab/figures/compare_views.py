@@ -16,7 +16,7 @@ from rnnlab.figures import plots, true_size
 from rnnlab.figures.compare_words import shown_size, shown_verdict, shown_zero_cause
 from rnnlab.figures.size_words import describe_zero
 from rnnlab.grids import shown_label
-from rnnlab.i18n import _, language, t
+from rnnlab.i18n import _, join_sentences, language, t
 from rnnlab.model.network import carry_mode_label
 
 MAX_CURVE_POINTS = 500  # steps per curve drawn (the table and the CSV keep every number)
@@ -56,9 +56,9 @@ def compare_view(result: sweep.SweepResult) -> CompareView:
     zero_caption = ""
     if zero:
         # TRANSLATORS: a run's exact zero, e.g. "GRU (seed 1): ||dL/dh_0|| is exactly 0: ...".
-        runs = " ".join(t("{label} (seed {seed}): {why}", label=label, seed=seed,
-                          why=describe_zero(size.cause, size.at, "h", 0))
-                        for label, seed, size in zero)
+        runs = join_sentences(*(t("{label} (seed {seed}): {why}", label=label, seed=seed,
+                                  why=describe_zero(size.cause, size.at, "h", 0))
+                                for label, seed, size in zero))
         zero_caption = t("Exactly 0 by the arithmetic, not too small to store (the probe keeps any size), drawn on "
                          "the bottom row: {runs}", runs=runs)
     return CompareView(tuple(labels), curves, final_loss, h0, zero_caption, results_table(summary), result.to_csv())

@@ -46,18 +46,6 @@ def shown_size(log10: float) -> str:
     return size_text(log10)
 
 
-def over_memory(configs: list) -> str | None:
-    """Why the grid is refused when its runs together need more memory than the server allows."""
-    need, budget = sweep.total_memory_bytes(configs), sweep.memory_budget_bytes()
-    if need <= budget:
-        return None
-    return tn("The {n} run together needs about {need} for backpropagation through time; the limit is {limit}. "
-              "Choose fewer runs, or lower the sequence length, the batch or the features.",
-              "The {n} runs together need about {need} for backpropagation through time; the limit is {limit}. "
-              "Choose fewer runs, or lower the sequence length, the batch or the features.", len(configs),
-              need=format_bytes(need), limit=format_bytes(budget))
-
-
 def describe_plan(configs: list, base) -> str:
     """'**6 runs in 2 compiled programs (about 1.2 MB for backpropagation)**, each 50 steps of 10 per chunk ...'."""
     runs, programs = len(configs), len(sweep.group_configs(configs))

@@ -290,7 +290,7 @@ def keeper_heatmap(look: Look, gates: GateSpec, mark: int | None = None, log_tim
         title = t("The {gate} of every unit, step {step}", gate=gate, step=look.step)
     fig.update_layout(title=title, height=320, margin=dict(l=10, r=10, t=50, b=10),
                       xaxis=dict(title=x_title, type="log" if log_time else "linear", **NUMBER_AXIS),
-                      yaxis=dict(title=_("unit")), **language_layout())
+                      yaxis=dict(title=_("unit"), **NUMBER_AXIS), **language_layout())
     if mark is not None and 1 <= mark <= len(values):
         mark_step(fig, x[mark], f"t = {mark}")
     return fig

@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from rnnlab.figures.log10_scale import FLOORS_SHOWN, Log10Axis, log10_column, size_text
-from rnnlab.i18n import join_sentences, localize_number, t, tn
+from rnnlab.i18n import _, join_sentences, localize_number, t, tn
 from rnnlab.probing.probes import F32_LOG10_FLOOR, describe_halving, fit_log10
 
 
@@ -127,35 +127,30 @@ def decay_back(grads: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["step", "leaf", "rate", "halving", "below_float32"])
 
 
+def after_training(step: int) -> str:
+    """When the model was probed, at the start of a sentence: "After 300 training steps", or "Before training"."""
+    if step == 0:
+        return _("Before training")
+    # TRANSLATORS: the start of a sentence about the model after {n} training steps ("After 300 training steps, h: ...")
+    return tn("After {n} training step", "After {n} training steps", step)
+
+
 def _decay_sentence(step: int, leaf: str, rate: float, halving: float, below: int, last: int) -> str:
-    """One line of :func:`describe_decay_back`: a whole sentence for each case."""
-    if below < 0 and math.isinf(halving):
-        # TRANSLATORS: the model after {n} training steps; {leaf} is h or c; {rate} the fitted factor per step (0.87)
-        return tn("After {n} training step, {leaf}: ×{rate:.3g} per step back (the gradient does not decay with T).",
-                  "After {n} training steps, {leaf}: ×{rate:.3g} per step back (the gradient does not decay with "
-                  "T).", step, leaf=leaf, rate=rate)
+    """One line of :func:`describe_decay_back`: when, the factor per step back and how fast the gradient halves
+    (or that it does not decay), and where it falls below float32's floor."""
+    values = dict(when=after_training(step), leaf=leaf, rate=rate, decay=describe_halving(halving))
     if below < 0:
-        # TRANSLATORS: the model after {n} training steps; {leaf} is h or c; {rate} the fitted factor per step (0.87);
-        # {halves} how fast the gradient halves ("the gradient halves every 2.9 steps")
-        return tn("After {n} training step, {leaf}: ×{rate:.3g} per step back ({halves}).",
-                  "After {n} training steps, {leaf}: ×{rate:.3g} per step back ({halves}).", step, leaf=leaf,
-                  rate=rate, halves=describe_halving(halving))
-    if math.isinf(halving):
-        # TRANSLATORS: as "After {n} training steps, {leaf}: ..."; below float32's floor from step {t}, which is
-        # {before} steps before the last step {last} (in Russian write it so that {before} needs no agreement)
-        return tn("After {n} training step, {leaf}: ×{rate:.3g} per step back (the gradient does not decay with T); "
-                  "below float32's smallest normal number from t = {t}, {before} steps before the last.",
-                  "After {n} training steps, {leaf}: ×{rate:.3g} per step back (the gradient does not decay with T); "
-                  "below float32's smallest normal number from t = {t}, {before} steps before the last.",
-                  step, leaf=leaf, rate=rate, t=below, before=last - below)
-    # TRANSLATORS: as "After {n} training steps, {leaf}: ..."; {halves} how fast the gradient halves ("the gradient
-    # halves every 2.9 steps"); below float32's floor from step {t}, which is {before} steps before the last step
-    # (in Russian write it so that {before} needs no agreement)
-    return tn("After {n} training step, {leaf}: ×{rate:.3g} per step back ({halves}); below float32's smallest "
-              "normal number from t = {t}, {before} steps before the last.",
-              "After {n} training steps, {leaf}: ×{rate:.3g} per step back ({halves}); below float32's smallest "
-              "normal number from t = {t}, {before} steps before the last.",
-              step, leaf=leaf, rate=rate, halves=describe_halving(halving), t=below, before=last - below)
+        # TRANSLATORS: {when} is "After 300 training steps" or "Before training"; {leaf} is h or c; {rate} the fitted
+        # factor per step (0.87); {decay} how fast the gradient halves ("the gradient halves every 2.9 steps") or
+        # that it does not decay
+        return t("{when}, {leaf}: ×{rate:.3g} per step back ({decay}).", **values)
+    # TRANSLATORS: {n} steps before the last one, where the gradient falls below float32's floor at t = {t} and stays
+    # below at every earlier step
+    floor = tn("below float32's smallest normal number from t = {t}, {n} step before the last",
+               "below float32's smallest normal number from t = {t}, {n} steps before the last", last - below, t=below)
+    # TRANSLATORS: as "{when}, {leaf}: ×{rate:.3g} per step back ({decay})."; {floor} says from which step back the
+    # gradient is below float32's smallest normal number
+    return t("{when}, {leaf}: ×{rate:.3g} per step back ({decay}); {floor}.", floor=floor, **values)
 
 
 def describe_decay_back(grads: pd.DataFrame) -> list[str]:
@@ -172,11 +167,12 @@ def describe_exact_zeros(grads: pd.DataFrame) -> list[str]:
     groups = cut.groupby(["step", "leaf", "zero_cause", "zero_at"], sort=False)
     out = []
     for (step, leaf, cause, at), group in groups:
-        # TRANSLATORS: the model after {n} training steps; {sentence} says why a gradient is exactly 0
-        first = tn("After {n} training step: {sentence}", "After {n} training steps: {sentence}", int(step),
-                   sentence=describe_zero(cause, int(at), leaf, int(group["t"].max()),
-                                          float(group.loc[group["t"].idxmax(), "log10"]) if "log10" in group
-                                          else -math.inf))
+        # TRANSLATORS: {when} is "After 300 training steps" or "Before training"; {sentence} says why a gradient is
+        # exactly 0
+        first = t("{when}: {sentence}", when=after_training(int(step)),
+                  sentence=describe_zero(cause, int(at), leaf, int(group["t"].max()),
+                                         float(group.loc[group["t"].idxmax(), "log10"]) if "log10" in group
+                                         else -math.inf))
         # TRANSLATORS: after a sentence saying that a gradient is exactly 0 at some step: so is it at the {n}
         # steps before that one
         more = tn("So are the {n} step before it.", "So are the {n} steps before it.", len(group) - 1) \

@@ -101,7 +101,8 @@ def grad_through_time_figure(grads: pd.DataFrame, axis: Log10Axis | None = None)
     for (step, leaf), group in grads.groupby(["step", "leaf"], sort=False):
         y = log10[group.index]
         # TRANSLATORS: a line of a chart: the model after {n} training steps; {leaf} is the carry leaf (h or c)
-        name = tn("after {n} training step, {leaf}", "after {n} training steps, {leaf}", int(step), leaf=leaf)
+        name = tn("after {n} training step, {leaf}", "after {n} training steps, {leaf}", int(step), leaf=leaf) \
+            if step else t("before training, {leaf}", leaf=leaf)
         fig.add_trace(_size_trace(group["t"], y, name, "t", f"||dL/d{leaf}_t||", dash=LEAF_DASH.get(leaf, "solid")))
         points.append((group["t"].to_numpy(float), y.to_numpy()))
         zero, causes, at = _zero_parts(group, y)

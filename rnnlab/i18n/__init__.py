@@ -338,6 +338,13 @@ def join_list(items: Iterable[object], conjunction: bool = False) -> str:
     return joined
 
 
+def join_numbers(values: Iterable[float], spec: str = "g") -> str:
+    """Numbers listed, each written the reader's way: '0.5, 1.2' ('0,5; 1,2' in Russian, where a comma is the
+    decimal mark; '0.5、1.2' in Chinese)."""
+    shown = [number(value, spec) for value in values]
+    return "; ".join(shown) if language() == "ru" else join_list(shown)
+
+
 def join_clauses(parts: Iterable[object]) -> str:
     """Clauses of one sentence, one after the other: '; ' (Chinese: '；')."""
     mark = "；" if language() == "zh" else "; "

@@ -16,7 +16,7 @@ from typing import Any
 
 from rnnlab.config import CONTROL_RANGES, Config
 from rnnlab.grids import COMPARE_DEFAULTS, DEFAULT_SWEEP_CELLS, DEFAULT_SWEEP_LENGTHS, FIELDS, SWEEP_WEIGHTS
-from rnnlab.i18n import LANGUAGES, N_, bilingual, parse_language, t, tn
+from rnnlab.i18n import LANGUAGES, N_, bilingual, join_sentences, parse_language, t, tn
 from rnnlab.model.cells import CELLS
 from rnnlab.text import shorten, whole
 
@@ -285,7 +285,7 @@ def _make_valid(config: Config, base: Config, given: list[str], notes: list[str]
     if not errors:
         return config
     # TRANSLATORS: {errors} is one or more sentences saying what does not fit.
-    notes.append(t("These settings do not fit together: {errors}", errors=" ".join(errors)))
+    notes.append(t("These settings do not fit together: {errors}", errors=join_sentences(*errors)))
     order = list(reversed(given))
     for size in range(1, len(order) + 1):
         if math.comb(len(order), size) > 500:

@@ -197,12 +197,12 @@ def test_the_grids_words_in_every_language():
         FIELDS["carry_mode"].parse("frozen")
 
     axes = {"cell": ["gru", "simple"], "seed": list(range(25))}
-    assert too_many_runs(base, axes) == ("2 cell x 25 seed make 50 runs; a sweep trains at most 48. "
-                                         "Choose fewer values.")
+    assert sweep.too_many_runs(base, axes) == ("2 values of cell x 25 values of seed make 50 runs; a sweep trains at "
+                                               "most 48. Choose fewer values.")
     with using("ru"):
-        assert too_many_runs(base, axes) == ("2 (ячейка) × 25 (сид) — это 50 запусков, а в серии может быть не "
-                                             "больше 48. Выберите меньше значений.")
-    assert too_many_runs(base, {"seed": [0, 1]}) is None
+        assert sweep.too_many_runs(base, axes) == ("ячейка: 2 значения × сид: 25 значений — это 50 запусков, а в "
+                                                   "серии может быть не больше 48. Выберите меньше значений.")
+    assert sweep.too_many_runs(base, {"seed": [0, 1]}) is None
 
     configs = expand(base, {"carry_mode": ["fixed", "learnable"], "lr": [0.01, 0.05], "seed": [0, 1]})
     for config in configs:  # the page's English labels are the sweep's (and the CSV's)
