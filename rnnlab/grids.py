@@ -111,7 +111,7 @@ SWEEP_FIELDS: tuple[SweepField, ...] = (
                help=N_("fixed: sampled once per run from carry_init (not trained). noisy: resampled from carry_init "
                        "for every batch (not trained). learnable: a parameter initialised by carry_init and trained "
                        "with the weights.")),
-    SweepField("carry_init", "carry_init", CARRY_INITS,
+    SweepField("carry_init", N_("carry_init"), CARRY_INITS,
                help=N_("Each initialiser uses the sidebar's initialiser parameter where it has one.")),
     SweepField("cell", N_("Cell"), CELLS),
     SweepField("lr", N_("Learning rate"), None, parse_float,

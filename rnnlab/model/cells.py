@@ -138,7 +138,7 @@ CARRY_INITS: dict[str, CarryInitSpec] = {
                       random=True),
         CarryInitSpec("uniform", "uniform(scale)", lambda p: initializers.uniform(scale=p), "scale", 0.1,
                       random=True),
-        CarryInitSpec("truncated_normal", N_("truncated normal(stddev)"),
+        CarryInitSpec("truncated_normal", "truncated_normal(stddev)",
                       lambda p: initializers.truncated_normal(stddev=p), "stddev", 0.1, random=True),
     ]
 }

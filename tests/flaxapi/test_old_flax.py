@@ -62,7 +62,7 @@ def test_old_prng_is_scoped_to_the_old_column():
 
 
 def test_truncated_normal_did_not_exist_in_the_old_jax():
-    assert FACTS["has_truncated_normal"] is False and "truncated_normal" in legacy.OLD_MISSING_INITS
+    assert FACTS["has_truncated_normal"] is False and "truncated_normal" in legacy.OLD_MISSING_INIT_MESSAGES
     comparison = columns.compare("lstm", (4,), 3, 5, "truncated_normal", 0.1)
     assert "did not exist in jax 0.4.13" in comparison.column("old_linen").error
     assert comparison.column("new_linen").ok
