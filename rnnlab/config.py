@@ -8,7 +8,7 @@ from dataclasses import Field, asdict, dataclass, field, make_dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from rnnlab.device import memory_budget_bytes
-from rnnlab.i18n import N_, _, join_clauses, join_list, t
+from rnnlab.i18n import N_, _, join_clauses, join_list, t, tn
 from rnnlab.model.cells import CARRY_INITS, CELLS
 from rnnlab.model.network import CARRY_MODES
 from rnnlab.model.optimizers import OPTIMIZERS
@@ -217,11 +217,14 @@ class ConfigMethods:
         budget = memory_budget_bytes() if budget is None else budget
         need = self.memory_bytes()
         if need > budget:
-            # TRANSLATORS: {need} and {limit} are sizes in bytes, already written with their unit ('1.2 GB').
-            errors.append(t("T={T} with batch {batch} and {features} features needs about {need} for "
-                            "backpropagation through time; the limit is {limit}. Lower the sequence length, the "
-                            "batch or the features.", T=self.seq_len, batch=self.batch, features=self.features,
-                            need=format_bytes(need), limit=format_bytes(budget)))
+            # TRANSLATORS: {n} hidden features; {need} and {limit} are sizes in bytes, already written with their unit
+            # ('1.2 GB').
+            errors.append(tn("T={T} with batch {batch} and {n} feature needs about {need} for backpropagation through "
+                             "time; the limit is {limit}. Lower the sequence length, the batch or the features.",
+                             "T={T} with batch {batch} and {n} features needs about {need} for backpropagation "
+                             "through time; the limit is {limit}. Lower the sequence length, the batch or the "
+                             "features.", self.features, T=self.seq_len, batch=self.batch,
+                             need=format_bytes(need), limit=format_bytes(budget)))
         return errors
 
     # ---- flat string form (URL query parameters, CLI) ------------------------------------------

@@ -164,8 +164,9 @@ def draw_robustness(run: Run, zero: Run | None, robustness: Robustness) -> None:
         losses[_("trained from a zero carry")] = robustness(zero).set_index("start")["loss"]
     table = pd.DataFrame(losses)
     table.index = start_names(run, table.index)
-    st.markdown(t("**Started from other initial carries** (the evaluation batch's loss; fresh carries: the mean "
-                  "of {draws} draws):", draws=probes.ROBUSTNESS_DRAWS))
+    st.markdown(tn("**Started from other initial carries** (the evaluation batch's loss; fresh carries: the mean "
+                   "of {n} draw):", "**Started from other initial carries** (the evaluation batch's loss; fresh "
+                   "carries: the mean of {n} draws):", probes.ROBUSTNESS_DRAWS))
     number_table(st, table, {c: ".3g" for c in table.columns})
     if zero is not None:
         mine, theirs = table.iloc[1, 0], table.iloc[1, 1]

@@ -95,20 +95,25 @@ def load_params(data: bytes, config: Config, max_bytes: int = MAX_PARAMS_BYTES) 
     if len(data) > 2 * expected + PARAMS_SLACK_BYTES:  # refused before anything is unpacked
         # TRANSLATORS: {size} and {expected} are sizes with their unit; {cell} is a cell's name (GRU), {task} the task
         # named in a sentence (adding), {mode} a carry mode's word (learnable), {features} a number of hidden features.
-        raise ExportError(t("the file is {size}, while a parameter file for this configuration ({cell} cell, "
-                            "{features} features, {task} task, {mode} carry) is about {expected}: it is for a much "
-                            "larger model, or not a parameter file", size=_size(len(data)), **_named(config),
-                            expected=_size(expected)))
+        raise ExportError(tn("the file is {size}, while a parameter file for this configuration ({cell} cell, "
+                             "{features} feature, {task} task, {mode} carry) is about {expected}: it is for a much "
+                             "larger model, or not a parameter file",
+                             "the file is {size}, while a parameter file for this configuration ({cell} cell, "
+                             "{features} features, {task} task, {mode} carry) is about {expected}: it is for a much "
+                             "larger model, or not a parameter file", config.features, size=_size(len(data)),
+                             expected=_size(expected), **_named(config)))
     nodes = len(jax.tree_util.tree_leaves(target)) + _groups(target)
     try:
         count_objects(bytes(data), OBJECTS_PER_NODE * nodes + OBJECTS_SLACK)
     except TooManyObjects as e:  # refused before anything is unpacked
         # TRANSLATORS: {cell} is a cell's name (GRU), {features} a number of hidden features; {found} says how many
         # msgpack objects the file holds ('more than 1,000 msgpack objects'), {n:,} how many such a file holds.
-        raise ExportError(t("not a parameter file for this configuration ({cell} cell, {features} features): it "
-                            "holds {found}, where such a file holds about {n:,}. Nothing of it was unpacked.",
-                            cell=CELLS[config.cell].label, features=config.features, found=str(e),
-                            n=8 * nodes)) from None
+        raise ExportError(tn("not a parameter file for this configuration ({cell} cell, {features} feature): it "
+                             "holds {found}, where such a file holds about {n:,}. Nothing of it was unpacked.",
+                             "not a parameter file for this configuration ({cell} cell, {features} features): it "
+                             "holds {found}, where such a file holds about {n:,}. Nothing of it was unpacked.",
+                             config.features, cell=CELLS[config.cell].label, features=config.features,
+                             found=str(e), n=8 * nodes)) from None
     except ValueError:
         pass  # msgpack says below what is wrong with it
     try:
@@ -131,8 +136,10 @@ def load_params(data: bytes, config: Config, max_bytes: int = MAX_PARAMS_BYTES) 
         # TRANSLATORS: {cell} is a cell's name (GRU), {task} the task named in a sentence (adding), {mode} a carry
         # mode's word (learnable), {features} a number of hidden features; {problems} lists what differs ('missing
         # params/readout; unexpected params/h0').
-        message = t("the parameter file does not fit this configuration ({cell} cell, {features} features, {task} "
-                    "task, {mode} carry): {problems}.", problems=shown, **_named(config))
+        message = tn("the parameter file does not fit this configuration ({cell} cell, {features} feature, {task} "
+                     "task, {mode} carry): {problems}.",
+                     "the parameter file does not fit this configuration ({cell} cell, {features} features, {task} "
+                     "task, {mode} carry): {problems}.", config.features, problems=shown, **_named(config))
         if seems:
             # TRANSLATORS: {what} describes the file ('LSTM parameters (8 features, learnable carry)').
             message = join_sentences(message, t("The file seems to hold {what}.", what=seems))

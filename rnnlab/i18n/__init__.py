@@ -1,5 +1,5 @@
-"""The interface's language: gettext catalogs (one domain, ``rnnlab``), chosen per script run, and numbers written
-as each language writes them.
+"""The interface's language: gettext catalogs (one domain, ``rnnlab``), chosen per script run, and the words of each
+language in one place: numbers, lists, sentences, plural counts, the page's language tag and fonts.
 
 One server serves every reader, so the language is a context variable that the entry point sets at the top of each
 script run (:func:`set_language`), never a process-wide ``gettext.install``. English is the source language.
@@ -10,7 +10,9 @@ script run (:func:`set_language`), never a process-wide ``gettext.install``. Eng
   ``1.6e-07`` in English, ``1.6×10⁻⁷`` in Chinese, ``1,6·10⁻⁷`` in Russian).
 - ``N_(text)`` marks text made at import (a setting's label) for extraction; translate it where it is shown.
 - :class:`Msg` is a message kept as its id and values (in session state, or made in a worker thread) and
-  rendered in the language of whoever reads it: ``str(Msg(...))``.
+  rendered in the language of whoever reads it: ``str(Msg(...))``; ``MsgN`` counts, ``sentences`` joins.
+- ``join_list``, ``join_clauses``, ``join_sentences``, ``join_numbers``: words joined as the language joins them;
+  ``count_for``: the count that gives a number its plural form as it prints. No other module compares the language.
 
 The catalogs are ``rnnlab/i18n/locale/<locale>/LC_MESSAGES/rnnlab.po``; their ``.mo`` files are compiled from them
 on first use whenever missing or older (:func:`compile_catalogs`). :mod:`.catalogs` (``python -m rnnlab.i18n``, see
