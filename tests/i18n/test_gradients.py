@@ -63,8 +63,12 @@ def test_the_decay_back_says_its_factor_per_step_and_where_it_crosses_float32s_f
                                  "5.02 steps); below float32's smallest normal number from t = ")
     assert f"{T - crossing} steps before the last." in said["en"]
     assert "×0.871" in said["zh"] and "5.02" in said["zh"] and f"{T - crossing}" in said["zh"]
-    assert "×0,871 за каждый шаг назад" in said["ru"] and "5,02 шага" in said["ru"]
-    assert f"t = {crossing}" in said["ru"] and f"минус {T - crossing}" in said["ru"]
+    assert f"在 t = {crossing}（最后一步之前 {T - crossing} 步）及更早的各步" in said["zh"]  # t and every step before
+    assert "×0,871 за каждый шаг назад" in said["ru"] and "каждые 5,02 шага" in said["ru"]
+    before = {"1": "шаг", "2": "шага", "3": "шага", "4": "шага"}.get(str(T - crossing)[-1], "шагов")
+    if str(T - crossing)[-2:-1] == "1":
+        before = "шагов"
+    assert f"при t = {crossing} (за {T - crossing} {before} до последнего)" in said["ru"]
 
 
 def test_values_below_float32_give_the_floor_and_the_smallest_size_in_each_language():
@@ -151,10 +155,11 @@ def test_the_decay_chart_speaks_the_readers_language():
     figs = in_each(lambda: true_size.decay_figure(sweep, fits, {"lstm": "LSTM"}))
     zh, ru, en = figs["zh"], figs["ru"], figs["en"]
     assert en.layout.title.text.replace("<br>", " ").startswith("Gradient reaching the initial carry")
-    assert "到达初始状态的梯度" in zh.layout.title.text and zh.layout.font.family.startswith("Source Sans")
+    assert "到达初始状态的梯度" in zh.layout.title.text and zh.layout.font.family.startswith('"Noto Sans CJK SC"')
+    assert zh.layout.title.font.family == zh.layout.hoverlabel.font.family == zh.layout.font.family
     assert ru.layout.separators == ", " and "длина последовательности" in ru.layout.xaxis.title.text
     halving = fits["halving_steps"][0]
-    assert ru.data[0].name == f"LSTM (вдвое за каждые {halving:.3g} шага)".replace(".", ",")
+    assert ru.data[0].name == f"LSTM (вдвое каждые {halving:.3g} шага)".replace(".", ",")  # a fraction: шага
     assert ru.data[0].text[0] == "1,6·10⁻⁷" and zh.data[0].text[0] == "1.6×10⁻⁷"  # the quoted sizes
     rate = fits["rate_per_step"][0]
     assert ru.data[1].hovertemplate == f"подбор: ×{rate:.3g} за шаг".replace(".", ",") + "<extra>LSTM</extra>"
@@ -170,7 +175,7 @@ def test_the_gradient_chart_names_its_zeros_and_hovers_in_the_readers_language()
     zeros = next(t for t in fig["ru"].data if t.legendgroup == "zero gate")
     assert zeros.name == "ровно 0: закрытый вентиль"
     assert zeros.hovertext[0].startswith("||dL/dh_0|| — ровно 0: на шаге 2 ")
-    assert fig["zh"].data[0].customdata[0] == "float32 中为 0" and fig["zh"].data[0].customdata[2] == "1.000×10⁻³"
+    assert fig["zh"].data[0].customdata[0] == "恰好为 0" and fig["zh"].data[0].customdata[2] == "1.000×10⁻³"
     assert fig["ru"].data[0].customdata[2] == "1,000·10⁻³"
     assert list(fig["en"].data[0].customdata) == [probes.format_log10(v) for v in grads["log10"]]
     assert "时间步 t" in fig["zh"].layout.xaxis.title.text
