@@ -60,8 +60,8 @@ def test_the_decay_back_says_its_factor_per_step_and_where_it_crosses_float32s_f
     crossing = max(t for t in range(T + 1) if slope * (T - t) - 0.3 < probes.F32_LOG10_FLOOR)
     said = in_each(lambda: size_words.describe_decay_back(grads)[0])
     assert said["en"].startswith("After 300 training steps, h: ×0.871 per step back (the gradient halves every "
-                                 "5.02 steps); below float32's smallest normal number from t = ")
-    assert f"{T - crossing} steps before the last." in said["en"]
+                                 "5.02 steps); below float32's smallest normal number at t = ")
+    assert f"{T - crossing} steps before the last, so a float32 backward pass gives 0 there" in said["en"]
     assert "×0.871" in said["zh"] and "5.02" in said["zh"] and f"{T - crossing}" in said["zh"]
     assert "×0,871 за каждый шаг назад" in said["ru"] and "5,02 шага" in said["ru"]
     assert f"t = {crossing}" in said["ru"] and f"минус {T - crossing}" in said["ru"]
