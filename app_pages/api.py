@@ -70,8 +70,9 @@ batch_text = c2.text_input(batch_label, "4", key="api_batch", help=_("e.g. 4, or
 in_features = int(c3.number_input(_("Input features"), 1, 1024, 3, key="api_in"))
 hidden = int(c4.number_input(_("Hidden features"), 1, 1024, 5, key="api_hidden"))
 c1, c2, c3, c4 = st.columns(4)
+init_labels = {name: spec.label for name, spec in CARRY_INITS.items()}  # in this run's language, for format_func
 init_name = c1.selectbox(_("carry_init"), list(CARRY_INITS), index=list(CARRY_INITS).index("normal"), key="api_init",
-                         format_func=lambda n: CARRY_INITS[n].label)
+                         format_func=init_labels.__getitem__)
 init_spec = CARRY_INITS[init_name]
 init_label = t("carry_init {param}", param=init_spec.param) if init_spec.param else _("carry_init parameter")
 init_value = float(c2.number_input(init_label, -100.0, 100.0,

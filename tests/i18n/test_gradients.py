@@ -141,7 +141,7 @@ def test_a_progress_note_made_in_a_worker_is_kept_and_said_in_the_readers_langua
     note = Msg("Probing the {cell} at T = {T} ({n} of {total})…", cell=Msg("LSTM"), T=1000, n=1, total=2)
     said = in_each(lambda: str(note))
     assert said["en"] == "Probing the LSTM at T = 1000 (1 of 2)…"
-    assert said["ru"] == "Измеряем LSTM при T = 1000 (1 из 2)…" and "T = 1000" in said["zh"]
+    assert said["ru"] == "Измеряем градиент LSTM при T = 1000 (1 из 2)…" and "T = 1000" in said["zh"]
 
 
 # ---- charts --------------------------------------------------------------------------------------------------
@@ -157,7 +157,7 @@ def test_the_decay_chart_speaks_the_readers_language():
     assert ru.data[0].name == f"LSTM (вдвое за каждые {halving:.3g} шага)".replace(".", ",")
     assert ru.data[0].text[0] == "1,6·10⁻⁷" and zh.data[0].text[0] == "1.6×10⁻⁷"  # the quoted sizes
     rate = fits["rate_per_step"][0]
-    assert ru.data[1].hovertemplate == f"подбор: ×{rate:.3g} за шаг".replace(".", ",") + "<extra>LSTM</extra>"
+    assert ru.data[1].hovertemplate == f"аппроксимация: ×{rate:.3g} за шаг".replace(".", ",") + "<extra>LSTM</extra>"
     tags = {a.name: a.text for a in zh.layout.annotations}
     assert tags["float32"] == "float32 的下限"
     legend = [t.name for t in ru.data if t.legendgroup == "float32"]
