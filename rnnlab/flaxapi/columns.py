@@ -198,11 +198,6 @@ def _structure(spec: CellSpec) -> str:
     return t("array {leaf}", leaf=spec.leaves[0])
 
 
-def comment(text: str) -> str:
-    """A line of Python comment saying ``text`` (the reader's words inside a code snippet)."""
-    return f"# {text}\n"
-
-
 def _done(key: str, code: str, spec: CellSpec, carry: Any, calls: list[InitCall], notes=(), caveats=()) -> Column:
     arrays = tuple(np.asarray(a) for a in spec.carry_as_tuple(carry))
     return Column(key, title(key), code, _structure(spec), _leaves(spec, carry), None, tuple(notes),
@@ -213,29 +208,22 @@ def _old_column(spec, batch_dims, hidden, spatial, kernel, init_spec, value, see
     name = spec.cls.__name__
     size = tuple(spatial) + (hidden,) if spec.spatial else hidden
     init_arg = "" if init_spec.name == "zeros" else f", init_fn={_init_expr(init_spec, value)}"
-    # The snippets' comments carry the lesson, so they are in the reader's language; the code stays code.
-    # TRANSLATORS: a comment in a code snippet; {version} is the last flax 0.6 release
-    head = (comment(t("flax <= {version}: a static method; you pass batch_dims and size yourself",
-                      version=LAST_OLD_VERSION))
-            + "import jax\nimport flax.linen as nn\nfrom jax.nn import initializers\n\n")
+    head = (f"# flax <= {LAST_OLD_VERSION}: a static method; you pass batch_dims and size yourself\n"
+            "import jax\nimport flax.linen as nn\nfrom jax.nn import initializers\n\n")
     if name in LATER_CELLS:
-        # TRANSLATORS: a comment in a code snippet; {cell} a Flax class name, {version} a flax version
-        code = comment(t("nn.{cell} did not exist in flax 0.6.x (added in flax {version})", cell=name,
-                         version=LATER_CELLS[name]))
+        code = f"# nn.{name} did not exist in flax 0.6.x (added in flax {LATER_CELLS[name]})\n"
         return Column("old_linen", title("old_linen"), head + code,
                       error=t("{cell} did not exist in flax 0.6.x: it was added in flax {version}", cell=name,
                               version=LATER_CELLS[name]))
     if init_spec.name in OLD_MISSING_INITS:
-        return Column("old_linen", title("old_linen"), head + comment(old_missing_init(init_spec.name)),
+        return Column("old_linen", title("old_linen"), head + f"# {OLD_MISSING_INITS[init_spec.name]}\n",
                       # TRANSLATORS: {missing} says which initializer jax lacked; {version} is a flax version
                       error=t("{missing}, so flax {version} code could not use it",
                               missing=old_missing_init(init_spec.name), version=LAST_OLD_VERSION))
     code = head + (f"key = jax.random.PRNGKey({seed})\n"
                    f"carry = nn.{name}.initialize_carry(key, {tuple(batch_dims)!r}, {size!r}{init_arg})\n")
     if spec.spatial:
-        # TRANSLATORS: a comment in a code snippet; {cell} is code: the cell built the new way
-        code += comment(t("size = spatial + (features,); the cell itself: {cell}",
-                          cell=f"nn.{name}(features={hidden}, kernel_size={kernel})"))
+        code += f"# size = spatial + (features,); the cell itself: nn.{name}(features={hidden}, kernel_size={kernel})\n"
     calls: list[InitCall] = []
     init = init_spec.build(value)
     carry = legacy_initialize_carry(name, jax.random.PRNGKey(seed), tuple(batch_dims), size, _spy(init, calls))
@@ -258,16 +246,13 @@ def _new_column(spec, batch_dims, input_shape, hidden, kernel, init_spec, value,
         args.append(f"carry_init={_init_expr(init_spec, value)}")
     if param_dtype != "float32":
         args.append(f"param_dtype=jnp.{param_dtype}")
-    # TRANSLATORS: a comment in a code snippet; {version} is the flax release that changed the API
-    code = (comment(t("flax >= {version}: the cell holds features and carry_init; initialize_carry is an instance "
-                      "method", version=NEW_API_VERSION))
-            + "import jax\n" + ("import jax.numpy as jnp\n" if param_dtype != "float32" else "")
+    code = (f"# flax >= {NEW_API_VERSION}: the cell holds features and carry_init; "
+            "initialize_carry is an instance method\n"
+            "import jax\n" + ("import jax.numpy as jnp\n" if param_dtype != "float32" else "")
             + "import flax.linen as nn\nfrom jax.nn import initializers\n\n"
             f"key = jax.random.key({seed})\n"
             f"cell = nn.{name}({', '.join(args)})\n"
-            f"carry = cell.initialize_carry(key, {tuple(input_shape)!r})  "
-            # TRANSLATORS: a comment in a code snippet, after cell.initialize_carry(key, input_shape)
-            + comment(_("input_shape: one time step of input")))
+            f"carry = cell.initialize_carry(key, {tuple(input_shape)!r})  # input_shape: one time step of input\n")
     calls: list[InitCall] = []
     kwargs: dict[str, Any] = {"carry_init": _spy(init_spec.build(value), calls), "param_dtype": jnp.dtype(param_dtype)}
     if spec.spatial:
@@ -328,14 +313,12 @@ def _nnx_column(spec, input_shape, in_features, hidden, init_spec, value, seed, 
     nnx_cls = getattr(nnx, name, None)
     if nnx_cls is None:
         have = ", ".join(s.cls.__name__ for s in CELLS.values() if hasattr(nnx, s.cls.__name__))
-        # TRANSLATORS: a comment in a code snippet; {cell} a Flax class name
-        return Column("nnx", title("nnx"), head + comment(t("flax.nnx has no {cell}", cell=name)),
+        return Column("nnx", title("nnx"), head + f"# flax.nnx has no {name}\n",
                       error=t("flax.nnx has no {cell} (NNX cells: {cells})", cell=name, cells=have))
     dtype_arg = f", param_dtype=jnp.{param_dtype}" if param_dtype != "float32" else ""
     init_arg = "" if init_spec.name == "zeros" else f", carry_init={_init_expr(init_spec, value)}"
-    # TRANSLATORS: a comment in a code snippet
-    code = (comment(_("flax.nnx: the cell is built eagerly (in_features, hidden_features, rngs); the carry draws "
-                      "its keys from an Rngs stream"))
+    code = ("# flax.nnx: the cell is built eagerly (in_features, hidden_features, rngs); "
+            "the carry draws its keys from an Rngs stream\n"
             + ("import jax.numpy as jnp\n" if param_dtype != "float32" else "") + head
             + f"cell = nnx.{name}({in_features}, {hidden}, rngs=nnx.Rngs({seed}){dtype_arg})\n"
             f"carry = cell.initialize_carry({tuple(input_shape)!r}, rngs=nnx.Rngs({seed}){init_arg})\n")

@@ -230,7 +230,7 @@ def test_the_sweeps_progress_notes_in_the_readers_language():
     assert progress_note(sweep.MEASURING, configs) == sweep.MEASURING
     with using("ru"):
         assert progress_note(compiling, configs) == ("Компиляция программы 2 из 2 (Простая RNN, обучаемое состояние, "
-                                                     "иниц. zeros — нули)…")
+                                                     "иниц. zeros)…")
         assert progress_note("step 5 / 10 of program 1 of 2", configs) == "шаг 5 из 10, программа 1 из 2"
         assert progress_note(sweep.MEASURING, configs) == "Измеряем градиент, доходящий до начального состояния…"
     with using("zh"):

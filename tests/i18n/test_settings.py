@@ -97,10 +97,12 @@ def test_registries_show_their_labels_in_the_readers_language_and_keep_their_ids
     with using("ru"):
         assert CELLS["simple"].label == "Простая RNN" and TASKS["copy"].label == "Копирование"
         assert carry_mode_label("noisy") == "зашумлённое" and SETTING["seq_len"].label == "Длина последовательности T"
-        assert CARRY_INITS["normal"].label == "normal(stddev) — нормальное"  # the code name stays, glossed
-        assert CARRY_INITS["normal"].word == "normal — нормальное" and CARRY_INITS["normal"].name == "normal"
+        assert CARRY_INITS["normal"].label == "normal(stddev)" and CARRY_INITS["normal"].word == "normal"
         assert to_query(parse_query({"cell": "simple", "task": "copy", "carry_mode": "noisy"})) == {
             "cell": "simple", "task": "copy", "carry_mode": "noisy"}
+    with using("zh"):  # an initialiser keeps its code name, glossed
+        assert CARRY_INITS["normal"].label == "正态 normal"
+        assert CARRY_INITS["truncated_normal"].word == "截断正态 truncated_normal"
     assert CELLS["simple"].label_en == "Simple RNN" and all(s.help_en == s.help for s in SETTINGS)
 
 
