@@ -94,8 +94,9 @@ cols[0].multiselect(FIELDS["carry_mode"].shown_label, list(CARRY_MODES), key="w_
                     format_func=FIELDS["carry_mode"].option,
                     placeholder=as_in_sidebar(carry_mode_word(base.carry_mode)),
                     help=FIELDS["carry_mode"].shown_help)
-cols[1].multiselect("carry_init", list(CARRY_INITS), key="w_cmp_carry_init",
-                    placeholder=as_in_sidebar(base.carry_init), help=FIELDS["carry_init"].shown_help)
+cols[1].multiselect(FIELDS["carry_init"].shown_label, list(CARRY_INITS), key="w_cmp_carry_init",
+                    format_func={name: FIELDS["carry_init"].option(name) for name in CARRY_INITS}.__getitem__,
+                    placeholder=as_in_sidebar(CARRY_INITS[base.carry_init].word), help=FIELDS["carry_init"].shown_help)
 cols[2].multiselect(FIELDS["cell"].shown_label, list(CELLS), key="w_cmp_cell", format_func=FIELDS["cell"].option,
                     placeholder=as_in_sidebar(_(CELLS[base.cell].label)))
 numbers = st.columns(2)

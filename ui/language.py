@@ -52,9 +52,17 @@ def use_language() -> str:
     return lang
 
 
+# A multiselect's chips wrap onto more lines instead of scrolling out of sight (Streamlit keeps them on one line);
+# a table in a narrow column keeps its short cells on one line and wraps the last, long one.
+FIT_TEXT = (" [data-testid='stMultiSelectTagsContainer'] {flex-wrap: wrap; overflow: visible; height: auto;"
+            " padding-top: 2px; padding-bottom: 2px;}"
+            " div:has(> [data-testid='stMultiSelectTagsContainer']) {height: auto; max-height: none;}"
+            " [data-testid='stTable'] :is(th, td):not(:last-child) :is(p, div) {white-space: nowrap;}")
+
+
 def page_style(lang: str) -> str:
     """The app's CSS for ``lang`` (Chinese glyphs from a Simplified Chinese font)."""
-    css = "[data-testid='stMainBlockContainer'] {padding-top: 2.5rem;}"
+    css = "[data-testid='stMainBlockContainer'] {padding-top: 2.5rem;}" + FIT_TEXT
     if lang == "zh":
         css += f" html, body, .stApp, .stMarkdown, button, input, textarea, select {{font-family: {ZH_FONTS};}}"
     return f"<style>{css}</style>"
