@@ -24,6 +24,7 @@ person filling the store evicts their own runs, not everyone else's.
 
 from __future__ import annotations
 
+import atexit
 import math
 import os
 import re
@@ -264,11 +265,36 @@ class SessionStore:
             gone = [(t, e, e.value) for t, e in self._entries.items()
                     if not e.frozen and e.owner and not self.is_connected(e.owner)]
         for token, entry, value in gone:
-            kept = self._dump(value)
+            kept, version = self._dump(value), self._version(value)
             with self._lock:
                 if self._entries.get(token) is entry and entry.value is value:
                     entry.value, entry.frozen = kept, True
                     entry.nbytes = len(kept) if isinstance(kept, bytes) else self._size(kept)
+                    write = self.disk is not None and entry.version != version  # its last state, not yet written
+                    if write:
+                        entry.version, entry.dumped = version, self._clock()
+                else:
+                    write = False
+            if write:
+                self.disk.write(token, kept, entry.client)
+
+    def flush(self) -> int:
+        """Write every kept value that changed since it was last written (a value saved while it trains is written
+        at most every ``every_s`` seconds), so that stopping the server loses nothing; how many were written."""
+        if self.disk is None:
+            return 0
+        self._freeze_gone()
+        with self._lock:
+            live = [(t, e, e.value) for t, e in self._entries.items() if not e.frozen]
+        written = 0
+        for token, entry, value in live:
+            version = self._version(value)
+            with self._lock:
+                if entry.version == version or self._entries.get(token) is not entry:
+                    continue
+                entry.version, entry.dumped = version, self._clock()
+            written += self.disk.write(token, self._dump(value), entry.client)
+        return written
 
     def live_tokens(self) -> list[str]:
         """The tokens whose owners are connected now."""
@@ -335,3 +361,6 @@ class SessionStore:
 # dumped at most every 10 s while they train, and written to disk too.
 STORE = SessionStore(disk=default_folder(), dump=run_to_bytes, load=run_from_bytes, version=run_version,
                      every_s=WRITE_EVERY_S)
+# At exit (SIGTERM included: Streamlit stops its sessions, the training threads end their call, then this runs),
+# every run is written as far as it was trained.
+atexit.register(STORE.flush)

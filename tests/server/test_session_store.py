@@ -341,3 +341,27 @@ def test_a_dead_processs_live_list_goes_stale(tmp_path):
     old = time.time() - LIVE_FRESH_S - 1
     os.utime(dead.live_path(), (old, old))
     assert not alive.held_elsewhere("tok-one")
+
+
+def test_flush_writes_what_trained_since_the_last_throttled_write_and_a_closed_tabs_last_state(tmp_path):
+    """What the server does at exit (SIGTERM included): every run on disk as far as it was trained."""
+    from rnnlab.config import Config
+    from rnnlab.server.run_files import RunFolder, run_from_bytes
+    from rnnlab.training.train import Run
+
+    clock, connected = Clock(), {"open", "closing"}
+    store = run_store(tmp_path, clock=clock, every_s=10, is_connected=lambda s: s in connected)
+    config = Config(seq_len=12, batch=8, features=8, steps=40, chunk=10)
+    tokens = {"open": new_token(), "closing": new_token()}
+    runs = {tab: Run(config) for tab in tokens}
+    for tab, run in runs.items():
+        store.save(tokens[tab], tab, run, throttle=True)
+        run.run_chunk()
+        store.save(tokens[tab], tab, run, throttle=True)  # within 10 s of the last write: not written
+    folder = RunFolder(tmp_path)
+    assert {run_from_bytes(folder.read(t)).step for t in tokens.values()} == {0}
+    connected.discard("closing")  # this tab closed while its run was ahead of its file
+    assert store.flush() == 1  # the open tab's run; the closed one's is written as it is kept as bytes
+    assert {tab: run_from_bytes(folder.read(t)).step for tab, t in tokens.items()} == \
+        {tab: run.step for tab, run in runs.items()}
+    assert store.flush() == 0  # nothing changed since
