@@ -45,8 +45,8 @@ from rnnlab.server.run_files import (
     run_to_bytes,
     run_version,
 )
+from rnnlab.server.tab_token import TOKEN_PARAM as TOKEN_PARAM  # the token's name in the URL, kept under it here
 
-TOKEN_PARAM = "sid"  # the URL query parameter holding the token
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 DEFAULT_MAX_ENTRIES = 200
 DEFAULT_TTL_S = 6 * 3600.0

@@ -164,6 +164,7 @@ def test_the_first_deep_links_of_fresh_servers_run_through_app_py(artifacts: Pat
     assert set(HEADINGS) == {page.name for page in PAGES}
     monkeypatch.setenv("RNNLAB_RUNS_DIR", str(tmp_path / "runs"))
     monkeypatch.setenv("RNNLAB_JAX_CACHE_DIR", str(tmp_path / "jax"))
+    monkeypatch.setenv("RNNLAB_WARM", "presets")  # as a real server: a worker compiles every preset meanwhile
     failures, record = [], []
     with busy_cpu(HOGS):
         for start in range(STARTS):
