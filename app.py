@@ -13,7 +13,7 @@ from rnnlab.i18n import _
 from rnnlab.server.warm import wait_imported, warm_server
 from ui.language import language_selector, page_style, use_language
 from ui.navigation import page_links
-from ui.starting import wait_for_start
+from ui.starting import import_helpers, wait_for_start
 
 lang = use_language()  # first: every message of this run is in the reader's language
 st.set_page_config(page_title="rnnlab", page_icon="🌀", layout="wide")
@@ -35,6 +35,6 @@ page_links(pages)
 language_selector()
 
 
-warm_server()  # once per server: the pages' imports, then every preset's programs, in the background
+warm_server(import_helpers)  # once per server: the pages' imports, then every preset's programs, in the background
 wait_for_start(wait_imported)  # a fresh server's first visitors read what it is loading meanwhile
 navigation.run()

@@ -46,6 +46,9 @@ def poll_until_ready(handle: Polled, draw: Callable[[float], None]) -> None:
     ``draw(seconds waited)`` between polls. Drawing is where Streamlit delivers Stop, a page change or a closed tab:
     the caller's ``finally`` then cancels the job or releases the lease."""
     began = time.monotonic()
+    if handle.poll(0):
+        return
+    draw(0.0)  # at once: what it waits for is on the page before the first poll's wait
     while not handle.poll(POLL_S):
         draw(time.monotonic() - began)
 

@@ -29,3 +29,19 @@ def wait_for_start(imported: Callable[[float], bool]) -> None:
                         "Plotly), once per start: {elapsed} s so far, usually about {usual} s.",
                         elapsed=elapsed, usual=USUAL_S), icon=":material/hourglass_top:")
     note.empty()
+
+
+def import_helpers() -> None:
+    """The helpers the pages use (they import the heavy libraries): imported by the server's warm-up, so that a
+    page's first run after the start draws at once."""
+    import ui.charts
+    import ui.controls
+    import ui.example_view
+    import ui.explore_charts
+    import ui.explore_controls
+    import ui.explore_state
+    import ui.explore_training
+    import ui.marks
+    import ui.session
+    import ui.share
+    import ui.work  # noqa: F401

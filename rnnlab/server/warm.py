@@ -134,8 +134,9 @@ def warm_mode() -> str:
     return mode if mode in WARM_MODES else WARM_MODES[0]
 
 
-def warm_server() -> None:
-    """Start, once per process, the background warm-up (see the module's doc); returns at once."""
+def warm_server(more_imports: Callable[[], None] | None = None) -> None:
+    """Start, once per process, the background warm-up (see the module's doc), with ``more_imports()`` after the
+    pages' own (the app's helpers, which this layer cannot name); returns at once."""
     global _begun
     with _started:
         if _begun:
