@@ -43,11 +43,13 @@ def progress_bar(what: Msg | str, placeholder=None) -> Callable[..., None]:
     return update
 
 
-def job_progress(what: Msg | str, placeholder=None, expected_s: float | None = None) -> Callable[[Job, float], None]:
+def job_progress(what: Msg | str, placeholder=None, expected_s: float | None = None,
+                 quiet_s: float = 0.0) -> Callable[[Job, float], None]:
     """A drawing of a job for its waiting loop, ``draw(job, seconds waited)`` (the work itself never draws: it runs
     in another thread): its place in the queue while it waits, then a bar of the fraction it reports (with what it
     says it does), and before its first report what it does and for how long so far (about ``expected_s`` in all,
-    when known). The page is never left blank while it waits."""
+    when known), once it has taken ``quiet_s`` (work the page already shows, such as a training call, says nothing
+    unless it is long). The page is never left blank while it waits."""
     slot = placeholder if placeholder is not None else st.empty()
     bar = progress_bar(what, slot)
 
@@ -57,16 +59,18 @@ def job_progress(what: Msg | str, placeholder=None, expected_s: float | None = N
             slot.info(str(info.message), icon=":material/hourglass_top:")  # in the reader's language
         elif job.progress is not None:
             bar(job.progress, job.note)
-        else:
+        elif waited >= quiet_s:
             slot.info(doing(what, waited, expected_s), icon=":material/hourglass_top:")
+        else:
+            slot.empty()  # still written: the page is where Stop, a page change or a closed tab arrive
 
     return draw
 
 
 def doing(what: Msg | str, waited: float, expected_s: float | None = None) -> str:
-    """"{what}: {elapsed} so far" (with "about {expected} in all" when known), in the reader's language."""
+    """"{what}… {elapsed} so far" (with "about {expected} in all" while that is ahead), in the reader's language."""
     elapsed = t("{s:.0f} s", s=int(waited))
-    if expected_s:
+    if expected_s and waited < expected_s:
         # TRANSLATORS: {what} says what runs (e.g. "Starting a run"); {elapsed} and {expected} are durations
         return t("{what}… {elapsed} so far, about {expected} in all.", what=text(what), elapsed=elapsed,
                  expected=format_seconds(max(1.0, expected_s)))

@@ -80,13 +80,13 @@ def wait(job: Job, placeholder=None, draw: Callable[[Job, float], None] | None =
 
 
 def run_job(work: Work, placeholder=None, lease: Lease | None = None, progress: Msg | str | None = None,
-            expected_s: float | None = None) -> Any:
+            expected_s: float | None = None, quiet_s: float = 0.0) -> Any:
     """``work`` through the executor (inside ``lease``'s slot when given), waited for on the page: its queue place,
     then what it does (``progress``, else its label) with the time so far (and ``expected_s``, about how long it
-    takes) or the share it reports done; its value."""
+    takes; said once it has taken ``quiet_s``) or the share it reports done; its value."""
     job = submit(work, lease)
     placeholder = placeholder if placeholder is not None else st.empty()
-    return wait(job, placeholder, job_progress(progress or work.label or work.kind, placeholder, expected_s))
+    return wait(job, placeholder, job_progress(progress or work.label or work.kind, placeholder, expected_s, quiet_s))
 
 
 @contextmanager

@@ -34,10 +34,10 @@ def start_run(config: Config, placeholder=None) -> Run:
     session trained. It takes no slot of its own: a page builds the run before it draws its buttons, and the
     run's training (where Stop acts) is what waits for a slot."""
     compiled = is_compiled(config)
+    names = {"cell": _(CELLS[config.cell].label), "task": _(TASKS[config.task].label)}
     # TRANSLATORS: what the page waits for; {cell} is a cell's name, {task} a task's name
-    what = t("Starting a run of {cell} on {task}", cell=_(CELLS[config.cell].label), task=_(TASKS[config.task].label)) \
-        if compiled else t("Starting a run of {cell} on {task}: compiling its model (once per configuration)",
-                           cell=_(CELLS[config.cell].label), task=_(TASKS[config.task].label))
+    what = t("Starting a run of {cell} on {task}", **names) if compiled else \
+        t("Starting a run of {cell} on {task}: compiling its model (once per configuration)", **names)
     return run_job(Work(jobs.start_run, (config,), kind="start run", label=N_("starting a run"),
                         memory_bytes=config.memory_bytes(), client=client_id(), slot=False), placeholder,
                    progress=what, expected_s=None if compiled else estimate.estimate(config, 0).compile_s)
@@ -80,8 +80,13 @@ class Training:
     def chunk(self, placeholder=None) -> ChunkProgress | None:
         """One compiled call of the run (about :data:`CALL_SECONDS`), or, while another watcher's call on it is in
         progress, a wait for that one (None then)."""
-        return run_job(Work(jobs.chunk_job, (self.run, CALL_SECONDS), kind="train chunk", label=N_("training"),
-                            client=client_id()), placeholder, lease=self.lease)
+        run = self.run
+        # TRANSLATORS: said when a compiled call of training takes long (the first one compiles first)
+        what = t("Training from step {step} of {steps}: the first call compiles the training step first",
+                 step=run.step, steps=run.config.steps)
+        return run_job(Work(jobs.chunk_job, (run, CALL_SECONDS), kind="train chunk", label=N_("training"),
+                            client=client_id()), placeholder, lease=self.lease, progress=what,
+                       quiet_s=3 * CALL_SECONDS)  # the progress bar shows the training; a long call says why
 
 
 @contextmanager

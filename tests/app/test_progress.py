@@ -56,3 +56,19 @@ def test_a_job_waiting_or_starting_is_never_drawn_as_nothing(monkeypatch) -> Non
         draw(SimpleNamespace(queue=None, progress=0.5, note=""), 3.0)
     assert shown == ["Waiting: 1 ahead", "Starting a run… 2 s so far, about 6 s in all."]
     assert bars and bars[0][0] == 0.5 and "50%" in bars[0][1]
+
+
+def test_work_the_page_already_shows_says_nothing_unless_it_is_long() -> None:
+    """A training call (the bar shows it) is drawn as nothing for ``quiet_s``, then says what takes so long."""
+    from types import SimpleNamespace
+
+    from rnnlab.i18n import using
+
+    shown: list[str] = []
+    slot = SimpleNamespace(info=lambda text, icon=None: shown.append(text), empty=lambda: shown.append(""))
+    with using("en"):
+        draw = progress.job_progress("Training", slot, expected_s=2, quiet_s=3)
+        running = SimpleNamespace(queue=None, progress=None, note="")
+        for waited in (0.0, 1.0, 2.9, 3.0, 7.4):
+            draw(running, waited)
+    assert shown == ["", "", "", "Training… 3 s so far.", "Training… 7 s so far."]  # past the estimate: no "in all"
