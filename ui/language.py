@@ -4,12 +4,15 @@ and the sidebar's selector, which writes ``lang`` into the URL."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
 from rnnlab.i18n import ENGLISH, LANGUAGES, language, negotiate, parse_language, set_language
-from rnnlab.server.session_store import TOKEN_PARAM
-from rnnlab.sharing.urlstate import UrlState, to_query
+from rnnlab.server.tab_token import TOKEN_PARAM  # light: app.py reads the language before JAX is imported
+
+if TYPE_CHECKING:
+    from rnnlab.sharing.urlstate import UrlState
 
 SELECTOR_KEY = "w_lang"
 # The selector's label stays in all three languages, so that a reader who cannot read the current one finds it.
@@ -72,6 +75,8 @@ def _language_chosen() -> None:
     """The selector's callback: the new language goes into the session's experiment and the URL."""
     ss = st.session_state
     lang = ss[SELECTOR_KEY]
+    from rnnlab.sharing.urlstate import to_query
+
     state: UrlState | None = ss.get("url_state")
     if state is None:
         st.query_params["lang"] = lang
