@@ -81,7 +81,7 @@ class SweepField:
             return str(carry_mode_phrase(value))
         if self.name == "carry_init":
             # TRANSLATORS: a run's label piece: the carry_init function it uses, e.g. "init zeros".
-            return t("init {name}", name=value)
+            return t("init {name}", name=CARRY_INITS[value].word)
         if self.name == "lr":
             # TRANSLATORS: a run's label piece: its learning rate, e.g. "lr 0.01" ("lr" is the usual abbreviation).
             return t("lr {lr:g}", lr=value)
@@ -94,6 +94,8 @@ class SweepField:
             return _(CELLS[value].label)
         if self.name == "carry_mode":
             return carry_mode_label(value)
+        if self.name == "carry_init":
+            return CARRY_INITS[value].word
         return str(value)
 
 

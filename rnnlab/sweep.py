@@ -38,7 +38,7 @@ from rnnlab.config import Config, ConfigError, Static, static_part
 from rnnlab.device import memory_budget_bytes
 from rnnlab.grids import FIELDS, SWEEP_FIELDS
 from rnnlab.i18n import N_, Msg, _, t, times_sign, tn
-from rnnlab.model.cells import CELLS
+from rnnlab.model.cells import CARRY_INITS, CELLS
 from rnnlab.model.network import carry_mode_phrase
 from rnnlab.model.tasks import TASKS
 from rnnlab.probing import logscale, probe_segments
@@ -575,7 +575,8 @@ def _probe_h0(group: _Group, config: Config, host_params, roots) -> list[H0Size]
 
 def _compiling(number: int, total: int, static: Static) -> Msg:
     """The progress note before a compile, kept as a message (made in a worker thread, shown on the page)."""
-    # TRANSLATORS: progress: compiling program {n} of {total}; {cell} is a cell's name, {carry} its carry in words
-    # ("learnable carry"), {init} an initialiser's id (zeros, normal)
-    return Msg("Compiling program {n} of {total} ({cell}, {carry}, init {init})…", n=number, total=total,
-               cell=Msg(CELLS[static.cell].label), carry=carry_mode_phrase(static.carry_mode), init=static.carry_init)
+    # TRANSLATORS: progress: compiling program {n} of {total}; {cell} is a cell's name, {mode} a carry mode
+    # ("learnable carry"), {init} an initialiser's name ("zeros")
+    return Msg("Compiling program {n} of {total} ({cell}, {mode}, init {init})…", n=number, total=total,
+               cell=Msg(CELLS[static.cell].label), mode=carry_mode_phrase(static.carry_mode),
+               init=Msg(CARRY_INITS[static.carry_init].word_en))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
@@ -17,9 +18,10 @@ from rnnlab.i18n import (
     selectable_language,
     set_language,
 )
-from rnnlab.server.session_store import TOKEN_PARAM
-from rnnlab.sharing.urlstate import UrlState
-from ui.session import write_url
+from rnnlab.server.tab_token import TOKEN_PARAM  # light: app.py reads the language before JAX is imported
+
+if TYPE_CHECKING:
+    from rnnlab.sharing.urlstate import UrlState
 
 SELECTOR_KEY = "w_lang"
 # The selector's label stays in all three languages, so that a reader who cannot read the current one finds it.
@@ -64,12 +66,18 @@ def use_language() -> str:
 # inside them inherits it, while icons (Material Symbols) and code keep the fonts their own elements name.
 FONT_SELECTORS = ("html, body, .stApp, .stApp h1, .stApp h2, .stApp h3, .stApp h4, .stApp h5, .stApp h6, .stApp p, "
                   ".stApp li, .stApp label, .stApp div, button, input, textarea, select")
+# A multiselect's chips wrap onto more lines instead of scrolling out of sight (Streamlit keeps them on one line);
+# a table in a narrow column keeps its short cells on one line and wraps the last, long one.
+FIT_TEXT = (" [data-testid='stMultiSelectTagsContainer'] {flex-wrap: wrap; overflow: visible; height: auto;"
+            " padding-top: 2px; padding-bottom: 2px;}"
+            " div:has(> [data-testid='stMultiSelectTagsContainer']) {height: auto; max-height: none;}"
+            " [data-testid='stTable'] :is(th, td):not(:last-child) :is(p, div) {white-space: nowrap;}")
 
 
 def page_style(lang: str) -> str:
     """The app's CSS for ``lang``: where the language names its fonts (Chinese: a Simplified Chinese face first, so
     that no Japanese glyph forms are drawn), every element uses them; code keeps its monospace font."""
-    css = "[data-testid='stMainBlockContainer'] {padding-top: 2.5rem;}"
+    css = "[data-testid='stMainBlockContainer'] {padding-top: 2.5rem;}" + FIT_TEXT
     family = css_font_family(lang)
     if family:
         css += f" {FONT_SELECTORS} {{font-family: {family};}}"
@@ -87,6 +95,8 @@ def _language_chosen() -> None:
     """The selector's callback: the new language goes into the session's experiment and the URL."""
     ss = st.session_state
     lang = ss[SELECTOR_KEY]
+    from ui.session import write_url  # here, not at import: app.py reads the language before JAX is imported
+
     state: UrlState | None = ss.get("url_state")
     if state is None:
         st.query_params["lang"] = lang

@@ -144,10 +144,12 @@ def _decay_sentence(step: int, leaf: str, rate: float, halving: float, below: in
         # factor per step (0.87); {decay} how fast the gradient halves ("the gradient halves every 2.9 steps") or
         # that it does not decay
         return t("{when}, {leaf}: ×{rate:.3g} per step back ({decay}).", **values)
-    # TRANSLATORS: {n} steps before the last one, where the gradient falls below float32's floor at t = {t} and stays
-    # below at every earlier step
-    floor = tn("below float32's smallest normal number from t = {t}, {n} step before the last",
-               "below float32's smallest normal number from t = {t}, {n} steps before the last", last - below, t=below)
+    # TRANSLATORS: going back from the last step, the gradient falls below float32's floor at step {t}, {n} steps
+    # before the last, so float32 gives 0 from there back to h_0
+    floor = tn("below float32's smallest normal number at t = {t}, {n} step before the last, so a float32 backward "
+               "pass gives 0 there and at every earlier step",
+               "below float32's smallest normal number at t = {t}, {n} steps before the last, so a float32 backward "
+               "pass gives 0 there and at every earlier step", last - below, t=below)
     # TRANSLATORS: as "{when}, {leaf}: ×{rate:.3g} per step back ({decay})."; {floor} says from which step back the
     # gradient is below float32's smallest normal number
     return t("{when}, {leaf}: ×{rate:.3g} per step back ({decay}); {floor}.", floor=floor, **values)

@@ -152,8 +152,8 @@ def test_a_job_note_made_in_a_worker_thread_is_read_in_the_readers_language():
                                                  cell=Msg("Simple RNN"), i=1, n=2), step=3, total=40))
     assert str(note) == "Training the Simple RNN briefly (1 of 2; once per server): step 3 / 40"
     with using("ru"):
-        assert str(note).startswith("Краткое обучение: ")
-        assert str(note).endswith("(1 из 2; один раз на сервер): шаг 3 из 40")
+        assert str(note).startswith("Короткое предобучение: ")
+        assert str(note).endswith("(1 из 2; один раз для всего сервера): шаг 3 из 40")
     assert isinstance(embedded.RESULT_MESSAGE, Msg)
     with using("zh"):
         assert str(embedded.RESULT_MESSAGE).startswith("服务器上有人正在计算完全相同的内容")
