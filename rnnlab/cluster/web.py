@@ -1,4 +1,4 @@
-"""The web tier on this machine: N ``streamlit run app.py`` processes behind HAProxy with sticky sessions, beside
+"""The web tier on this machine: N ``streamlit run serve.py`` processes behind HAProxy with sticky sessions, beside
 the local Ray cluster of :mod:`.local` (or without one: ``executor="embedded"``).
 
 - Web process i listens on 127.0.0.1:``WEB_PORT + i`` inside the cluster's network namespace, with

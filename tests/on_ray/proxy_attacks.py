@@ -24,6 +24,8 @@ from tests.load.attacks import flood, open_stream, page_cookies
 from tests.load.protocol_client import http_answer, loopback_base, open_session
 
 HALL_WITHIN_S = 60.0
+HALL_ARRIVES_S = 10.0  # the hall comes in this long: 150 browsers, more than a minute's new ids
+COME_BACK_S = 11.0  # a flooding tab's first cooldown is over (closed after 1-2 s, then 10 s)
 
 
 async def arrive(base: str, source: str, held: list, release: asyncio.Event) -> dict:
@@ -51,9 +53,9 @@ async def hall(base: str, n: int, source: str) -> dict:
     release = asyncio.Event()
     start = time.monotonic()
     tasks = []
-    for _ in range(n):  # arriving one after another over the first half of the minute
+    for _ in range(n):  # arriving one after another within HALL_ARRIVES_S
         tasks.append(asyncio.create_task(arrive(base, source, held, release)))
-        await asyncio.sleep(HALL_WITHIN_S / 2 / n)
+        await asyncio.sleep(HALL_ARRIVES_S / n)
     while time.monotonic() - start < HALL_WITHIN_S and sum(t.done() for t in tasks) + len(held) < n:
         await asyncio.sleep(0.2)
     opened_by = time.monotonic() - start
@@ -90,7 +92,8 @@ async def foreign(base: str, source: str) -> dict:
 
 async def lesson(base: str, stats: str, page: str, query: str, seconds: float) -> dict:
     """Two flooding tabs (127.0.0.4, 127.0.0.5) for ``seconds`` while students open ``page?query``, four as the
-    floods start and four ten seconds later; HAProxy's view of the web processes, every 0.2 s."""
+    floods start and four as they come back from their first cooldown; HAProxy's view of the web processes, every
+    0.2 s."""
     states: list[dict[str, str]] = []
 
     async def watch() -> None:
@@ -102,7 +105,7 @@ async def lesson(base: str, stats: str, page: str, query: str, seconds: float) -
     floods = [asyncio.create_task(flood(base, seconds, source)) for source in ("127.0.0.4", "127.0.0.5")]
     students = []
     started = time.monotonic()
-    for at in (0.5, 10.5):
+    for at in (0.5, COME_BACK_S):
         await asyncio.sleep(max(0.0, at - (time.monotonic() - started)))
         students += await asyncio.gather(*(open_session(base, query, page, 60) for _ in range(4)))
     flooded = await asyncio.gather(*floods)

@@ -1,9 +1,9 @@
 """The web tier as ``python -m rnnlab.cluster up --web 2`` deploys it (two web processes running serve.py, embedded
 executor, HAProxy with its default bounds), in a namespace of its own (``rnnlab-bounds``), attacked through the real
-proxy by a student inside the class (tests/on_ray/proxy_attacks.py), loopback only; about 4 minutes on 2 busy
-cores, most of it the tier's start and the class link's first training on each web process.
+proxy by a student inside the class (tests/on_ray/proxy_attacks.py), loopback only; most of its time is the
+tier's start and the class link's first training on each web process.
 
-- A lecture hall of 150 browsers behind one address, arriving within a minute: every one gets the page and its
+- A lecture hall of 150 browsers behind one address, arriving within 10 s: every one gets the page and its
   tab; 120 get a browser id, the rest share their address's share (no HTTP 429).
 - One address holding 300 tabs: the proxy lets it hold 200 at once.
 - A page of another site opening a tab: refused by the proxy (403), no web process sees it.
@@ -72,7 +72,7 @@ def test_flooding_tabs_through_the_proxy_take_no_web_process_down(tier):
     preset = PRESETS[0]
     query = urlencode({**preset.query(), "steps": "50"})
     assert all(attack(tier, "warm", page=preset.page, query=query, n=2)["ok"])  # the link trained on each process
-    got = attack(tier, "flood", page=preset.page, query=query, seconds=25.0, stats=str(FOLDER / web.STATS_SOCKET))
+    got = attack(tier, "flood", page=preset.page, query=query, seconds=14.0, stats=str(FOLDER / web.STATS_SOCKET))
     answers = [s["answer"] for s in got["students"]]
     assert all(s["ok"] for s in got["students"]), got["students"]
     p50 = statistics.median(a for a in answers if a is not None)
