@@ -53,6 +53,9 @@ def attack(state: local.State, mode: str, **given) -> dict:
 def test_a_hall_of_150_behind_one_address_all_get_the_page(tier):
     got = attack(tier, "hall", n=150, source="127.0.0.2")
     browsers = got["browsers"]
+    print(f"\nhall of 150 behind one address: {sum(b['page'] == 200 for b in browsers)} pages, "
+          f"{sum(b['socket'] == 101 for b in browsers)} tabs, {sum(b['id'] for b in browsers)} ids, all open after "
+          f"{got['seconds']} s; load average {os.getloadavg()[0]:.1f}")
     assert [b["page"] for b in browsers] == [200] * 150 and [b["socket"] for b in browsers] == [101] * 150, browsers
     assert sum(b["id"] for b in browsers) == web.ProxyBounds.new_ids_per_minute, browsers
     assert got["seconds"] < 60, got["seconds"]

@@ -13,6 +13,8 @@ training and the 14 s of the floods).
   answers): refused at once, no external-address lookup made, the server's event loop never stalls.
 - A request whose forwarded address nobody vouched for (``X-Forwarded-For`` from a loopback sender, which uvicorn
   would believe) is refused.
+- The server is started as a teacher might misconfigure it, with a proxy's header named but no proxy secret: its
+  log says so once, at start (that the header then counts for nothing: tests/server/test_clients.py).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from urllib.parse import urlencode
 
 import pytest
 
+from rnnlab.server.clients import ENV_CLIENT_HEADER, ENV_PROXY_SECRET
 from rnnlab.sharing.presets import PRESETS
 from tests.load.attacks import flood, foreign_handshake, oversized, page_cookies
 from tests.load.protocol_client import open_session
@@ -95,15 +98,16 @@ def blackhole() -> Iterator[Blackhole]:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory, blackhole) -> Iterator[tuple[str, int]]:
-    """``streamlit run serve.py`` on a free loopback port, its outward HTTP going to :class:`Blackhole`; (its base
-    URL, its pid)."""
+def server(tmp_path_factory, blackhole) -> Iterator[tuple[str, int, Path]]:
+    """``streamlit run serve.py`` on a free loopback port, its outward HTTP going to :class:`Blackhole`, a proxy's
+    header named without the proxy's secret; (its base URL, its pid, its log)."""
     folder = tmp_path_factory.mktemp("class-attacks")
     port, log = free_port(), folder / "server.log"
     hole = f"http://127.0.0.1:{blackhole.port}"
     env = {**os.environ, "RNNLAB_RUNS_DIR": str(folder / "runs"), "RNNLAB_JAX_CACHE_DIR": str(folder / "jax"),
            "HTTP_PROXY": hole, "HTTPS_PROXY": hole, "http_proxy": hole, "https_proxy": hole, "NO_PROXY": "",
-           "RNNLAB_MAX_TRAININGS": "2", "PYTHONUNBUFFERED": "1"}
+           "RNNLAB_MAX_TRAININGS": "2", "PYTHONUNBUFFERED": "1", ENV_CLIENT_HEADER: "X-Forwarded-For"}
+    env.pop(ENV_PROXY_SECRET, None)
     with open(log, "w") as out:
         process = subprocess.Popen([sys.executable, "-m", "streamlit", "run", ENTRY, "--server.headless", "true",
                                     "--server.port", str(port), "--server.address", "127.0.0.1"], cwd=ROOT,
@@ -115,7 +119,7 @@ def server(tmp_path_factory, blackhole) -> Iterator[tuple[str, int]]:
             if process.poll() is not None or time.monotonic() > deadline:
                 pytest.fail(f"the server did not start; its log:\n{log.read_text()[-4000:]}")
             time.sleep(0.5)
-        yield base, process.pid
+        yield base, process.pid, log
     finally:
         os.killpg(process.pid, signal.SIGTERM)
         try:
@@ -139,7 +143,7 @@ def rss_mb(pid: int) -> float:
 
 
 def test_two_flooding_tabs_are_slowed_and_closed_while_the_class_gets_its_charts(server):
-    base, _ = server
+    base, _, _ = server
     page, query = link()
     warm = asyncio.run(open_session(base, query, page, 600))  # the teacher opens the link first: its run trains
     assert warm.ok, warm.errors
@@ -169,7 +173,7 @@ def test_two_flooding_tabs_are_slowed_and_closed_while_the_class_gets_its_charts
 
 
 def test_an_oversized_message_is_refused_at_its_header_and_never_read(server):
-    base, pid = server
+    base, pid, _ = server
     before = rss_mb(pid)
 
     async def four():
@@ -184,7 +188,7 @@ def test_an_oversized_message_is_refused_at_its_header_and_never_read(server):
 
 
 def test_foreign_pages_handshakes_are_refused_at_once_without_an_outward_lookup(server, blackhole):
-    base, _ = server
+    base, _, _ = server
     stalls: list[float] = []
     done = threading.Event()
 
@@ -210,9 +214,17 @@ def test_foreign_pages_handshakes_are_refused_at_once_without_an_outward_lookup(
 
 
 def test_a_forwarded_address_nobody_vouched_for_is_refused(server):
-    base, _ = server
+    base, _, _ = server
     request = urllib.request.Request(f"{base}/_stcore/health", headers={"X-Forwarded-For": "10.9.9.9"})
     with pytest.raises(urllib.error.HTTPError) as refused:  # uvicorn believed it: the app does not
         urllib.request.urlopen(request, timeout=10)
     assert refused.value.code == 400
     assert asyncio.run(page_cookies(base, "127.0.0.9"))  # the same request without it: served
+
+
+def test_a_proxy_header_named_without_the_secret_is_said_once_at_start(server):
+    base, _, log = server
+    assert asyncio.run(page_cookies(base, "127.0.0.10"))  # served, after every attack above
+    said = [line for line in log.read_text().splitlines() if f"set without {ENV_PROXY_SECRET}" in line]
+    assert len(said) == 1, said
+    assert ENV_CLIENT_HEADER in said[0] and "ignored" in said[0]
