@@ -403,7 +403,7 @@ def test_one_machine_with_five_long_runs_leaves_a_slot_for_the_next(browser, art
                 tab.goto("/explore?" + urlencode({"steps": "100000", "seed": str(seed), "run": "1"}))
                 confirm_if_asked(tab, RENDER_TIMEOUT_MS)
                 tabs.append(tab)
-            share = re.compile(r"You already have 1 job\(s\) running on this server, your share")
+            share = re.compile(r"You already have 1 job running on this server, your share")
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline and sum(t.get_by_text(share).count() for t in tabs) < 4:
                 time.sleep(0.5)
