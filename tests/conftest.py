@@ -2,7 +2,6 @@
 
 import os
 import tempfile
-from pathlib import Path
 
 import jax
 import pytest
@@ -14,29 +13,44 @@ os.environ.setdefault("RNNLAB_RUNS_DIR", tempfile.mkdtemp(prefix="rnnlab-test-ru
 os.environ.setdefault("RNNLAB_WARM", "off")
 
 
-# Tests that start servers, browsers or a cluster, or that time what they see: under pytest-xdist (README's test
-# command runs two workers) they all run in one worker, one at a time, so that no two of them share the CPU, while
-# the other worker runs the in-process tests; every other test file stays whole on one worker (its module fixtures
-# and compiled programs built once).
+# Tests that start servers, browsers or a cluster, or that time what they see. Under pytest-xdist (README's test
+# command runs two workers) they are one unit of work, run first and one at a time on one worker, so that no two of
+# them share the CPU, while the other worker runs the in-process tests; every other test file is a unit of its own
+# (its module fixtures and compiled programs built once).
 SERVER_TEST_FOLDERS = ("e2e", "on_ray", "load")
-SERVER_TEST_FILES = ("test_class_attacks.py", "test_precompile.py", "test_cold_start.py")
+SERVER_TEST_FILES = ("test_class_attacks.py", "test_precompile.py")
+SERVERS = "servers"
 
 
-def _xdist_group(item) -> str:
-    path = Path(str(item.fspath))
-    folder = path.parent.name
-    if folder in SERVER_TEST_FOLDERS or path.name in SERVER_TEST_FILES or item.get_closest_marker("e2e"):
-        return "servers"
-    return f"{folder}/{path.name}"
+def work_unit(nodeid: str) -> str:
+    """The pytest-xdist unit of work of a test: ``servers``, or the test's file."""
+    path = nodeid.split("::", 1)[0]
+    parts = path.split("/")
+    if (len(parts) > 2 and parts[-2] in SERVER_TEST_FOLDERS) or parts[-1] in SERVER_TEST_FILES:
+        return SERVERS
+    return path
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """pytest-xdist's scheduling by scope, with :func:`work_unit` as the scope."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ServersApart(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:  # the hook LoadScopeScheduling's subclasses override
+            return work_unit(nodeid)
+
+    return ServersApart(config, log)
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests marked ``gpu`` run only where JAX has an accelerator (tests/gpu/check.sh on a GPU machine); each test
-    gets its pytest-xdist group."""
+    """Tests marked ``gpu`` run only where JAX has an accelerator (tests/gpu/check.sh on a GPU machine). The tests
+    that start servers come first, so that their one long unit of work starts at once."""
+    items.sort(key=lambda item: work_unit(item.nodeid) != SERVERS)  # stable: each group keeps its order
+    if jax.default_backend() != "cpu":
+        return
     skip = pytest.mark.skip(reason="needs an accelerator: JAX runs on the CPU here")
     for item in items:
-        item.add_marker(pytest.mark.xdist_group(_xdist_group(item)))
-        if jax.default_backend() == "cpu" and item.get_closest_marker("gpu") is not None:
+        if item.get_closest_marker("gpu") is not None:
             item.add_marker(skip)
 
 
