@@ -216,10 +216,11 @@ def test_no_import_cycle_even_through_imports_inside_functions():
 # ---- heavy work goes through the seam ---------------------------------------------------------------------------
 # Pages and ui/ reach the server only through the executor (how work runs: rnnlab.server.executor, the one chosen
 # for this process: rnnlab.server.executors, and rnnlab.server.embedded for a page's own gate), the work it runs
-# (rnnlab.server.jobs) and the tab's reload token (rnnlab.server.session_store, which computes nothing), and never
-# call heavy work themselves: they name it in a Work(...) that the executor runs.
+# (rnnlab.server.jobs), the tab's reload token (rnnlab.server.session_store) and the classes' answers
+# (rnnlab.server.votes; both keep state and compute nothing), and never call heavy work themselves: they name it in
+# a Work(...) that the executor runs.
 SEAM = {"rnnlab.server.executor", "rnnlab.server.executors", "rnnlab.server.embedded", "rnnlab.server.jobs",
-        "rnnlab.server.session_store"}
+        "rnnlab.server.session_store", "rnnlab.server.votes"}
 HEAVY_CALLS = {"Run", "run_chunk", "compute_chunk", "shared_chunk_job", "train_chunk", "run_sweep",
                "compile_in_worker", "trained_params", "run_grad_through_time", "run_connectivity", "start_robustness",
                "decay_sweep", "carry_grad_norms", "connectivity", "look"}

@@ -13,4 +13,5 @@
 - :mod:`.results`: deterministic results (probes, sweeps) computed once for everyone.
 - :mod:`.precompile`: long first compiles in a worker process that can be killed.
 - :mod:`.session_store`, :mod:`.run_files`: runs kept for a browser reload.
+- :mod:`.votes`: the classes that predict together and their answers (this process's book, or the cluster's).
 """

@@ -1,0 +1,160 @@
+"""The teacher's screen of a class, made for a projector at 1280x720: the question, the buttons that run the lesson
+(reveal, a second round, reset, the other questions), who has joined and answered and the spread of answers as a
+live chart (:func:`live`, a fragment redrawn every :data:`TEACHER_EVERY_S` without a click), then the run that
+settles the question beside the spread.
+
+The teacher's key comes in the teacher's link once: it is kept in the session and taken out of the address, so
+that a projected address bar shows none (a reload of this tab opens the students' view; the teacher's link opens
+this screen again). Every action sends the key to the store, which compares it in constant time.
+"""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from rnnlab.i18n import Msg, _, t
+from rnnlab.server.executor import DONE, FAILED, Job
+from rnnlab.server.votes import CLOSE, GOTO, RESET, REVEAL, SECOND, VoteRefused
+from rnnlab.session.class_screens import TeacherScreen, teacher_screen
+from rnnlab.sharing.classes import CLASS_PATH, TEACHER_PARAM, ClassView, answers_csv, app_base, spaced, student_link
+from rnnlab.sharing.classroom import qr_png
+from rnnlab.text import error_text
+from ui.classroom import draw_result, draw_spread, prepare, store
+
+ss = st.session_state
+TEACHER_EVERY_S = 1.0
+KEYS = "class_keys"  # code -> the teacher's key, for this session
+ERROR_KEY = "class_teach_error"
+
+
+def teacher_key(code: str) -> str | None:
+    """The teacher's key of class ``code`` for this session: taken from the link (and out of the address) when it
+    is the class's, else the one kept; None for a student."""
+    keys = ss.setdefault(KEYS, {})
+    given = st.query_params.get(TEACHER_PARAM)
+    if given is not None:
+        del st.query_params[TEACHER_PARAM]
+        if store().is_teacher(code, given[:200]):
+            keys[code] = given[:200]
+        else:
+            # TRANSLATORS: {code} is a class code such as ABC234
+            st.warning(t("This teacher's link does not open class {code}: the class has ended, or the link is cut "
+                         "short. Here is the students' view.", code=code), icon=":material/key_off:")
+    return keys.get(code)
+
+
+def act(code: str, key: str, action: str, question: int | None = None) -> None:
+    """A teacher's button: ``action`` on the class (a refusal is kept to be shown)."""
+    try:
+        store().teach(code, key, action, question)
+    except VoteRefused as refused:
+        ss[ERROR_KEY] = refused.message
+
+
+def prepared_line(job: Job) -> str:
+    """How far the run that settles the question is, ahead of the reveal."""
+    job.poll(0)
+    if job.status == DONE:
+        return _("The run that settles this question is ready.")
+    if job.status == FAILED:
+        try:
+            job.result()
+        except Exception as e:  # noqa: BLE001 - said, not raised: Reveal tries again
+            # TRANSLATORS: {error} is the error's own text, in English
+            return t("The run that settles this question failed: {error} Reveal tries again.", error=error_text(e))
+    share = job.progress or 0.0
+    # TRANSLATORS: {share} is the part done, e.g. 45%
+    return t("The run that settles this question is being computed ahead of the reveal: {share:.0%} done.",
+             share=share)
+
+
+@st.fragment(run_every=TEACHER_EVERY_S)
+def live(code: str, stage: int, job: Job) -> None:
+    """Who has joined and answered, and the spread of answers, redrawn every :data:`TEACHER_EVERY_S`; the whole page
+    again when the class has changed stage (another of the teacher's tabs) or ended."""
+    try:
+        view = store().view(code)
+    except VoteRefused:
+        st.rerun()
+    if view.stage != stage:
+        st.rerun()
+    screen = teacher_screen(view, time.time())
+    joined, answered, first = st.columns(3)
+    joined.metric(_("Joined"), screen.joined)
+    answered.metric(_("Answered") if screen.first_answered is None else _("Answered again"), screen.answered)
+    if screen.first_answered is not None:
+        first.metric(_("Answered first"), screen.first_answered)
+    draw_spread(screen.spread, key="class_live_spread")
+    if not screen.revealed:
+        st.caption(prepared_line(job))
+
+
+def controls(code: str, key: str, screen: TeacherScreen) -> None:
+    """The buttons that run the lesson, in one row."""
+    reveal, second, reset, back, forward = st.columns([3, 3, 2, 2, 2])
+    reveal.button(_("Reveal"), type="primary", disabled=screen.revealed, icon=":material/visibility:",
+                  on_click=act, args=(code, key, REVEAL), width="stretch")
+    second.button(_("Second round"), disabled=not screen.can_second, icon=":material/forum:",
+                  help=_("After a discussion, students answer again; the first answers stay beside."),
+                  on_click=act, args=(code, key, SECOND), width="stretch")
+    reset.button(_("Reset"), icon=":material/restart_alt:", help=_("Clear this question's answers and ask again."),
+                 on_click=act, args=(code, key, RESET), width="stretch")
+    last = len(screen.titles) - 1
+    back.button(_("Previous"), disabled=screen.position == 0, icon=":material/arrow_back:",
+                on_click=act, args=(code, key, GOTO, max(0, screen.position - 1)), width="stretch")
+    forward.button(_("Next"), disabled=screen.position >= last, icon=":material/arrow_forward:",
+                   on_click=act, args=(code, key, GOTO, min(last, screen.position + 1)), width="stretch")
+
+
+def join_panel(code: str) -> None:
+    """How students join: the code, the link and its QR code (never the teacher's key)."""
+    link = student_link(app_base(st.context.url or "", CLASS_PATH), code)
+    st.markdown(t("Join at **{link}**  ·  code **{code}**", link=link, code=spaced(code)))
+    st.image(qr_png(link, scale=6), width=230)
+
+
+def tools(code: str, key: str, view: ClassView, screen: TeacherScreen) -> None:
+    """The class's answers as a file, its end, and how long it is kept."""
+    with st.expander(_("The class: its answers as a file, its end"), icon=":material/settings:"):
+        st.download_button(_("Answers as CSV (counts only)"), data=lambda: answers_csv(store().view(code)),
+                           file_name=f"class-{code}-answers.csv", mime="text/csv", on_click="ignore",
+                           icon=":material/download:")
+        st.caption(screen.ends)
+        st.caption(_("This address holds no key, so it can be projected. A reload opens the students' view; your "
+                     "teacher's link opens this screen again."))
+        st.button(_("End the class now"), icon=":material/stop_circle:", on_click=act, args=(code, key, CLOSE),
+                  help=_("Its answers are deleted; students see that the class has ended."))
+
+
+def teacher_page(code: str, key: str) -> None:
+    """The teacher's screen of class ``code``."""
+    try:
+        view = store().view(code)
+    except VoteRefused as refused:
+        st.error(str(refused.message), icon=":material/link_off:")
+        return
+    screen = teacher_screen(view, time.time())
+    preset = view.question.lesson
+    job = prepare(preset)
+    title, badge = st.columns([5, 1])
+    title.subheader(screen.heading)
+    badge.markdown(f"### `{spaced(code)}`")
+    st.markdown(f"#### {screen.question}")
+    said: Msg | None = ss.pop(ERROR_KEY, None)
+    if said is not None:
+        st.error(str(said), icon=":material/block:")
+    controls(code, key, screen)
+    left, right = st.columns([11, 9], gap="large")
+    with left:
+        live(code, view.stage, job)
+    with right:
+        if screen.revealed:
+            st.success(t("The run settles it: **{answer}**", answer=screen.answer), icon=":material/check_circle:")
+            draw_result(preset, st.container(), key="class_result")
+            st.markdown(screen.lesson)
+        else:
+            st.caption(screen.status)
+            join_panel(code)
+    tools(code, key, view, screen)

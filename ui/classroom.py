@@ -1,0 +1,110 @@
+"""The class page's shared parts: the class's code from the link (or typed), the store that keeps the answers
+(:func:`rnnlab.server.executors.current_votes`), who answers, and the run that settles a question: keyed work
+through the executor, computed once for the whole class (:func:`result_work`), drawn from views built once per
+language (:func:`draw_result`)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from rnnlab.figures import vote_views
+from rnnlab.figures.gradient_views import sweep_key, sweep_view, sweep_view_key
+from rnnlab.figures.run_views import loss_view
+from rnnlab.figures.shared import VIEWS, view_key
+from rnnlab.i18n import N_, _
+from rnnlab.server import jobs
+from rnnlab.server.executor import Job, Work
+from rnnlab.server.executors import current_executor, current_votes
+from rnnlab.server.votes import VoteStore
+from rnnlab.session.class_screens import Spread
+from rnnlab.sharing.classes import CODE_PARAM, normal_code
+from rnnlab.sharing.presets import Preset
+from ui.charts import chart
+from ui.queue import client_id, run_job
+
+ss = st.session_state
+CODE_KEY = "class_code"  # the class this session is in, kept when a page switch or the language drops the link's
+
+
+def store() -> VoteStore:
+    """Where the classes' answers are kept (this process's, or the cluster's)."""
+    return current_votes()
+
+
+def voter() -> str:
+    """Who answers: the gate's fair-share identity (a browser on its machine; a tab on the server's own)."""
+    return client_id()
+
+
+def code_from_link() -> tuple[str | None, str]:
+    """The class's code (None when there is none or it cannot be a code) and the text given, from the link, else
+    the one this session is in. The link keeps the code (the language selector may rewrite the link)."""
+    given = st.query_params.get(CODE_PARAM)
+    if given is None and ss.get(CODE_KEY):
+        st.query_params[CODE_PARAM] = given = ss[CODE_KEY]
+    code = normal_code(given)
+    if code is not None:
+        ss[CODE_KEY] = code
+    return code, (given or "")[:40]
+
+
+def join_form() -> None:
+    """A box to type the class's code in; the page opens that class."""
+    with st.form("class_join", border=True, enter_to_submit=True):
+        typed = st.text_input(_("Class code"), max_chars=12, placeholder="ABC 234",
+                              help=_("The six letters and digits your teacher shows."))
+        if st.form_submit_button(_("Join the class"), type="primary"):
+            ss.pop(CODE_KEY, None)
+            st.query_params[CODE_PARAM] = typed.strip()[:40]
+            st.rerun()
+
+
+# ---- the run that settles a question ------------------------------------------------------------------------------
+def result_work(preset: Preset) -> Work:
+    """The work whose result settles ``preset``'s question, keyed as its page keys it, so that the class, the page
+    and everyone on its link compute it once: the finished run (Explore) or the decay sweep (Gradient flow)."""
+    config = preset.config
+    if preset.page == "gradients":
+        cells, lengths = list(preset.sweep_cells), list(preset.sweep_lengths)
+        need = max(replace(config, cell=c, seq_len=T).memory_bytes() for c in cells for T in lengths)
+        return Work(jobs.decay_sweep, (config, cells, lengths, preset.sweep_weights), kind="sweep",
+                    label=N_("gradient sweep"), memory_bytes=need, client=client_id(),
+                    key=sweep_key(config, tuple(cells), tuple(lengths), preset.sweep_weights))
+    return Work(jobs.finished_run, (config,), kind="train", label=N_("the class's run"),
+                memory_bytes=config.memory_bytes(), client=client_id(), key=("finished run", config))
+
+
+def prepare(preset: Preset) -> Job:
+    """The run of ``preset`` started ahead of the reveal, once per session (again after a failure); poll the job."""
+    prepared = ss.setdefault("class_prepared", {})
+    job = prepared.get(preset.key)
+    if job is None or job.status in ("failed", "cancelled"):
+        job = prepared[preset.key] = current_executor().submit(result_work(preset))
+    return job
+
+
+def result_figure(preset: Preset, value) -> go.Figure:
+    """The chart of ``preset``'s result (:func:`result_work`'s value), built once per language for everyone."""
+    if preset.page == "gradients":
+        sweep, fits = value
+        key = sweep_key(preset.config, preset.sweep_cells, preset.sweep_lengths, preset.sweep_weights)
+        return VIEWS.get(sweep_view_key(key), lambda: sweep_view(sweep, fits, preset.config.task,
+                                                                 preset.sweep_weights, preset.config.seed)).figure
+    return VIEWS.get(view_key(value, "loss"), lambda: loss_view(value))[0]
+
+
+def draw_result(preset: Preset, container, key: str) -> None:
+    """The run that settles ``preset``'s question, in ``container``: waited for (computed once for everyone), then
+    its chart."""
+    with container:
+        value = run_job(result_work(preset), st.empty(), progress=_("The class's run"))
+        chart(st, result_figure(preset, value), key=key)
+
+
+def draw_spread(spread: Spread, key: str, height: int = 330) -> None:
+    """The class's answers as bars."""
+    chart(st, vote_views.spread_figure(spread.choices, spread.counts, spread.rounds, spread.answer, spread.title,
+                                       height), key=key)
