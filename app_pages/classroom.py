@@ -16,6 +16,7 @@ if code is None and not given:
     st.stop()
 key = teacher_key(code) if code is not None else None
 if key is not None and code is not None:
+    st.set_page_config(initial_sidebar_state="collapsed")  # the projector's whole width for the class
     teacher_page(code, key)
 else:
     student_page(code or given)

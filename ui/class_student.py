@@ -16,6 +16,7 @@ from rnnlab.session.class_screens import StudentScreen, student_screen
 from rnnlab.sharing.classes import ClassView
 from rnnlab.text import escape_markdown
 from ui.classroom import draw_result, draw_spread, join_form, store, voter
+from ui.slots import LazyContainer
 
 ss = st.session_state
 STUDENT_EVERY_S = 2.0
@@ -67,14 +68,16 @@ def student_page(code: str) -> None:
         join_form()
         return
     screen = student_screen(view, ballot)
-    st.subheader(screen.heading)
-    st.markdown(f"**{screen.question}**")
-    if screen.voting:
-        draw_choices(code, view, screen)
-    else:
-        st.info(screen.verdict, icon=":material/lightbulb:")
-        draw_result(view.question.lesson, st.container(), key="class_result")
-        st.markdown(screen.lesson)
-        if screen.spread is not None:
-            draw_spread(screen.spread, key="class_spread", height=300)
+    body = LazyContainer()  # the last stage's buttons go at once, not faded while the result is waited for
+    with body():
+        st.subheader(screen.heading)
+        st.markdown(f"**{screen.question}**")
+        if screen.voting:
+            draw_choices(code, view, screen)
+        else:
+            st.info(screen.verdict, icon=":material/lightbulb:")
+            draw_result(view.question.lesson, st.container(), key="class_result")
+            st.markdown(screen.lesson)
+            if screen.spread is not None:
+                draw_spread(screen.spread, key="class_spread", height=300)
     watch(code, view.stage)

@@ -22,6 +22,7 @@ from rnnlab.sharing.classes import CLASS_PATH, TEACHER_PARAM, ClassView, answers
 from rnnlab.sharing.classroom import qr_png
 from rnnlab.text import error_text
 from ui.classroom import draw_result, draw_spread, prepare, store
+from ui.slots import LazyContainer
 
 ss = st.session_state
 TEACHER_EVERY_S = 1.0
@@ -82,6 +83,8 @@ def live(code: str, stage: int, job: Job) -> None:
         st.rerun()
     screen = teacher_screen(view, time.time())
     joined, answered, first = st.columns(3)
+    # TRANSLATORS: counts on the teacher's screen: students who opened the class, who answered (in the second
+    # round: answered again), who answered the first round
     joined.metric(_("Joined"), screen.joined)
     answered.metric(_("Answered") if screen.first_answered is None else _("Answered again"), screen.answered)
     if screen.first_answered is not None:
@@ -94,6 +97,8 @@ def live(code: str, stage: int, job: Job) -> None:
 def controls(code: str, key: str, screen: TeacherScreen) -> None:
     """The buttons that run the lesson, in one row."""
     reveal, second, reset, back, forward = st.columns([3, 3, 2, 2, 2])
+    # TRANSLATORS: the teacher's buttons: show the answer and the run; open a second round of answers; clear this
+    # question's answers; go to the previous or next question of the class (Previous, Next)
     reveal.button(_("Reveal"), type="primary", disabled=screen.revealed, icon=":material/visibility:",
                   on_click=act, args=(code, key, REVEAL), width="stretch")
     second.button(_("Second round"), disabled=not screen.can_second, icon=":material/forum:",
@@ -149,7 +154,7 @@ def teacher_page(code: str, key: str) -> None:
     left, right = st.columns([11, 9], gap="large")
     with left:
         live(code, view.stage, job)
-    with right:
+    with right, LazyContainer()():  # the join panel goes at once when the run is waited for
         if screen.revealed:
             st.success(t("The run settles it: **{answer}**", answer=screen.answer), icon=":material/check_circle:")
             draw_result(preset, st.container(), key="class_result")

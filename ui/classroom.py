@@ -5,6 +5,7 @@ language (:func:`draw_result`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 import plotly.graph_objects as go
@@ -23,7 +24,8 @@ from rnnlab.session.class_screens import Spread
 from rnnlab.sharing.classes import CODE_PARAM, normal_code
 from rnnlab.sharing.presets import Preset
 from ui.charts import chart
-from ui.queue import client_id, run_job
+from ui.progress import job_progress
+from ui.queue import client_id, wait
 
 ss = st.session_state
 CODE_KEY = "class_code"  # the class this session is in, kept when a page switch or the language drops the link's
@@ -96,11 +98,27 @@ def result_figure(preset: Preset, value) -> go.Figure:
     return VIEWS.get(view_key(value, "loss"), lambda: loss_view(value))[0]
 
 
+def draw_wait(placeholder) -> Callable[[Job], None]:
+    """How a page shows the wait for the class's run: its progress, or that it is being computed for everyone."""
+    progress = job_progress(_("The class's run"), placeholder)
+
+    def draw(job: Job) -> None:
+        info = job.queue
+        if info is not None and info.reason == "result":
+            placeholder.info(_("The run that settles this question is being computed, once for the whole class…"),
+                             icon=":material/hourglass_top:")
+        else:
+            progress(job)
+
+    return draw
+
+
 def draw_result(preset: Preset, container, key: str) -> None:
     """The run that settles ``preset``'s question, in ``container``: waited for (computed once for everyone), then
     its chart."""
     with container:
-        value = run_job(result_work(preset), st.empty(), progress=_("The class's run"))
+        placeholder = st.empty()
+        value = wait(current_executor().submit(result_work(preset)), placeholder, draw_wait(placeholder))
         chart(st, result_figure(preset, value), key=key)
 
 
