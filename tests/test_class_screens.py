@@ -38,7 +38,7 @@ def test_the_students_link_never_holds_the_teachers_key():
     base = "http://10.0.0.5:8501"
     link = classes.student_link(base, "ABC234")
     teacher = classes.teacher_link(base, "ABC234", "s3cret-KEY")
-    assert urlsplit(link).path == "/class" and parse_qs(urlsplit(link).query) == {"code": ["ABC234"]}
+    assert urlsplit(link).path == "/classroom" and parse_qs(urlsplit(link).query) == {"code": ["ABC234"]}
     assert parse_qs(urlsplit(teacher).query) == {"code": ["ABC234"], "teacher": ["s3cret-KEY"]}
     assert parse_qs(urlsplit(classes.student_link(base, "ABC234", "zh")).query)["lang"] == ["zh"]
     with pytest.raises(ValueError):
@@ -47,7 +47,7 @@ def test_the_students_link_never_holds_the_teachers_key():
 
 @pytest.mark.parametrize("url, page, base", [
     ("http://10.0.0.5:8501/explore?lr=0.01&sid=x", "explore", "http://10.0.0.5:8501"),
-    ("http://host/rnnlab/class?code=X#top", "class", "http://host/rnnlab"),
+    ("http://host/rnnlab/classroom?code=X#top", "classroom", "http://host/rnnlab"),
     ("http://host:8501/", "", "http://host:8501"),
     ("", "explore", ""),
 ])

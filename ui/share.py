@@ -64,6 +64,20 @@ def experiment_link(state: UrlState) -> None:
 
 
 OPENED = "classes_opened"  # (code, teacher's key) of the classes this session opened, the newest first
+REFUSED = "class_open_refused"
+
+
+def open_class() -> None:
+    """The "Open a class" button: a class for the presets chosen; the store's refusal is kept to be shown."""
+    chosen = ss.get("share_class_presets") or []
+    if not chosen:
+        return
+    try:
+        made = store().open(chosen, client_id())
+    except VoteRefused as refused:
+        ss[REFUSED] = refused.message
+    else:
+        ss.setdefault(OPENED, []).insert(0, (made.code, made.secret))
 
 
 def class_section(state: UrlState, page_path: str) -> None:
@@ -76,13 +90,11 @@ def class_section(state: UrlState, page_path: str) -> None:
     chosen = st.multiselect(_("Questions for the class"), keys, default=default, key="share_class_presets",
                             format_func=lambda key: _(PRESETS_BY_KEY[key].title), placeholder=_("Choose presets"))
     opened: list[tuple[str, str]] = ss.setdefault(OPENED, [])
-    if st.button(_("Open a class"), type="primary", disabled=not chosen, key="share_class_open",
-                 icon=":material/groups:"):
-        try:
-            made = store().open(chosen, client_id())
-            opened.insert(0, (made.code, made.secret))
-        except VoteRefused as refused:
-            st.error(str(refused.message), icon=":material/block:")
+    st.button(_("Open a class"), type="primary", disabled=not chosen, key="share_class_open",
+              icon=":material/groups:", on_click=open_class)
+    refused = ss.pop(REFUSED, None)
+    if refused is not None:
+        st.error(str(refused), icon=":material/block:")
     base = app_base(page_address(), page_path)
     for code, secret in list(opened):
         try:

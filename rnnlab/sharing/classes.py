@@ -23,7 +23,7 @@ from rnnlab.sharing.presets import PRESETS_BY_KEY, Preset
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no I, O, 0 or 1: read off a projector without doubt
 CODE_LENGTH = 6
-CLASS_PATH = "class"  # the class page's address under the app's
+CLASS_PATH = "classroom"  # the class page's address under the app's
 CODE_PARAM, TEACHER_PARAM = "code", "teacher"  # the class page's query: the code, and the teacher's secret
 SECRET_BYTES = 24  # the teacher's secret: 192 random bits
 VOTING, REVEALED = "voting", "revealed"
