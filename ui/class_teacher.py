@@ -99,17 +99,17 @@ def controls(code: str, key: str, screen: TeacherScreen) -> None:
     reveal, second, reset, back, forward = st.columns([3, 3, 2, 2, 2])
     # TRANSLATORS: the teacher's buttons: show the answer and the run; open a second round of answers; clear this
     # question's answers; go to the previous or next question of the class (Previous, Next)
-    reveal.button(_("Reveal"), type="primary", disabled=screen.revealed, icon=":material/visibility:",
+    reveal.button(_("Reveal"), key="class_reveal", type="primary", disabled=screen.revealed, icon=":material/visibility:",
                   on_click=act, args=(code, key, REVEAL), width="stretch")
-    second.button(_("Second round"), disabled=not screen.can_second, icon=":material/forum:",
+    second.button(_("Second round"), key="class_second", disabled=not screen.can_second, icon=":material/forum:",
                   help=_("After a discussion, students answer again; the first answers stay beside."),
                   on_click=act, args=(code, key, SECOND), width="stretch")
-    reset.button(_("Reset"), icon=":material/restart_alt:", help=_("Clear this question's answers and ask again."),
+    reset.button(_("Reset"), key="class_reset", icon=":material/restart_alt:", help=_("Clear this question's answers and ask again."),
                  on_click=act, args=(code, key, RESET), width="stretch")
     last = len(screen.titles) - 1
-    back.button(_("Previous"), disabled=screen.position == 0, icon=":material/arrow_back:",
+    back.button(_("Previous"), key="class_back", disabled=screen.position == 0, icon=":material/arrow_back:",
                 on_click=act, args=(code, key, GOTO, max(0, screen.position - 1)), width="stretch")
-    forward.button(_("Next"), disabled=screen.position >= last, icon=":material/arrow_forward:",
+    forward.button(_("Next"), key="class_next", disabled=screen.position >= last, icon=":material/arrow_forward:",
                    on_click=act, args=(code, key, GOTO, min(last, screen.position + 1)), width="stretch")
 
 
@@ -129,7 +129,7 @@ def tools(code: str, key: str, view: ClassView, screen: TeacherScreen) -> None:
         st.caption(screen.ends)
         st.caption(_("This address holds no key, so it can be projected. A reload opens the students' view; your "
                      "teacher's link opens this screen again."))
-        st.button(_("End the class now"), icon=":material/stop_circle:", on_click=act, args=(code, key, CLOSE),
+        st.button(_("End the class now"), key="class_close", icon=":material/stop_circle:", on_click=act, args=(code, key, CLOSE),
                   help=_("Its answers are deleted; students see that the class has ended."))
 
 
