@@ -14,8 +14,7 @@ from rnnlab.i18n import Msg, _
 from rnnlab.server.votes import VoteRefused
 from rnnlab.session.class_screens import StudentScreen, student_screen
 from rnnlab.sharing.classes import ClassView
-from rnnlab.text import escape_markdown
-from ui.classroom import draw_result, draw_spread, join_form, store, voter
+from ui.classroom import draw_result, draw_spread, join_form, store, top_gap, voter
 from ui.slots import LazyContainer
 
 ss = st.session_state
@@ -43,10 +42,10 @@ def watch(code: str, stage: int) -> None:
 
 
 def draw_choices(code: str, view: ClassView, screen: StudentScreen) -> None:
-    """The choices as buttons, the one picked highlighted; what became of the last pick."""
+    """The choices as buttons (the catalog's words), the one picked highlighted; what became of the last pick."""
     st.markdown(screen.prompt)
     for i, choice in enumerate(screen.choices):
-        st.button(escape_markdown(choice), key=f"vote_{code}_{view.current}_{view.question.round}_{i}",
+        st.button(choice, key=f"vote_{code}_{view.current}_{view.question.round}_{i}",
                   type="primary" if i == screen.picked else "secondary", width="stretch",
                   on_click=cast, args=(code, view.current, view.question.round, i))
     refused: Msg | None = ss.pop(ERROR_KEY, None)
@@ -70,6 +69,7 @@ def student_page(code: str) -> None:
     screen = student_screen(view, ballot)
     body = LazyContainer()  # the last stage's buttons go at once, not faded while the result is waited for
     with body():
+        top_gap()
         st.subheader(screen.heading)
         st.markdown(f"**{screen.question}**")
         if screen.voting:

@@ -21,11 +21,13 @@ from rnnlab.session.class_screens import TeacherScreen, teacher_screen
 from rnnlab.sharing.classes import CLASS_PATH, TEACHER_PARAM, ClassView, answers_csv, app_base, spaced, student_link
 from rnnlab.sharing.classroom import qr_png
 from rnnlab.text import error_text
-from ui.classroom import draw_result, draw_spread, prepare, store
+from ui.classroom import draw_result, draw_spread, prepare, store, top_gap
+from ui.language import use_language
 from ui.slots import LazyContainer
 
 ss = st.session_state
 TEACHER_EVERY_S = 1.0
+RESULT_HEIGHT = 330  # pixels: the run's chart under the answer and the lesson, within a projector's 720 lines
 KEYS = "class_keys"  # code -> the teacher's key, for this session
 ERROR_KEY = "class_teach_error"
 
@@ -75,6 +77,7 @@ def prepared_line(job: Job) -> str:
 def live(code: str, stage: int, job: Job) -> None:
     """Who has joined and answered, and the spread of answers, redrawn every :data:`TEACHER_EVERY_S`; the whole page
     again when the class has changed stage (another of the teacher's tabs) or ended."""
+    use_language()  # a fragment's own rerun does not pass through app.py, which sets the reader's language
     try:
         view = store().view(code)
     except VoteRefused:
@@ -99,13 +102,14 @@ def controls(code: str, key: str, screen: TeacherScreen) -> None:
     reveal, second, reset, back, forward = st.columns([3, 3, 2, 2, 2])
     # TRANSLATORS: the teacher's buttons: show the answer and the run; open a second round of answers; clear this
     # question's answers; go to the previous or next question of the class (Previous, Next)
-    reveal.button(_("Reveal"), key="class_reveal", type="primary", disabled=screen.revealed, icon=":material/visibility:",
-                  on_click=act, args=(code, key, REVEAL), width="stretch")
+    reveal.button(_("Reveal"), key="class_reveal", type="primary", disabled=screen.revealed,
+                  icon=":material/visibility:", on_click=act, args=(code, key, REVEAL), width="stretch")
     second.button(_("Second round"), key="class_second", disabled=not screen.can_second, icon=":material/forum:",
                   help=_("After a discussion, students answer again; the first answers stay beside."),
                   on_click=act, args=(code, key, SECOND), width="stretch")
-    reset.button(_("Reset"), key="class_reset", icon=":material/restart_alt:", help=_("Clear this question's answers and ask again."),
-                 on_click=act, args=(code, key, RESET), width="stretch")
+    reset.button(_("Reset"), key="class_reset", icon=":material/restart_alt:",
+                 help=_("Clear this question's answers and ask again."), on_click=act, args=(code, key, RESET),
+                 width="stretch")
     last = len(screen.titles) - 1
     back.button(_("Previous"), key="class_back", disabled=screen.position == 0, icon=":material/arrow_back:",
                 on_click=act, args=(code, key, GOTO, max(0, screen.position - 1)), width="stretch")
@@ -129,8 +133,8 @@ def tools(code: str, key: str, view: ClassView, screen: TeacherScreen) -> None:
         st.caption(screen.ends)
         st.caption(_("This address holds no key, so it can be projected. A reload opens the students' view; your "
                      "teacher's link opens this screen again."))
-        st.button(_("End the class now"), key="class_close", icon=":material/stop_circle:", on_click=act, args=(code, key, CLOSE),
-                  help=_("Its answers are deleted; students see that the class has ended."))
+        st.button(_("End the class now"), key="class_close", icon=":material/stop_circle:", on_click=act,
+                  args=(code, key, CLOSE), help=_("Its answers are deleted; students see that the class has ended."))
 
 
 def teacher_page(code: str, key: str) -> None:
@@ -143,6 +147,7 @@ def teacher_page(code: str, key: str) -> None:
     screen = teacher_screen(view, time.time())
     preset = view.question.lesson
     job = prepare(preset)
+    top_gap()
     title, badge = st.columns([5, 1])
     title.subheader(screen.heading)
     badge.markdown(f"### `{spaced(code)}`")
@@ -155,10 +160,10 @@ def teacher_page(code: str, key: str) -> None:
     with left:
         live(code, view.stage, job)
     with right, LazyContainer()():  # the join panel goes at once when the run is waited for
-        if screen.revealed:
-            st.success(t("The run settles it: **{answer}**", answer=screen.answer), icon=":material/check_circle:")
-            draw_result(preset, st.container(), key="class_result")
-            st.markdown(screen.lesson)
+        if screen.revealed:  # the answer and the lesson, then the run: all of it on a projector's screen
+            st.success(t("The run settles it: **{answer}**", answer=screen.answer) + "\n\n" + screen.lesson,
+                       icon=":material/check_circle:")
+            draw_result(preset, st.container(), key="class_result", height=RESULT_HEIGHT)
         else:
             st.caption(screen.status)
             join_panel(code)

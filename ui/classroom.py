@@ -23,7 +23,7 @@ from rnnlab.server.votes import VoteStore
 from rnnlab.session.class_screens import Spread
 from rnnlab.sharing.classes import CODE_PARAM, normal_code
 from rnnlab.sharing.presets import Preset
-from ui.charts import chart
+from ui.charts import CHART_CONFIG, chart
 from ui.progress import job_progress
 from ui.queue import client_id, wait
 
@@ -113,13 +113,19 @@ def draw_wait(placeholder) -> Callable[[Job], None]:
     return draw
 
 
-def draw_result(preset: Preset, container, key: str) -> None:
+def draw_result(preset: Preset, container, key: str, height: int | None = None) -> None:
     """The run that settles ``preset``'s question, in ``container``: waited for (computed once for everyone), then
-    its chart."""
+    its chart (``height`` pixels high, else the figure's own)."""
     with container:
         placeholder = st.empty()
         value = wait(current_executor().submit(result_work(preset)), placeholder, draw_wait(placeholder))
-        chart(st, result_figure(preset, value), key=key)
+        st.plotly_chart(result_figure(preset, value), key=key, config=CHART_CONFIG, height=height or "content")
+
+
+def top_gap() -> None:
+    """A little room above a class page's first line, which sits higher than a page title: the tops of Chinese
+    characters stayed under Streamlit's header."""
+    st.html("<div style='height: 1px'></div>")
 
 
 def draw_spread(spread: Spread, key: str, height: int = 330) -> None:

@@ -13,6 +13,7 @@ from rnnlab.sharing.classes import app_base, spaced, student_link, teacher_link
 from rnnlab.sharing.presets import PRESETS, PRESETS_BY_KEY
 from rnnlab.sharing.urlstate import UrlState
 from ui.classroom import store
+from ui.language import use_language
 from ui.queue import client_id
 
 ss = st.session_state
@@ -39,6 +40,7 @@ def class_language_label(lang: str | None) -> str:
 
 def share_dialog_content(state: UrlState, page_path: str = "explore") -> None:
     """The experiment's link for the class, and a class that predicts together."""
+    use_language()  # the dialog reruns alone on a click inside it, without app.py, which sets the reader's language
     link_tab, class_tab = st.tabs([_("Link to this experiment"), _("Predict together")])
     with link_tab:
         experiment_link(state)

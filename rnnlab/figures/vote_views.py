@@ -46,8 +46,7 @@ def spread_figure(choices: Sequence[str], counts: Sequence[Sequence[int]], round
                              textfont=dict(size=16), hoverinfo="skip"))
     style_figure(fig, title, _("students"), "")
     fig.update_layout(barmode="group", height=height, bargap=0.25, showlegend=len(counts) > 1,
-                      margin=dict(l=10, r=30, t=50, b=10), font=dict(size=15),
-                      legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="right", x=1.0))
+                      margin=dict(l=10, r=30, t=50, b=10), font=dict(size=15))
     fig.update_yaxes(autorange="reversed", automargin=True, tickfont=dict(size=15))
     fig.update_xaxes(range=[0, top * 1.3], dtick=max(1, round(top / 5)), rangemode="tozero", fixedrange=True)
     fig.update_yaxes(fixedrange=True)

@@ -35,7 +35,7 @@ class TeacherScreen:
     status: str
     spread: Spread
     revealed: bool
-    can_second: bool  # a second round can be opened (the first took answers, nothing revealed yet)
+    can_second: bool  # a second round can be opened (the first is open, nothing revealed yet)
     answer: str  # the choice the run confirms, once revealed ('' before)
     lesson: str  # the explanation, once revealed
     ends: str
@@ -114,7 +114,7 @@ def teacher_screen(view: ClassView, now: float) -> TeacherScreen:
         heading=heading(view), question=_(preset.question), joined=view.joined, answered=question.answered(),
         first_answered=question.answered(1) if question.round > 1 else None, status=teacher_status(question),
         spread=spread_of(question, question.revealed), revealed=question.revealed,
-        can_second=not question.revealed and question.round < ROUNDS and question.answered(1) > 0,
+        can_second=not question.revealed and question.round < ROUNDS,
         answer=_(preset.choices[preset.answer]) if question.revealed else "",
         lesson=preset.lesson if question.revealed else "", ends=ends_text(view.expires_at, now),
         position=view.current, titles=tuple(_(q.lesson.title) for q in view.questions))

@@ -141,3 +141,16 @@ def test_every_word_of_a_class_goes_through_the_catalog(lesson, monkeypatch, tea
     votes.BOOK.vote(lesson.code, "ip:10.9.2.1", 0, 1, 0)
     at = open_pseudo("classroom", monkeypatch, code=lesson.code, **({"teacher": lesson.secret} if teacher else {}))
     assert unmarked(at) == []
+
+
+def test_going_through_the_class_page_keeps_the_experiment(lesson):
+    at = open_page("explore", cell="lstm", seq_len="50")
+    for page, query in (("classroom", {"code": lesson.code}), ("explore", {})):
+        at.query_params.clear()
+        for key, value in query.items():
+            at.query_params[key] = value
+        at.switch_page(f"app_pages/{page}.py")
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+    config = at.session_state["url_state"].config
+    assert (config.cell, config.seq_len) == ("lstm", 50) and not at.warning
