@@ -15,7 +15,7 @@ from rnnlab.figures import vote_views
 from rnnlab.i18n import LANGUAGES, _, using
 from rnnlab.server import votes
 from rnnlab.server.votes import ClassBook, Limits
-from rnnlab.session.class_screens import student_screen, teacher_screen
+from rnnlab.session.class_screens import student_interval, student_screen, teacher_screen
 from rnnlab.sharing import classes
 from rnnlab.sharing.classes import Ballot
 from rnnlab.sharing.presets import PRESETS_BY_KEY
@@ -144,3 +144,9 @@ def test_the_spread_chart_draws_the_counts_and_marks_the_answer():
     assert labels[1].startswith("<b>✓") and not any(label.startswith("<b>") for label in labels[::2])
     before = vote_views.spread_figure(["a", "b"], [[0, 0]], ["first answers"], None, "t")
     assert not any("✓" in label for label in before.data[0].y) and list(before.data[0].text) == ["0 (0%)"] * 2
+
+
+def test_a_larger_class_looks_less_often_each_so_that_the_class_costs_about_the_same():
+    assert [student_interval(n) for n in (0, 1, 30)] == [2.0, 2.0, 2.0]
+    assert student_interval(90) == 6.0 and student_interval(300) == student_interval(3000) == 10.0
+    assert all(n / student_interval(n) <= 15.0 for n in range(1, 151))  # beyond, every 10 s

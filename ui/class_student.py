@@ -1,9 +1,9 @@
 """A student's screen in a class (made for a phone at 390x844): the question and its choices as large buttons, their
 own answer, then, once the teacher reveals it, the run that settles it, the explanation and how the class answered.
 
-The screen is drawn by full script runs; a small fragment (:func:`watch`) asks the store every
-:data:`STUDENT_EVERY_S` whether the teacher changed what students see, and only then reruns the page. Other
-students' answers do not rerun it.
+The screen is drawn by full script runs; a small fragment (:func:`watch`) asks the store every few seconds (2 s in
+a class of up to 30, less often in a larger one: :func:`rnnlab.session.class_screens.student_interval`) whether the
+teacher changed what students see, and only then reruns the page. Other students' answers do not rerun it.
 """
 
 from __future__ import annotations
@@ -12,13 +12,12 @@ import streamlit as st
 
 from rnnlab.i18n import Msg, _
 from rnnlab.server.votes import VoteRefused
-from rnnlab.session.class_screens import StudentScreen, student_screen
+from rnnlab.session.class_screens import StudentScreen, student_interval, student_screen
 from rnnlab.sharing.classes import ClassView
 from ui.classroom import draw_result, draw_spread, join_form, store, top_gap, voter
 from ui.slots import LazyContainer
 
 ss = st.session_state
-STUDENT_EVERY_S = 2.0
 ERROR_KEY = "class_vote_error"
 
 
@@ -30,9 +29,9 @@ def cast(code: str, question: int, round_: int, choice: int) -> None:
         ss[ERROR_KEY] = refused.message
 
 
-@st.fragment(run_every=STUDENT_EVERY_S)
 def watch(code: str, stage: int) -> None:
-    """Rerun the page when the teacher has changed what students see (or the class has ended)."""
+    """Rerun the page when the teacher has changed what students see (or the class has ended): a fragment rerun
+    every :func:`rnnlab.session.class_screens.student_interval` seconds."""
     try:
         view = store().view(code)
     except VoteRefused:
@@ -80,4 +79,4 @@ def student_page(code: str) -> None:
             st.markdown(screen.lesson)
             if screen.spread is not None:
                 draw_spread(screen.spread, key="class_spread", height=300)
-    watch(code, view.stage)
+    st.fragment(watch, run_every=student_interval(view.joined))(code, view.stage)

@@ -61,6 +61,17 @@ class StudentScreen:
     spread: Spread | None  # once revealed: how the class answered
 
 
+STUDENT_EVERY_S, STUDENT_EVERY_MAX_S = 2.0, 10.0
+LOOKS_PER_S = 15.0  # a class's students together ask the server about this often, however many they are
+
+
+def student_interval(joined: int) -> float:
+    """How often (seconds) a student's page asks whether the teacher changed what students see: every 2 s for a
+    class of up to 30, then less often so that a class's pages together ask about :data:`LOOKS_PER_S` times a second,
+    up to every 10 s (from 150 students on: a lecture hall of 300 sees the reveal within about 10 s)."""
+    return min(STUDENT_EVERY_MAX_S, max(STUDENT_EVERY_S, joined / LOOKS_PER_S))
+
+
 def round_names(count: int) -> tuple[str, ...]:
     """The names of the first ``count`` rounds, in the reader's language."""
     # TRANSLATORS: the two rounds of a class's answers: before and after the students discuss the question

@@ -89,7 +89,7 @@ class Widget:
 class Tab:
     """One browser tab on a page of the server, its page rebuilt from the deltas, its buttons clickable."""
 
-    def __init__(self, base_url: str, link: str, lang: str | None = None) -> None:
+    def __init__(self, base_url: str, link: str, lang: str | None = None, jar: dict[str, str] | None = None) -> None:
         self.host, self.path, self.port, self.base = loopback_base(base_url)
         parts = urlsplit(link)
         self.page_name = parts.path[len(self.path):].strip("/") if parts.path.startswith(self.path) else ""
@@ -101,9 +101,10 @@ class Tab:
         self.full_runs, self.errors, self.socket = 0, [], None
         self.chart_seen: list[tuple[float, str, dict]] = []  # (time, title, spec) of every chart that arrived
         self.origin = self.base[:len(self.base) - len(self.path)]
+        self.jar = jar if jar is not None else {}  # the browser's cookies (a proxy's browser id and web process)
 
     async def open(self, timeout_s: float) -> None:
-        cookies: dict[str, str] = {}
+        cookies = self.jar
         for where in (f"{self.path}/{self.page_name}?{self.query}", *(f"{self.path}/{p}" for p in PROBE_PATHS)):
             status, set_cookies = await http_get(self.host, self.port, where, cookies)
             cookies.update(set_cookies)
@@ -281,7 +282,7 @@ async def open_class(base_url: str, timeout_s: float, zero: float) -> tuple[str,
         link = await tab.until(lambda: next((w.id for w in tab.widgets().values() if "teacher=" in w.id), None),
                                timeout_s)
         if not link:
-            raise RuntimeError(f"no teacher's link in the share dialog: {tab.errors}")
+            raise RuntimeError(f"no teacher's link in the share dialog: {tab.errors}; the page says {tab.texts()}")
         parts = urlsplit(link)
         code = parse_qs(parts.query)["code"][0]
         return f"{parts.scheme}://{parts.netloc}{parts.path}?{urlencode({'code': code})}", link

@@ -28,6 +28,7 @@ VOTES_NAME = "rnnlab-votes"
 NAMESPACE = "rnnlab"
 HEAD = {"node:__internal_head__": 0.001}
 CALL_TIMEOUT_S = 3.0
+START_TIMEOUT_S = 60.0  # a new actor's process starts and imports rnnlab first
 VIEW_KEPT_S = 0.5
 UNAVAILABLE = Msg("The class's answers cannot be reached just now. Try again in a moment.")
 
@@ -67,18 +68,24 @@ def votes_actor(limits: Limits | None = None):
 class RemoteVotes:
     """The votes actor from this web process, as a :class:`~rnnlab.server.votes.VoteStore`."""
 
-    def __init__(self, actor, timeout_s: float = CALL_TIMEOUT_S, view_kept_s: float = VIEW_KEPT_S):
+    def __init__(self, actor=None, timeout_s: float = CALL_TIMEOUT_S, view_kept_s: float = VIEW_KEPT_S):
         self.actor, self.timeout_s, self.view_kept_s = actor, timeout_s, view_kept_s
         self._lock = threading.Lock()
         self._views: dict[str, tuple[float, ClassView | VoteRefused]] = {}
 
-    @classmethod
-    def named(cls) -> RemoteVotes:
-        return cls(votes_actor())
+    def reached(self):
+        """The cluster's votes actor, created when none runs and waited for once (its process starts and imports
+        rnnlab first)."""
+        with self._lock:
+            if self.actor is None:
+                actor = votes_actor()
+                ray.get(actor.classes.remote(), timeout=START_TIMEOUT_S)
+                self.actor = actor
+            return self.actor
 
     def call(self, method: str, *args: Any) -> Any:
         try:
-            kind, value = ray.get(self.actor.call.remote(method, *args), timeout=self.timeout_s)
+            kind, value = ray.get(self.reached().call.remote(method, *args), timeout=self.timeout_s)
         except Exception:  # noqa: BLE001 - the actor is away (restarting, or the head is unreachable)
             raise VoteRefused(UNAVAILABLE) from None
         if kind == "refused":
@@ -135,5 +142,5 @@ def shared_votes() -> RemoteVotes:
     with _shared_lock:
         if _shared is None:
             executor.connect()
-            _shared = RemoteVotes.named()
+            _shared = RemoteVotes()
     return _shared
