@@ -20,8 +20,9 @@ from rnnlab.server.votes import CLOSE, GOTO, RESET, REVEAL, SECOND, VoteRefused
 from rnnlab.session.class_screens import TeacherScreen, teacher_screen
 from rnnlab.sharing.classes import CLASS_PATH, TEACHER_PARAM, ClassView, answers_csv, app_base, spaced, student_link
 from rnnlab.sharing.classroom import qr_png
+from rnnlab.sharing.presets import Preset
 from rnnlab.text import error_text
-from ui.classroom import draw_result, draw_spread, prepare, store, top_gap
+from ui.classroom import draw_result, draw_spread, prepare, store, top_gap, warm_views
 from ui.language import use_language
 from ui.slots import LazyContainer
 
@@ -56,10 +57,15 @@ def act(code: str, key: str, action: str, question: int | None = None) -> None:
         ss[ERROR_KEY] = refused.message
 
 
-def prepared_line(job: Job) -> str:
-    """How far the run that settles the question is, ahead of the reveal."""
+def prepared_line(job: Job, preset: Preset) -> str:
+    """How far the run that settles the question is, ahead of the reveal (once it is ready, its chart is built in
+    every language)."""
     job.poll(0)
     if job.status == DONE:
+        warmed = ss.setdefault("class_warmed", set())
+        if preset.key not in warmed:
+            warm_views(preset, job.result())
+            warmed.add(preset.key)
         return _("The run that settles this question is ready.")
     if job.status == FAILED:
         try:
@@ -74,7 +80,7 @@ def prepared_line(job: Job) -> str:
 
 
 @st.fragment(run_every=TEACHER_EVERY_S)
-def live(code: str, stage: int, job: Job) -> None:
+def live(code: str, stage: int, job: Job, preset: Preset) -> None:
     """Who has joined and answered, and the spread of answers, redrawn every :data:`TEACHER_EVERY_S`; the whole page
     again when the class has changed stage (another of the teacher's tabs) or ended."""
     use_language()  # a fragment's own rerun does not pass through app.py, which sets the reader's language
@@ -94,7 +100,7 @@ def live(code: str, stage: int, job: Job) -> None:
         first.metric(_("Answered first"), screen.first_answered)
     draw_spread(screen.spread, key="class_live_spread")
     if not screen.revealed:
-        st.caption(prepared_line(job))
+        st.caption(prepared_line(job, preset))
 
 
 def controls(code: str, key: str, screen: TeacherScreen) -> None:
@@ -158,7 +164,7 @@ def teacher_page(code: str, key: str) -> None:
     controls(code, key, screen)
     left, right = st.columns([11, 9], gap="large")
     with left:
-        live(code, view.stage, job)
+        live(code, view.stage, job, preset)
     with right, LazyContainer()():  # the join panel goes at once when the run is waited for
         if screen.revealed:  # the answer and the lesson, then the run: all of it on a projector's screen
             st.success(t("The run settles it: **{answer}**", answer=screen.answer) + "\n\n" + screen.lesson,

@@ -15,7 +15,7 @@ from rnnlab.figures import vote_views
 from rnnlab.figures.gradient_views import sweep_key, sweep_view, sweep_view_key
 from rnnlab.figures.run_views import loss_view
 from rnnlab.figures.shared import VIEWS, view_key
-from rnnlab.i18n import N_, _
+from rnnlab.i18n import LANGUAGES, N_, _, using
 from rnnlab.server import jobs
 from rnnlab.server.executor import Job, Work
 from rnnlab.server.executors import current_executor, current_votes
@@ -96,6 +96,14 @@ def result_figure(preset: Preset, value) -> go.Figure:
         return VIEWS.get(sweep_view_key(key), lambda: sweep_view(sweep, fits, preset.config.task,
                                                                  preset.sweep_weights, preset.config.seed)).figure
     return VIEWS.get(view_key(value, "loss"), lambda: loss_view(value))[0]
+
+
+def warm_views(preset: Preset, value) -> None:
+    """Build the chart of ``preset``'s result in every language ahead of the reveal (kept for everyone), so that the
+    class's screens only serialise it when the teacher reveals."""
+    for lang in LANGUAGES:
+        with using(lang):
+            result_figure(preset, value)
 
 
 def draw_wait(placeholder) -> Callable[[Job], None]:
