@@ -6,10 +6,10 @@ tests/on_ray/test_class_votes.py, run inside the tier's network namespace with t
 Each web process serves a first page (straight to it) before the lesson. The teacher opens a class through Explore's
 share dialog and its screen from the teacher's link; once the run that settles the question is ready, N students
 (each a browser with a cookie jar of its own: the proxy's browser id and web process) join and answer at random
-moments of the window; halfway through it, web1 is SIGKILLed. Every tab that was on web1 opens again through the proxy with its
-cookies, as a reconnecting browser does (the proxy sends it to web2), and finds its answer still taken, or gives it
-now. Then the teacher reveals, and every student's screen shows the run. The class's view is finally read from the
-cluster's votes actor itself. What it saw is pickled to OUT.
+moments of the window; halfway through it, web1 is SIGKILLed. Every tab that was on web1 opens again through the
+proxy with its cookies, as a reconnecting browser does (the proxy sends it to web2), and finds its answer still
+taken, or gives it now. Then the teacher reveals, and every student's screen shows the run. The class's view is
+finally read from the cluster's votes actor itself. What it saw is pickled to OUT.
 """
 
 from __future__ import annotations
