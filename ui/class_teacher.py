@@ -11,14 +11,16 @@ this screen again). Every action sends the key to the store, which compares it i
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from rnnlab.i18n import Msg, _, t
 from rnnlab.server.executor import DONE, FAILED, Job
 from rnnlab.server.votes import CLOSE, GOTO, RESET, REVEAL, SECOND, VoteRefused
 from rnnlab.session.class_screens import TeacherScreen, teacher_screen
-from rnnlab.sharing.classes import CLASS_PATH, TEACHER_PARAM, ClassView, answers_csv, app_base, spaced, student_link
+from rnnlab.sharing.classes import CLASS_PATH, TEACHER_PARAM, answers_csv, app_base, spaced, student_link
 from rnnlab.sharing.classroom import qr_png
 from rnnlab.sharing.presets import Preset
 from rnnlab.text import error_text
@@ -39,8 +41,13 @@ def teacher_key(code: str) -> str | None:
     keys = ss.setdefault(KEYS, {})
     given = st.query_params.get(TEACHER_PARAM)
     if given is not None:
+        try:
+            is_teacher = store().is_teacher(code, given[:200])
+        except VoteRefused as refused:  # the store did not answer: the key stays in the link for a reload
+            st.warning(str(refused.message), icon=":material/cloud_off:")
+            return keys.get(code)
         del st.query_params[TEACHER_PARAM]
-        if store().is_teacher(code, given[:200]):
+        if is_teacher:
             keys[code] = given[:200]
         else:
             # TRANSLATORS: {code} is a class code such as ABC234
@@ -57,9 +64,11 @@ def act(code: str, key: str, action: str, question: int | None = None) -> None:
         ss[ERROR_KEY] = refused.message
 
 
-def prepared_line(job: Job, preset: Preset) -> str:
+def prepared_line(job: Job | Exception, preset: Preset) -> str:
     """How far the run that settles the question is, ahead of the reveal (once it is ready, its chart is built in
-    every language)."""
+    every language); ``job`` may be why it could not be started."""
+    if isinstance(job, Exception):
+        return t("The run that settles this question failed: {error} Reveal tries again.", error=error_text(job))
     job.poll(0)
     if job.status == DONE:
         warmed = ss.setdefault("class_warmed", set())
@@ -79,10 +88,21 @@ def prepared_line(job: Job, preset: Preset) -> str:
              share=share)
 
 
+@dataclass(frozen=True)
+class Places:
+    """Where the live fragment draws on the teacher's screen: the buttons' row, the counts and the chart, the tools."""
+
+    buttons: DeltaGenerator
+    counts: DeltaGenerator
+    tools: DeltaGenerator
+
+
 @st.fragment(run_every=TEACHER_EVERY_S)
-def live(code: str, stage: int, job: Job, preset: Preset) -> None:
-    """Who has joined and answered, and the spread of answers, redrawn every :data:`TEACHER_EVERY_S`; the whole page
-    again when the class has changed stage (another of the teacher's tabs) or ended."""
+def live(code: str, key: str, stage: int, job: Job | Exception, preset: Preset, places: Places) -> None:
+    """The teacher's buttons, who has joined and answered, the spread of answers and the tools, redrawn every
+    :data:`TEACHER_EVERY_S`; the whole page again when the class has changed stage (a button here, another of the
+    teacher's tabs) or ended. The buttons are drawn here, not by the page: a click on a button outside a fragment that
+    reruns by itself can be lost when the fragment's timer fires just after it (Streamlit 1.67), a click in it not."""
     use_language()  # a fragment's own rerun does not pass through app.py, which sets the reader's language
     try:
         view = store().view(code)
@@ -91,16 +111,24 @@ def live(code: str, stage: int, job: Job, preset: Preset) -> None:
     if view.stage != stage:
         st.rerun()
     screen = teacher_screen(view, time.time())
-    joined, answered, first = st.columns(3)
-    # TRANSLATORS: counts on the teacher's screen: students who opened the class, who answered (in the second
-    # round: answered again), who answered the first round
-    joined.metric(_("Joined"), screen.joined)
-    answered.metric(_("Answered") if screen.first_answered is None else _("Answered again"), screen.answered)
-    if screen.first_answered is not None:
-        first.metric(_("Answered first"), screen.first_answered)
-    draw_spread(screen.spread, key="class_live_spread")
-    if not screen.revealed:
-        st.caption(prepared_line(job, preset))
+    with places.buttons:
+        said: Msg | None = ss.pop(ERROR_KEY, None)
+        if said is not None:
+            st.error(str(said), icon=":material/block:")
+        controls(code, key, screen)
+    with places.counts:
+        joined, answered, first = st.columns(3)
+        # TRANSLATORS: counts on the teacher's screen: students who opened the class, who answered (in the second
+        # round: answered again), who answered the first round
+        joined.metric(_("Joined"), screen.joined)
+        answered.metric(_("Answered") if screen.first_answered is None else _("Answered again"), screen.answered)
+        if screen.first_answered is not None:
+            first.metric(_("Answered first"), screen.first_answered)
+        draw_spread(screen.spread, key="class_live_spread")
+        if not screen.revealed:
+            st.caption(prepared_line(job, preset))
+    with places.tools:
+        tools(code, key, screen)
 
 
 def controls(code: str, key: str, screen: TeacherScreen) -> None:
@@ -130,7 +158,7 @@ def join_panel(code: str) -> None:
     st.image(qr_png(link, scale=6), width=230)
 
 
-def tools(code: str, key: str, view: ClassView, screen: TeacherScreen) -> None:
+def tools(code: str, key: str, screen: TeacherScreen) -> None:
     """The class's answers as a file, its end, and how long it is kept."""
     with st.expander(_("The class: its answers as a file, its end"), icon=":material/settings:"):
         st.download_button(_("Answers as CSV (counts only)"), data=lambda: answers_csv(store().view(code)),
@@ -158,13 +186,10 @@ def teacher_page(code: str, key: str) -> None:
     title.subheader(screen.heading)
     badge.markdown(f"### `{spaced(code)}`")
     st.markdown(f"#### {screen.question}")
-    said: Msg | None = ss.pop(ERROR_KEY, None)
-    if said is not None:
-        st.error(str(said), icon=":material/block:")
-    controls(code, key, screen)
+    buttons = st.container()
     left, right = st.columns([11, 9], gap="large")
-    with left:
-        live(code, view.stage, job, preset)
+    tools_place = st.container()
+    live(code, key, view.stage, job, preset, Places(buttons, left.container(), tools_place))
     with right, LazyContainer()():  # the join panel goes at once when the run is waited for
         if screen.revealed:  # the answer and the lesson, then the run: all of it on a projector's screen
             st.success(t("The run settles it: **{answer}**", answer=screen.answer) + "\n\n" + screen.lesson,
@@ -173,4 +198,3 @@ def teacher_page(code: str, key: str) -> None:
         else:
             st.caption(screen.status)
             join_panel(code)
-    tools(code, key, view, screen)

@@ -15,7 +15,7 @@ from rnnlab.figures import vote_views
 from rnnlab.figures.gradient_views import sweep_key, sweep_view, sweep_view_key
 from rnnlab.figures.run_views import loss_view
 from rnnlab.figures.shared import VIEWS, view_key
-from rnnlab.i18n import LANGUAGES, N_, _, using
+from rnnlab.i18n import LANGUAGES, N_, _, t, using
 from rnnlab.server import jobs
 from rnnlab.server.executor import Job, Work
 from rnnlab.server.executors import current_executor, current_votes
@@ -23,6 +23,7 @@ from rnnlab.server.votes import VoteStore
 from rnnlab.session.class_screens import Spread
 from rnnlab.sharing.classes import CODE_PARAM, normal_code
 from rnnlab.sharing.presets import Preset
+from rnnlab.text import error_text
 from ui.charts import CHART_CONFIG, chart
 from ui.progress import job_progress
 from ui.queue import client_id, wait
@@ -79,12 +80,16 @@ def result_work(preset: Preset) -> Work:
                 memory_bytes=config.memory_bytes(), client=client_id(), key=("finished run", config))
 
 
-def prepare(preset: Preset) -> Job:
-    """The run of ``preset`` started ahead of the reveal, once per session (again after a failure); poll the job."""
+def prepare(preset: Preset) -> Job | Exception:
+    """The run of ``preset`` started ahead of the reveal, once per session (again after a failure): the job to poll,
+    or why it could not be submitted (the executor could not be reached: said on the page, Reveal tries again)."""
     prepared = ss.setdefault("class_prepared", {})
     job = prepared.get(preset.key)
     if job is None or job.status in ("failed", "cancelled"):
-        job = prepared[preset.key] = current_executor().submit(result_work(preset))
+        try:
+            job = prepared[preset.key] = current_executor().submit(result_work(preset))
+        except Exception as e:  # noqa: BLE001 - a cluster that does not answer in time: the teacher's page says so
+            return e
     return job
 
 
@@ -126,7 +131,13 @@ def draw_result(preset: Preset, container, key: str, height: int | None = None) 
     its chart (``height`` pixels high, else the figure's own)."""
     with container:
         placeholder = st.empty()
-        value = wait(current_executor().submit(result_work(preset)), placeholder, draw_wait(placeholder))
+        try:
+            value = wait(current_executor().submit(result_work(preset)), placeholder, draw_wait(placeholder))
+        except Exception as e:  # noqa: BLE001 - a message, never a traceback: the next script run tries again
+            # TRANSLATORS: {error} is the error's own text, in English
+            placeholder.error(t("The run that settles this question could not be computed: {error} Reload the page "
+                                "to try again.", error=error_text(e)), icon=":material/error:")
+            return
         st.plotly_chart(result_figure(preset, value), key=key, config=CHART_CONFIG, height=height or "content")
 
 
