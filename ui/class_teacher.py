@@ -98,7 +98,7 @@ class Places:
 
 
 @st.fragment(run_every=TEACHER_EVERY_S)
-def live(code: str, key: str, stage: int, job: Job | Exception, preset: Preset, places: Places) -> None:
+def live(code: str, key: str, stage: int, preset: Preset, places: Places) -> None:
     """The teacher's buttons, who has joined and answered, the spread of answers and the tools, redrawn every
     :data:`TEACHER_EVERY_S`; the whole page again when the class has changed stage (a button here, another of the
     teacher's tabs) or ended. The buttons are drawn here, not by the page: a click on a button outside a fragment that
@@ -126,7 +126,7 @@ def live(code: str, key: str, stage: int, job: Job | Exception, preset: Preset, 
             first.metric(_("Answered first"), screen.first_answered)
         draw_spread(screen.spread, key="class_live_spread")
         if not screen.revealed:
-            st.caption(prepared_line(job, preset))
+            st.caption(prepared_line(prepare(preset), preset))
     with places.tools:
         tools(code, key, screen)
 
@@ -180,7 +180,6 @@ def teacher_page(code: str, key: str) -> None:
         return
     screen = teacher_screen(view, time.time())
     preset = view.question.lesson
-    job = prepare(preset)
     top_gap()
     title, badge = st.columns([5, 1])
     title.subheader(screen.heading)
@@ -189,7 +188,7 @@ def teacher_page(code: str, key: str) -> None:
     buttons = st.container()
     left, right = st.columns([11, 9], gap="large")
     tools_place = st.container()
-    live(code, key, view.stage, job, preset, Places(buttons, left.container(), tools_place))
+    live(code, key, view.stage, preset, Places(buttons, left.container(), tools_place))
     with right, LazyContainer()():  # the join panel goes at once when the run is waited for
         if screen.revealed:  # the answer and the lesson, then the run: all of it on a projector's screen
             st.success(t("The run settles it: **{answer}**", answer=screen.answer) + "\n\n" + screen.lesson,

@@ -5,6 +5,7 @@ language (:func:`draw_result`)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -29,6 +30,7 @@ from ui.progress import job_progress
 from ui.queue import client_id, wait
 
 ss = st.session_state
+RETRY_S = 5.0  # a run that could not be submitted ahead of the reveal is tried again this often
 CODE_KEY = "class_code"  # the class this session is in, kept when a page switch or the language drops the link's
 
 
@@ -81,15 +83,21 @@ def result_work(preset: Preset) -> Work:
 
 
 def prepare(preset: Preset) -> Job | Exception:
-    """The run of ``preset`` started ahead of the reveal, once per session (again after a failure): the job to poll,
-    or why it could not be submitted (the executor could not be reached: said on the page, Reveal tries again)."""
+    """The run of ``preset`` started ahead of the reveal, once per session (again after a failure, at most every
+    :data:`RETRY_S`): the job to poll, or why it could not be submitted (a cluster that did not answer in time)."""
     prepared = ss.setdefault("class_prepared", {})
-    job = prepared.get(preset.key)
-    if job is None or job.status in ("failed", "cancelled"):
-        try:
-            job = prepared[preset.key] = current_executor().submit(result_work(preset))
-        except Exception as e:  # noqa: BLE001 - a cluster that does not answer in time: the teacher's page says so
-            return e
+    kept = prepared.get(preset.key)
+    if isinstance(kept, tuple):
+        failure, at = kept
+        if time.monotonic() - at < RETRY_S:
+            return failure
+    elif kept is not None and kept.status not in ("failed", "cancelled"):
+        return kept
+    try:
+        job = prepared[preset.key] = current_executor().submit(result_work(preset))
+    except Exception as e:  # noqa: BLE001 - said on the teacher's page, and tried again
+        prepared[preset.key] = (e, time.monotonic())
+        return e
     return job
 
 
