@@ -17,7 +17,7 @@ from rnnlab.i18n import Msg, _
 from rnnlab.server.votes import VoteRefused
 from rnnlab.session.class_screens import student_interval, student_screen
 from rnnlab.sharing.classes import Ballot
-from ui.classroom import draw_result, draw_spread, join_form, store, top_gap, voter
+from ui.classroom import draw_result, draw_spread, join_form, staged_view, store, top_gap, voter
 from ui.language import use_language
 from ui.slots import LazyContainer
 
@@ -43,12 +43,7 @@ def choices(code: str, stage: int) -> None:
     """The choices as buttons (the catalog's words), the one picked highlighted, and what became of the last pick;
     the whole page again when the teacher has changed what students see (or the class has ended)."""
     use_language()  # a fragment's own rerun does not pass through app.py, which sets the reader's language
-    try:
-        view = store().view(code)
-    except VoteRefused:
-        st.rerun()
-    if view.stage != stage:
-        st.rerun()
+    view = staged_view(code, stage)
     screen = student_screen(view, ballot_of(code))
     st.markdown(screen.prompt)
     for i, choice in enumerate(screen.choices):
@@ -64,12 +59,7 @@ def choices(code: str, stage: int) -> None:
 
 def watch(code: str, stage: int) -> None:
     """Once revealed: rerun the page when the teacher changes what students see (or the class has ended)."""
-    try:
-        view = store().view(code)
-    except VoteRefused:
-        st.rerun()
-    if view.stage != stage:
-        st.rerun()
+    staged_view(code, stage)
 
 
 def student_page(code: str) -> None:

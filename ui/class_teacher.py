@@ -24,7 +24,7 @@ from rnnlab.sharing.classes import CLASS_PATH, TEACHER_PARAM, answers_csv, app_b
 from rnnlab.sharing.classroom import qr_png
 from rnnlab.sharing.presets import Preset
 from rnnlab.text import error_text
-from ui.classroom import draw_result, draw_spread, prepare, store, top_gap, warm_views
+from ui.classroom import draw_result, draw_spread, prepare, staged_view, store, top_gap, warm_views
 from ui.language import use_language
 from ui.slots import LazyContainer
 
@@ -104,13 +104,7 @@ def live(code: str, key: str, stage: int, preset: Preset, places: Places) -> Non
     teacher's tabs) or ended. The buttons are drawn here, not by the page: a click on a button outside a fragment that
     reruns by itself can be lost when the fragment's timer fires just after it (Streamlit 1.67), a click in it not."""
     use_language()  # a fragment's own rerun does not pass through app.py, which sets the reader's language
-    try:
-        view = store().view(code)
-    except VoteRefused:
-        st.rerun()
-    if view.stage != stage:
-        st.rerun()
-    screen = teacher_screen(view, time.time())
+    screen = teacher_screen(staged_view(code, stage), time.time())
     with places.buttons:
         said: Msg | None = ss.pop(ERROR_KEY, None)
         if said is not None:

@@ -20,9 +20,9 @@ from rnnlab.i18n import LANGUAGES, N_, _, t, using
 from rnnlab.server import jobs
 from rnnlab.server.executor import Job, Work
 from rnnlab.server.executors import current_executor, current_votes
-from rnnlab.server.votes import VoteStore
+from rnnlab.server.votes import VoteRefused, VoteStore
 from rnnlab.session.class_screens import Spread
-from rnnlab.sharing.classes import CODE_PARAM, normal_code
+from rnnlab.sharing.classes import CODE_PARAM, ClassView, normal_code
 from rnnlab.sharing.presets import Preset
 from rnnlab.text import error_text
 from ui.charts import CHART_CONFIG, chart
@@ -54,6 +54,18 @@ def code_from_link() -> tuple[str | None, str]:
     if code is not None:
         ss[CODE_KEY] = code
     return code, (given or "")[:40]
+
+
+def staged_view(code: str, stage: int) -> ClassView:
+    """For a fragment of a class page: the class's view now; the whole page runs again instead when the teacher has
+    changed what is shown since the page was drawn at ``stage``, or the class has ended."""
+    try:
+        view = store().view(code)
+    except VoteRefused:
+        st.rerun()
+    if view.stage != stage:
+        st.rerun()
+    return view
 
 
 def join_form() -> None:

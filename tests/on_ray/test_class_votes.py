@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import pickle
-import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -22,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from rnnlab.cluster import local, web
+from tests.on_ray.test_web import web_tier
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).with_name("class_driver.py")
@@ -39,26 +39,7 @@ def ray_tier():
     """Two web processes (Ray executor), HAProxy (making as many browser ids for one address as the class needs), a
     Ray head and two worker nodes in namespace ``rnnlab-votes``; always torn down."""
     pytest.importorskip("ray", reason="Ray is not installed: pip install -r requirements-ray.txt")
-    if shutil.which("haproxy") is None:
-        pytest.skip("HAProxy is missing: apt-get install haproxy")
-    why = local.can_create_netns()
-    if why:
-        pytest.skip(f"the web tier needs a network namespace of its own: {why}")
-    if local.State.load(FOLDER) is not None or local.netns_exists(NETNS):
-        pytest.skip(f"a web tier is already up in {FOLDER}")
-    with pytest.MonkeyPatch.context() as patch:
-        for key, value in SETTINGS.items():
-            patch.setenv(key, value)
-        try:
-            state = web.up(2, workers=2, executor="ray", folder=FOLDER, netns=NETNS, host_port=None,
-                           new_ids_per_minute=STUDENTS + 60)
-        except local.ClusterError as e:
-            local.down(FOLDER, NETNS)
-            pytest.fail(str(e))
-    try:
-        yield state
-    finally:
-        local.down(FOLDER, NETNS)
+    yield from web_tier(FOLDER, NETNS, "ray", SETTINGS, new_ids_per_minute=STUDENTS + 60)
 
 
 @pytest.mark.slow
