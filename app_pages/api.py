@@ -7,6 +7,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from rnnlab.config import SETTING
 from rnnlab.flaxapi import breakages, columns, legacy, migrate, recipes, shapes
 from rnnlab.i18n import _, language, t, tn, using
 from rnnlab.model.cells import CARRY_INITS, CELLS
@@ -69,10 +70,13 @@ batch_label = _("Batch dims")
 batch_text = c2.text_input(batch_label, "4", key="api_batch", help=_("e.g. 4, or 2, 3, or empty for none"))
 in_features = int(c3.number_input(_("Input features"), 1, 1024, 3, key="api_in"))
 hidden = int(c4.number_input(_("Hidden features"), 1, 1024, 5, key="api_hidden"))
-c1, c2, c3, c4 = st.columns(4)
-init_name = c1.selectbox("carry_init", list(CARRY_INITS), index=list(CARRY_INITS).index("normal"), key="api_init")
+c1, c2, c3, c4 = st.columns([3, 2, 2, 2])  # room for an initialiser's name (and its gloss) in the first
+init_labels = {name: spec.word for name, spec in CARRY_INITS.items()}  # in this run's language, for format_func
+init_name = c1.selectbox(SETTING["carry_init"].label, list(CARRY_INITS), index=list(CARRY_INITS).index("normal"),
+                         key="api_init", format_func=init_labels.__getitem__)
 init_spec = CARRY_INITS[init_name]
-init_label = f"carry_init {init_spec.param}" if init_spec.param else _("carry_init parameter")
+# TRANSLATORS: {param} is the initialiser's parameter (stddev, scale, value), kept as Flax names it
+init_label = t("carry_init {param}", param=init_spec.param) if init_spec.param else _("carry_init parameter")
 init_value = float(c2.number_input(init_label, -100.0, 100.0,
                                    init_spec.default, format="%g", key=f"api_init_{init_name}",
                                    disabled=init_spec.param is None))
@@ -121,7 +125,8 @@ if comparison is not None:
                 st.warning(column.error, icon=":material/error:")
             else:
                 st.markdown(f"**{column.structure}**")
-                st.dataframe(leaf_table(column), hide_index=True)
+                # a table that wraps its long cells: a data grid in a third of the page would be cut at its edge
+                st.table(leaf_table(column), hide_index=True)
             for note in column.notes + column.caveats:
                 st.caption(note)
     first, *rest = comparison.verdict.splitlines()

@@ -21,7 +21,6 @@ from rnnlab.model.cells import CARRY_INITS, CELLS
 from rnnlab.model.network import CARRY_MODES
 from rnnlab.server import jobs
 from rnnlab.server.executor import Work
-from rnnlab.server.executors import current_executor
 from rnnlab.sweep import SweepError
 from rnnlab.text import escape_markdown
 from rnnlab.training import estimate
@@ -29,7 +28,7 @@ from rnnlab.training.train import CALL_SECONDS
 from ui.charts import chart
 from ui.controls import config_controls, explain
 from ui.progress import job_progress, settle
-from ui.queue import client_id, wait
+from ui.queue import client_id, submit, wait
 from ui.session import kept, show_url_notes, url_state, write_url
 from ui.slots import LazyContainer
 
@@ -94,8 +93,9 @@ cols[0].multiselect(FIELDS["carry_mode"].shown_label, list(CARRY_MODES), key="w_
                     format_func=FIELDS["carry_mode"].option,
                     placeholder=as_in_sidebar(carry_mode_word(base.carry_mode)),
                     help=FIELDS["carry_mode"].shown_help)
-cols[1].multiselect("carry_init", list(CARRY_INITS), key="w_cmp_carry_init",
-                    placeholder=as_in_sidebar(base.carry_init), help=FIELDS["carry_init"].shown_help)
+cols[1].multiselect(FIELDS["carry_init"].shown_label, list(CARRY_INITS), key="w_cmp_carry_init",
+                    format_func={name: FIELDS["carry_init"].option(name) for name in CARRY_INITS}.__getitem__,
+                    placeholder=as_in_sidebar(CARRY_INITS[base.carry_init].word), help=FIELDS["carry_init"].shown_help)
 cols[2].multiselect(FIELDS["cell"].shown_label, list(CELLS), key="w_cmp_cell", format_func=FIELDS["cell"].option,
                     placeholder=as_in_sidebar(_(CELLS[base.cell].label)))
 numbers = st.columns(2)
@@ -191,15 +191,15 @@ if action == "run" and configs and not errors:
     progress_slot.progress(0.0, text=_("Starting…"))
     stop_slot.button(_("Stop"), icon=":material/stop:", key="cmp_stop",
                      help=_("Stop the sweep within about a second; the steps trained so far are shown."))
-    job = current_executor().submit(Work(jobs.compare_sweep, (configs, CALL_SECONDS), kind="sweep",
-                                         label="compare sweep", memory_bytes=sweep.total_memory_bytes(configs),
-                                         client=client_id(), key=compare_views.sweep_key(configs)))
+    job = submit(Work(jobs.compare_sweep, (configs, CALL_SECONDS), kind="sweep", label="compare sweep",
+                      memory_bytes=sweep.total_memory_bytes(configs), client=client_id(),
+                      key=compare_views.sweep_key(configs)))
     stopped_sweeps["job"] = job  # picked up by the next script run when a click interrupts this one
-    bar = job_progress(tp("progress", "Sweep"), progress_slot)
+    bar = job_progress(tp("progress", "Sweep"), progress_slot, guess.total_s if guess is not None else None)
 
-    def draw(job) -> None:
+    def draw(job, waited: float) -> None:
         """The job's queue place and progress, its note (English, from the worker thread) in the reader's words."""
-        bar(SimpleNamespace(queue=job.queue, progress=job.progress, note=progress_note(job.note, configs)))
+        bar(SimpleNamespace(queue=job.queue, progress=job.progress, note=progress_note(job.note, configs)), waited)
 
     try:
         ss.cmp_result, ss.cmp_error = wait(job, progress_slot, draw), None

@@ -10,7 +10,7 @@ from rnnlab import grids
 from rnnlab.config import ConfigError
 from rnnlab.figures import gradient_views, size_words
 from rnnlab.figures.shared import VIEWS, view_key
-from rnnlab.i18n import N_, _, t, tn
+from rnnlab.i18n import N_, _, t, tn, tp
 from rnnlab.model.cells import CELLS
 from rnnlab.probing import probes
 from rnnlab.server import jobs
@@ -117,7 +117,9 @@ left, middle, right = st.columns([2, 2, 3])
 kept("w_sweep_cells", list(url.sweep_cells))
 kept("w_sweep_lengths", ", ".join(map(str, url.sweep_lengths)))
 kept("w_sweep_weights", url.sweep_weights)
-chosen = left.multiselect(_("Cells"), vector_cells, format_func=lambda n: _(CELLS[n].label), key="w_sweep_cells")
+# TRANSLATORS: the picker of the cells a sweep compares (the unrolled example's "Cells" is a row of one cell per step)
+chosen = left.multiselect(tp("cells to compare", "Cells"), vector_cells, format_func=lambda n: _(CELLS[n].label),
+                          key="w_sweep_cells")
 lengths_text = middle.text_input(_("Sequence lengths T (comma-separated)"), key="w_sweep_lengths")
 training = grids.SWEEP_TRAINING
 # TRANSLATORS: an option: {n} training steps at sequence length {T}

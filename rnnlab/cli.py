@@ -26,6 +26,7 @@ from rnnlab.probing.probes import (
     fit_decay,
     format_log10,
 )
+from rnnlab.server.warm import fill_cache
 from rnnlab.training.compiled import enable_persistent_cache
 from rnnlab.training.history import ChunkProgress
 from rnnlab.training.train import Run
@@ -75,7 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help=t("comma-separated cells, from: {cells}", cells=", ".join(CELLS)))
     grad.add_argument("--lengths", default=",".join(map(str, DEFAULT_SWEEP_LENGTHS)),
                       help=_("comma-separated sequence lengths T"))
-    for command in (train, grad):  # after the subcommand too; not given there, the main parser's value stays
+    warm = sub.add_parser("warm", help=_("compile every preset's programs into the disk cache, so that a server "
+                                         "started later serves each preset link's first chart at once"))
+    for command in (train, grad, warm):  # after the subcommand too; not given there, the main parser's value stays
         _add_lang_option(command, argparse.SUPPRESS)
     return parser
 
@@ -172,6 +175,8 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         enable_persistent_cache()
         try:
+            if args.command == "warm":
+                return 0 if fill_cache() else 1
             return run_train(args) if args.command == "train" else run_grad(args)
         except ConfigError as e:
             for message in e.messages:

@@ -78,7 +78,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("carry_mode", "learnable", N_("Carry mode"),
             N_("how the initial carry h_0 is made: fixed: drawn once; noisy: redrawn for every batch; learnable: a "
                "parameter trained with the weights"), "choice", CARRY_MODES, recompiles=True),
-    Setting("carry_init", "zeros", "carry_init",
+    # TRANSLATORS: the control's label: Flax's argument name, kept; a translation may put a few words before it that
+    # say what it is ("初始化函数 carry_init")
+    Setting("carry_init", "zeros", N_("carry_init"),
             N_("the function that fills the initial carry h_0 with numbers before training (zeros, ones, a normal "
                "or uniform draw, a constant); Flax calls it with a key, a shape and a dtype"), "choice", CARRY_INITS,
             recompiles=True),

@@ -81,7 +81,7 @@ class SweepField:
             return carry_mode_carry(value)
         if self.name == "carry_init":
             # TRANSLATORS: a run's label piece: the carry_init function it uses, e.g. "init zeros".
-            return t("init {name}", name=value)
+            return t("init {name}", name=CARRY_INITS[value].word)
         if self.name == "lr":
             # TRANSLATORS: a run's label piece: its learning rate, e.g. "lr 0.01" ("lr" is the usual abbreviation).
             return t("lr {lr:g}", lr=value)
@@ -94,6 +94,8 @@ class SweepField:
             return _(CELLS[value].label)
         if self.name == "carry_mode":
             return carry_mode_word(value)
+        if self.name == "carry_init":
+            return CARRY_INITS[value].word
         return str(value)
 
 
@@ -104,10 +106,14 @@ def carry_mode_word(mode: str) -> str:
     return words.get(mode, mode)
 
 
+# A carry mode as a run's label piece, in English (marked for the catalog): 'learnable carry'.
+CARRY_MODE_CARRY: dict[str, str] = {"fixed": N_("fixed carry"), "noisy": N_("noisy carry"),
+                                    "learnable": N_("learnable carry")}
+
+
 def carry_mode_carry(mode: str) -> str:
     """'fixed carry', 'noisy carry', 'learnable carry' in the reader's language (a run's label piece)."""
-    words = {"fixed": _("fixed carry"), "noisy": _("noisy carry"), "learnable": _("learnable carry")}
-    return words.get(mode) or t("{mode} carry", mode=mode)
+    return _(CARRY_MODE_CARRY[mode]) if mode in CARRY_MODE_CARRY else t("{mode} carry", mode=mode)
 
 
 def list_separator() -> str:
@@ -129,7 +135,7 @@ SWEEP_FIELDS: tuple[SweepField, ...] = (
                help=N_("fixed: sampled once per run from carry_init (not trained). noisy: resampled from carry_init "
                        "for every batch (not trained). learnable: a parameter initialised by carry_init and trained "
                        "with the weights.")),
-    SweepField("carry_init", "carry_init", CARRY_INITS,
+    SweepField("carry_init", N_("carry_init"), CARRY_INITS,
                help=N_("Each initialiser uses the sidebar's initialiser parameter where it has one.")),
     SweepField("cell", N_("Cell"), CELLS),
     SweepField("lr", N_("Learning rate"), None, parse_float,

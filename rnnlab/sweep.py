@@ -36,9 +36,9 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from rnnlab.config import Config, ConfigError, Static, static_part
 from rnnlab.device import memory_budget_bytes
-from rnnlab.grids import FIELDS, SWEEP_FIELDS
+from rnnlab.grids import CARRY_MODE_CARRY, FIELDS, SWEEP_FIELDS
 from rnnlab.i18n import N_, Msg, _, t, tn
-from rnnlab.model.cells import CELLS
+from rnnlab.model.cells import CARRY_INITS, CELLS
 from rnnlab.model.tasks import TASKS
 from rnnlab.probing import logscale, probe_segments
 from rnnlab.probing.probes import PROBE_COMPILE_S, probe_batch
@@ -574,7 +574,8 @@ def _probe_h0(group: _Group, config: Config, host_params, roots) -> list[H0Size]
 
 def _compiling(number: int, total: int, static: Static) -> Note:
     """The progress note before a compile, kept as a message (made in a worker thread, shown on the page)."""
-    # TRANSLATORS: progress: compiling program {n} of {total}; {cell} is a cell's name, {mode} a carry mode's id
-    # (fixed, noisy, learnable), {init} an initialiser's id (zeros, normal)
-    return Note(N_("Compiling program {n} of {total} ({cell}, {mode} carry, init {init})…"), n=number, total=total,
-                cell=Msg(CELLS[static.cell].label), mode=static.carry_mode, init=static.carry_init)
+    # TRANSLATORS: progress: compiling program {n} of {total}; {cell} is a cell's name, {mode} a carry mode
+    # ("learnable carry"), {init} an initialiser's name ("zeros")
+    return Note(N_("Compiling program {n} of {total} ({cell}, {mode}, init {init})…"), n=number, total=total,
+                cell=Msg(CELLS[static.cell].label), mode=Msg(CARRY_MODE_CARRY[static.carry_mode]),
+                init=Msg(CARRY_INITS[static.carry_init].word_en))

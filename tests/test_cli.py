@@ -77,7 +77,7 @@ def test_lang_chooses_the_language_of_the_messages_and_the_help(tmp_path, capsys
     from rnnlab.i18n import language
 
     assert main(["train", "--cell", "conv_lstm", "--quiet", "--lang", "ru"]) == 2
-    assert capsys.readouterr().err.startswith("ошибка: ConvLSTM не может решать задачу «Задача сложения»")
+    assert capsys.readouterr().err.startswith("ошибка: ConvLSTM не может решать задачу «Сложение»")
     assert main(["--lang", "zh", "grad", "--cells", "gru,nope"]) == 2
     assert "错误：未知的单元：nope；可选：" in capsys.readouterr().err
     assert main(["grad", "--cells", "gru,nope", "--lang", "en"]) == 2

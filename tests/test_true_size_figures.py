@@ -122,6 +122,14 @@ def test_decay_chart_names_an_exact_zero_by_its_cause():
     assert fig.data[0].name == "simple (no decay fitted)"
 
 
+def test_decay_chart_says_a_gradient_that_does_not_shrink_with_T_does_not_decay():
+    sweep = pd.DataFrame({"cell": "lstm", "T": [10, 20, 40], "h0_grad_norm": [1e-3, 2e-3, 4e-3],
+                          "log10": np.log10([1e-3, 2e-3, 4e-3]), "zero_cause": "", "zero_at": -1})
+    fits = probes.fit_decay(sweep)
+    assert math.isinf(fits["halving_steps"].iloc[0])
+    assert true_size.decay_figure(sweep, fits).data[0].name == "lstm (does not decay)"
+
+
 def test_connectivity_shares_the_carry_charts_axis():
     grads = grads_table([-80.0 + t for t in range(11)])
     conn = pd.DataFrame({"t": range(1, 11), "connectivity": 0.0, "log10": [-90.0 + t for t in range(10)]})
@@ -141,8 +149,8 @@ def test_a_straight_decay_is_described_by_its_rate_and_where_it_passes_float32s_
     assert row["below_float32"] == crossing
     assert size_words.describe_decay_back(grads) == [
         f"After 0 training steps, h: ×{10 ** slope:.3g} per step back (the gradient halves every "
-        f"{math.log10(2) / -slope:.3g} steps); below float32's smallest normal number from t = {crossing}, "
-        f"{T - crossing} steps before the last."]
+        f"{math.log10(2) / -slope:.3g} steps); below float32's smallest normal number at t = {crossing}, "
+        f"{T - crossing} steps before the last, so a float32 backward pass gives 0 there and at every earlier step."]
     below = grads["log10"][grads["log10"] < probes.F32_LOG10_FLOOR]
     assert size_words.describe_below_float32(grads["log10"], "||dL/dh_t||") == (
         f"{len(below)} values of ||dL/dh_t|| are below float32's smallest normal number (1.2e-38), where a float32 "

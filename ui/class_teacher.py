@@ -154,14 +154,14 @@ def join_panel(code: str) -> None:
 
 def tools(code: str, key: str, screen: TeacherScreen) -> None:
     """The class's answers as a file, its end, and how long it is kept."""
-    with st.expander(_("The class: its answers as a file, its end"), icon=":material/settings:"):
+    with st.expander(_("This class: its answers as a file, its end"), icon=":material/settings:"):
         st.download_button(_("Answers as CSV (counts only)"), data=lambda: answers_csv(store().view(code)),
                            file_name=f"class-{code}-answers.csv", mime="text/csv", on_click="ignore",
                            icon=":material/download:")
         st.caption(screen.ends)
         st.caption(_("This address holds no key, so it can be projected. A reload opens the students' view; your "
                      "teacher's link opens this screen again."))
-        st.button(_("End the class now"), key="class_close", icon=":material/stop_circle:", on_click=act,
+        st.button(_("End this class now"), key="class_close", icon=":material/stop_circle:", on_click=act,
                   args=(code, key, CLOSE), help=_("Its answers are deleted; students see that the class has ended."))
 
 

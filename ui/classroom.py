@@ -19,7 +19,7 @@ from rnnlab.figures.shared import VIEWS, view_key
 from rnnlab.i18n import LANGUAGES, N_, _, t, using
 from rnnlab.server import jobs
 from rnnlab.server.executor import Job, Work
-from rnnlab.server.executors import current_executor, current_votes
+from rnnlab.server.executors import current_votes
 from rnnlab.server.votes import VoteRefused, VoteStore
 from rnnlab.session.class_screens import Spread
 from rnnlab.sharing.classes import CODE_PARAM, ClassView, normal_code
@@ -27,7 +27,7 @@ from rnnlab.sharing.presets import Preset
 from rnnlab.text import error_text
 from ui.charts import CHART_CONFIG, chart
 from ui.progress import job_progress
-from ui.queue import client_id, wait
+from ui.queue import client_id, submit, wait
 
 ss = st.session_state
 RETRY_S = 5.0  # a run that could not be submitted ahead of the reveal is tried again this often
@@ -73,7 +73,7 @@ def join_form() -> None:
     with st.form("class_join", border=True, enter_to_submit=True):
         typed = st.text_input(_("Class code"), max_chars=12, placeholder="ABC 234",
                               help=_("The six letters and digits your teacher shows."))
-        if st.form_submit_button(_("Join the class"), type="primary"):
+        if st.form_submit_button(_("Join"), type="primary"):
             ss.pop(CODE_KEY, None)
             st.query_params[CODE_PARAM] = typed.strip()[:40]
             st.rerun()
@@ -90,7 +90,7 @@ def result_work(preset: Preset) -> Work:
         return Work(jobs.decay_sweep, (config, cells, lengths, preset.sweep_weights), kind="sweep",
                     label=N_("gradient sweep"), memory_bytes=need, client=client_id(),
                     key=sweep_key(config, tuple(cells), tuple(lengths), preset.sweep_weights))
-    return Work(jobs.finished_run, (config,), kind="train", label=N_("the class's run"),
+    return Work(jobs.finished_run, (config,), kind="train", label=N_("the question's run"),
                 memory_bytes=config.memory_bytes(), client=client_id(), key=("finished run", config))
 
 
@@ -106,7 +106,7 @@ def prepare(preset: Preset) -> Job | Exception:
     elif kept is not None and kept.status not in ("failed", "cancelled"):
         return kept
     try:
-        job = prepared[preset.key] = current_executor().submit(result_work(preset))
+        job = prepared[preset.key] = submit(result_work(preset))
     except Exception as e:  # noqa: BLE001 - said on the teacher's page, and tried again
         prepared[preset.key] = (e, time.monotonic())
         return e
@@ -131,17 +131,17 @@ def warm_views(preset: Preset, value) -> None:
             result_figure(preset, value)
 
 
-def draw_wait(placeholder) -> Callable[[Job], None]:
+def draw_wait(placeholder) -> Callable[[Job, float], None]:
     """How a page shows the wait for the class's run: its progress, or that it is being computed for everyone."""
-    progress = job_progress(_("The class's run"), placeholder)
+    progress = job_progress(_("The question's run"), placeholder)
 
-    def draw(job: Job) -> None:
+    def draw(job: Job, waited: float) -> None:
         info = job.queue
         if info is not None and info.reason == "result":
             placeholder.info(_("The run that settles this question is being computed, once for the whole class…"),
                              icon=":material/hourglass_top:")
         else:
-            progress(job)
+            progress(job, waited)
 
     return draw
 
@@ -152,7 +152,7 @@ def draw_result(preset: Preset, container, key: str, height: int | None = None) 
     with container:
         placeholder = st.empty()
         try:
-            value = wait(current_executor().submit(result_work(preset)), placeholder, draw_wait(placeholder))
+            value = wait(submit(result_work(preset)), placeholder, draw_wait(placeholder))
         except Exception as e:  # noqa: BLE001 - a message, never a traceback: the next script run tries again
             # TRANSLATORS: {error} is the error's own text, in English
             placeholder.error(t("The run that settles this question could not be computed: {error} Reload the page "

@@ -105,10 +105,14 @@ def draw_downloads(run: Run) -> None:
     st.subheader(t("Download"))
     stem = export.filename_stem(run.config)
     cols = st.columns(3)
-    cols[0].download_button(t("History (CSV)"), export.history_csv(run.history), f"{stem}_history.csv", "text/csv",
-                            icon=":material/table:", on_click="ignore")
-    cols[1].download_button(t("Parameters (msgpack)"), export.params_msgpack(run.params), f"{stem}_params.msgpack",
-                            "application/octet-stream", icon=":material/data_object:", on_click="ignore")
+    # The files are made when clicked (a class on one link would otherwise make them for every student on every
+    # script run), from the run as shown now.
+    history, params = run.view().history, run.params
+    cols[0].download_button(t("History (CSV)"), lambda: export.history_csv(history), f"{stem}_history.csv",
+                            "text/csv", icon=":material/table:", on_click="ignore")
+    cols[1].download_button(t("Parameters (msgpack)"), lambda: export.params_msgpack(params),
+                            f"{stem}_params.msgpack", "application/octet-stream", icon=":material/data_object:",
+                            on_click="ignore")
     cols[2].download_button(t("Reproduction script (.py)"), export.reproduce_script(run.config), f"{stem}.py",
                             "text/x-python", icon=":material/code:", on_click="ignore")
     if run.origin:

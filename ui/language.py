@@ -4,12 +4,15 @@ and the sidebar's selector, which writes ``lang`` into the URL."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
 from rnnlab.i18n import ENGLISH, LANGUAGES, language, negotiate, parse_language, set_language
-from rnnlab.server.session_store import TOKEN_PARAM
-from rnnlab.sharing.urlstate import UrlState, to_query
+from rnnlab.server.tab_token import TOKEN_PARAM  # light: app.py reads the language before JAX is imported
+
+if TYPE_CHECKING:
+    from rnnlab.sharing.urlstate import UrlState
 
 SELECTOR_KEY = "w_lang"
 # The selector's label stays in all three languages, so that a reader who cannot read the current one finds it.
@@ -52,9 +55,17 @@ def use_language() -> str:
     return lang
 
 
+# A multiselect's chips wrap onto more lines instead of scrolling out of sight (Streamlit keeps them on one line);
+# a table in a narrow column keeps its short cells on one line and wraps the last, long one.
+FIT_TEXT = (" [data-testid='stMultiSelectTagsContainer'] {flex-wrap: wrap; overflow: visible; height: auto;"
+            " padding-top: 2px; padding-bottom: 2px;}"
+            " div:has(> [data-testid='stMultiSelectTagsContainer']) {height: auto; max-height: none;}"
+            " [data-testid='stTable'] :is(th, td):not(:last-child) :is(p, div) {white-space: nowrap;}")
+
+
 def page_style(lang: str) -> str:
     """The app's CSS for ``lang`` (Chinese glyphs from a Simplified Chinese font)."""
-    css = "[data-testid='stMainBlockContainer'] {padding-top: 2.5rem;}"
+    css = "[data-testid='stMainBlockContainer'] {padding-top: 2.5rem;}" + FIT_TEXT
     if lang == "zh":
         css += f" html, body, .stApp, .stMarkdown, button, input, textarea, select {{font-family: {ZH_FONTS};}}"
     return f"<style>{css}</style>"
@@ -64,6 +75,8 @@ def _language_chosen() -> None:
     """The selector's callback: the new language goes into the session's experiment and the URL."""
     ss = st.session_state
     lang = ss[SELECTOR_KEY]
+    from rnnlab.sharing.urlstate import to_query
+
     state: UrlState | None = ss.get("url_state")
     if state is None:
         st.query_params["lang"] = lang

@@ -9,7 +9,7 @@ import re
 from rnnlab import sweep
 from rnnlab.grids import FIELDS, carry_mode_carry, list_separator
 from rnnlab.i18n import _, language, t, tn, tp
-from rnnlab.model.cells import CELLS
+from rnnlab.model.cells import CARRY_INITS, CELLS
 from rnnlab.probing.probes import format_log10
 from rnnlab.text import format_bytes
 
@@ -59,7 +59,7 @@ def program_of(configs: list, number: int) -> str:
         return ""
     config = configs[groups[number - 1][0]]
     return list_separator().join([_(CELLS[config.cell].label), carry_mode_carry(config.carry_mode),
-                                  t("init {name}", name=config.carry_init)])
+                                  t("init {name}", name=CARRY_INITS[config.carry_init].word)])
 
 
 COMPILING = re.compile(r"^Compiling program (\d+) of (\d+) \(.*\)…$")

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 
 from rnnlab.figures import ab, example_plots, example_words, plots
 from rnnlab.i18n import N_, _, number, t, tn
+from rnnlab.model.cells import CARRY_INITS
 from rnnlab.model.gates import GateSpec
 from rnnlab.probing import analysis
 from rnnlab.probing.example import Look
@@ -95,9 +96,9 @@ def per_step_view(run: Run | RunView, t_mark: int, pinned: RunView | None, zero:
     """The loss at each time step of ``run`` (with its zero-carry twin and run A when given), step ``t_mark``
     marked."""
     history, task, mode = run.history, run.program.task, run.config.carry_mode
-    # TRANSLATORS: a line of the per-step loss chart: "learnable carry (zeros)"; {init} is carry_init's value.
+    # TRANSLATORS: a line of the per-step loss chart: "learnable carry (zeros)"; {init} is carry_init's name.
     table = analysis.per_step_loss_table(history, t("{mode} ({init})", mode=ab.carry_mode_label(mode),
-                                                    init=run.config.carry_init))
+                                                    init=CARRY_INITS[run.config.carry_init].word))
     if zero is not None:
         table = pd.concat([table, analysis.per_step_loss_table(zero.history, _("fixed zero carry"))])
     if pinned is not None and pinned.history.per_step_loss:

@@ -155,19 +155,25 @@ def _decay_sentence(step: int, leaf: str, rate: float, halving: float, below: in
                   "steps).", "After {n} training steps, {leaf}: ×{rate:.3g} per step back (the gradient halves every "
                   "{steps:.3g} steps).", step, leaf=leaf, rate=rate, steps=halving)
     if math.isinf(halving):
-        # TRANSLATORS: as "After {n} training steps, {leaf}: ..."; below float32's floor from step {t}, which is
-        # {before} steps before the last step {last} (in Russian write it so that {before} needs no agreement)
+        # TRANSLATORS: as "After {n} training steps, {leaf}: ..."; going back from the last step, the gradient
+        # falls below float32's floor at step {t}, {before} steps before the last, so float32 gives 0 from there back
+        # to h_0 (in Russian write it so that {before} needs no agreement)
         return tn("After {n} training step, {leaf}: ×{rate:.3g} per step back (the gradient does not decay with T); "
-                  "below float32's smallest normal number from t = {t}, {before} steps before the last.",
+                  "below float32's smallest normal number at t = {t}, {before} steps before the last, so a float32 "
+                  "backward pass gives 0 there and at every earlier step.",
                   "After {n} training steps, {leaf}: ×{rate:.3g} per step back (the gradient does not decay with T); "
-                  "below float32's smallest normal number from t = {t}, {before} steps before the last.",
+                  "below float32's smallest normal number at t = {t}, {before} steps before the last, so a float32 "
+                  "backward pass gives 0 there and at every earlier step.",
                   step, leaf=leaf, rate=rate, t=below, before=last - below)
-    # TRANSLATORS: as "After {n} training steps, {leaf}: ..."; below float32's floor from step {t}, which is {before}
-    # steps before the last step (in Russian write it so that {before} needs no agreement)
+    # TRANSLATORS: as "After {n} training steps, {leaf}: ..."; going back from the last step, the gradient falls
+    # below float32's floor at step {t}, {before} steps before the last, so float32 gives 0 from there back to h_0
+    # (in Russian write it so that {before} needs no agreement)
     return tn("After {n} training step, {leaf}: ×{rate:.3g} per step back (the gradient halves every {steps:.3g} "
-              "steps); below float32's smallest normal number from t = {t}, {before} steps before the last.",
+              "steps); below float32's smallest normal number at t = {t}, {before} steps before the last, so a "
+              "float32 backward pass gives 0 there and at every earlier step.",
               "After {n} training steps, {leaf}: ×{rate:.3g} per step back (the gradient halves every {steps:.3g} "
-              "steps); below float32's smallest normal number from t = {t}, {before} steps before the last.",
+              "steps); below float32's smallest normal number at t = {t}, {before} steps before the last, so a "
+              "float32 backward pass gives 0 there and at every earlier step.",
               step, leaf=leaf, rate=rate, steps=halving, t=below, before=last - below)
 
 

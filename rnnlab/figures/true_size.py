@@ -265,7 +265,7 @@ def decay_figure(sweep: pd.DataFrame, fits: pd.DataFrame, labels: dict[str, str]
         h, name = halving.get(cell, math.nan), (labels or {}).get(cell, cell)
         # TRANSLATORS: a legend entry: {name} is a cell's name; {steps} a fractional number of time steps (2.9)
         label = t("{name} (halves every {steps:.3g} steps)", name=name, steps=h) if math.isfinite(h) else \
-            t("{name} (no decay fitted)", name=name)
+            t("{name} (does not decay)", name=name) if math.isinf(h) else t("{name} (no decay fitted)", name=name)
         color = SWEEP_COLORS[n % len(SWEEP_COLORS)]
         y = log10[group.index]
         trace = _size_trace(group["T"], y, label, "T", "||dL/dh_0||", color=color)

@@ -97,7 +97,7 @@ def finished_run(config: Config) -> RunView:
     while not run.done:
         run.run_chunk(CALL_SECONDS)
         # TRANSLATORS: progress of the run a class's question is settled by
-        reporting.report(run.step / max(1, config.steps), Msg("Training the class's run: step {step} / {total}",
+        reporting.report(run.step / max(1, config.steps), Msg("Training the question's run: step {step} / {total}",
                                                               step=run.step, total=config.steps))
     RUNS.offer(run)
     return run.view()

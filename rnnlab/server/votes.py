@@ -130,14 +130,14 @@ def gone(code: str, hours: float) -> ClassGone:
     # TRANSLATORS: {code} is a class code such as ABC234; {n} how many hours a class lasts
     return ClassGone(MsgN("There is no open class with the code {code}. A class ends {n} hour after it opens, or "
                           "when the teacher ends it: the code may be from an earlier lesson, or mistyped. Check it, "
-                          "or ask your teacher for the class link.",
+                          "or ask your teacher for the link.",
                           "There is no open class with the code {code}. A class ends {n} hours after it opens, or "
                           "when the teacher ends it: the code may be from an earlier lesson, or mistyped. Check it, "
-                          "or ask your teacher for the class link.", whole, code=code))
+                          "or ask your teacher for the link.", whole, code=code))
 
 
 CLOSED_NOW = Msg("This question no longer takes answers: the teacher has revealed it or moved on. The page now "
-                 "shows where the class is.")
+                 "shows the question the teacher is on.")
 TOO_FAST = Msg("You have changed your answer many times in a short while. Wait a few seconds, then pick again.")
 
 

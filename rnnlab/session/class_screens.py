@@ -93,10 +93,10 @@ def ends_text(expires_at: float, now: float) -> str:
     minutes = max(0, int((expires_at - now) // 60))
     if minutes >= 60:
         # TRANSLATORS: {hours} and {minutes}: the time left, e.g. "2 h 15 min"
-        return t("The class and its answers are kept {hours} h {minutes} min more.", hours=minutes // 60,
+        return t("This class and its answers are kept {hours} h {minutes} min more.", hours=minutes // 60,
                  minutes=minutes % 60)
-    return tn("The class and its answers are kept {n} minute more.", "The class and its answers are kept {n} minutes "
-              "more.", minutes)
+    return tn("This class and its answers are kept {n} minute more.", "This class and its answers are kept {n} "
+              "minutes more.", minutes)
 
 
 def heading(view: ClassView) -> str:

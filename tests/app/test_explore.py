@@ -32,20 +32,32 @@ SMALL_CONFIG = Config.from_dict(SMALL)[0]
 
 @pytest.fixture
 def downloads(monkeypatch):
-    """``get(at, label)``: the bytes a download button on the page serves."""
+    """``get(at, label)``: the bytes a download button on the page serves (made when clicked, for a deferred one)."""
+    from streamlit.runtime.media_file_manager import MediaFileManager
+
     stored: dict[str, bytes] = {}
-    real = MemoryMediaFileStorage.load_and_get_id
+    deferred: dict[str, object] = {}
+    real, real_deferred = MemoryMediaFileStorage.load_and_get_id, MediaFileManager.add_deferred
 
     def spy(self, path_or_data, mimetype, kind, filename=None):
         file_id = real(self, path_or_data, mimetype, kind, filename)
         stored[file_id] = path_or_data
         return file_id
 
+    def spy_deferred(self, data_callable, *args, **kwargs):
+        file_id = real_deferred(self, data_callable, *args, **kwargs)
+        deferred[file_id] = data_callable
+        return file_id
+
     monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", spy)
+    monkeypatch.setattr(MediaFileManager, "add_deferred", spy_deferred)
 
     def get(at, label: str) -> bytes:
-        url = next(b for b in at.get("download_button") if b.label == label).proto.url
-        return stored[url.rsplit("/", 1)[-1].split(".")[0]]
+        proto = next(b for b in at.get("download_button") if b.label == label).proto
+        if proto.deferred_file_id:
+            data = deferred[proto.deferred_file_id]()  # what a click makes
+            return data.encode() if isinstance(data, str) else data
+        return stored[proto.url.rsplit("/", 1)[-1].split(".")[0]]
 
     return get
 

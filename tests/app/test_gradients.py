@@ -112,8 +112,9 @@ def test_simple_3000_steps_preset_states_its_straight_lines_rate_and_float32_cro
     T, crossing = preset.config.seq_len, int(row["below_float32"])
     text = " ".join(m.value for m in at.markdown)
     assert (f"After 0 training steps, h: ×{row['rate']:.3g} per step back (the gradient halves every "
-            f"{row['halving']:.3g} steps); below float32's smallest normal number from t = {crossing}, "
-            f"{T - crossing} steps before the last.") in text
+            f"{row['halving']:.3g} steps); below float32's smallest normal number at t = {crossing}, "
+            f"{T - crossing} steps before the last, so a float32 backward pass gives 0 there and at every earlier "
+            f"step.") in text
     assert f"×{row['rate']:.2f} per step back" in preset.lesson and f"at t = {crossing}, " in preset.lesson
     fig = figures(at)["Gradient of the loss with respect to the carry at each time step"]
     np.testing.assert_allclose(values(fig["data"][0], "y"), grads["log10"], rtol=1e-9)

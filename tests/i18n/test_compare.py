@@ -27,9 +27,9 @@ GRID = {"cell": ["gru", "simple"], "seed": [0, 1]}  # the page's default cells, 
 VERDICTS = {  # what the table says in each language for sweep.memory_verdict's words
     "ru": {"learned the task": "освоил задачу", "uses some memory, not solved": "использует память, задача не решена",
            "no better than memoryless": "не лучше, чем без памяти", "worse than memoryless": "хуже, чем без памяти",
-           "diverged": "разошёлся"},
-    "zh": {"learned the task": "学会了任务", "uses some memory, not solved": "用到一些记忆，未解决",
-           "no better than memoryless": "不优于无记忆基线", "worse than memoryless": "差于无记忆基线",
+           "diverged": "обучение разошлось"},
+    "zh": {"learned the task": "学会了任务", "uses some memory, not solved": "用到了部分记忆，但还没学会任务",
+           "no better than memoryless": "不比无记忆基线好", "worse than memoryless": "比无记忆基线还差",
            "diverged": "发散"},
 }
 
@@ -119,7 +119,7 @@ def test_results_table_verdicts_and_charts_in_the_readers_language(monkeypatch, 
     assert not at.exception, [e.value for e in at.exception]
     seconds = localize_number(f"{result.seconds:.1f}", lang)
     said = {"ru": f"Обучено 4 запуска за {seconds} с (скомпилированных программ: 2, устройств: 1).",
-            "zh": f"已训练 4 次运行：2 个编译程序，1 个设备，用时 {seconds} 秒。"}[lang]
+            "zh": f"共训练 4 次运行，使用 2 个编译程序、1 个设备，用时 {seconds} 秒。"}[lang]
     assert at.success[0].value == said
 
     table = at.dataframe[0].value
@@ -181,7 +181,7 @@ def test_widget_state_and_options_do_not_change_with_the_language():
     assert not at.exception
     cells, modes = at.multiselect(key="w_cmp_cell"), at.multiselect(key="w_cmp_carry_mode")
     assert cells.value == ["lstm", "simple"] and modes.value == ["learnable"]  # ids, kept across the switch
-    assert cells.label == "Ячейка" and modes.label == "Режим состояния"
+    assert cells.label == "Ячейка" and modes.label == "Начальное состояние"
     assert "Простая RNN" in cells.options and "обучаемое" in modes.options  # the reader's words for the ids
     assert "2 скомпилированные программы" in " ".join(m.value for m in at.markdown)
 
@@ -201,7 +201,7 @@ def test_the_grids_words_in_every_language():
     assert too_many_runs(base, axes) == ("2 cell x 25 seed make 50 runs; a sweep trains at most 48. "
                                          "Choose fewer values.")
     with using("ru"):
-        assert too_many_runs(base, axes) == ("2 (ячейка) × 25 (сид) — это 50 запусков, а в серии может быть не "
+        assert too_many_runs(base, axes) == ("ячейка: 2 × сид: 25 — это 50 запусков, а в серии может быть не "
                                              "больше 48. Выберите меньше значений.")
     assert too_many_runs(base, {"seed": [0, 1]}) is None
 

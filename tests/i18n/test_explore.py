@@ -101,9 +101,9 @@ def share_message(n: int) -> Msg:
 
 
 @pytest.mark.parametrize("n, ru, zh", [
-    (1, "У вас уже выполняется 1 задание на этом сервере", "你在这台服务器上已有 1 个计算任务在运行"),
-    (2, "У вас уже выполняются 2 задания на этом сервере", "你在这台服务器上已有 2 个计算任务在运行"),
-    (5, "У вас уже выполняется 5 заданий на этом сервере", "你在这台服务器上已有 5 个计算任务在运行"),
+    (1, "У вас уже выполняется 1 задание на этом сервере", "你已在本服务器上运行 1 个计算任务"),
+    (2, "У вас уже выполняются 2 задания на этом сервере", "你已在本服务器上运行 2 个计算任务"),
+    (5, "У вас уже выполняется 5 заданий на этом сервере", "你已在本服务器上运行 5 个计算任务"),
 ])
 def test_the_share_message_counts_jobs_in_each_languages_forms(n, ru, zh):
     said = share_message(n)
@@ -152,8 +152,8 @@ def test_a_job_note_made_in_a_worker_thread_is_read_in_the_readers_language():
                                                  cell=Msg("Simple RNN"), i=1, n=2), step=3, total=40))
     assert str(note) == "Training the Simple RNN briefly (1 of 2; once per server): step 3 / 40"
     with using("ru"):
-        assert str(note).startswith("Краткое обучение: ")
-        assert str(note).endswith("(1 из 2; один раз на сервер): шаг 3 из 40")
+        assert str(note).startswith("Короткое предобучение: ")
+        assert str(note).endswith("(1 из 2; один раз для всего сервера): шаг 3 из 40")
     assert isinstance(embedded.RESULT_MESSAGE, Msg)
     with using("zh"):
         assert str(embedded.RESULT_MESSAGE).startswith("服务器上有人正在计算完全相同的内容")

@@ -60,8 +60,8 @@ def test_the_decay_back_says_its_factor_per_step_and_where_it_crosses_float32s_f
     crossing = max(t for t in range(T + 1) if slope * (T - t) - 0.3 < probes.F32_LOG10_FLOOR)
     said = in_each(lambda: size_words.describe_decay_back(grads)[0])
     assert said["en"].startswith("After 300 training steps, h: ×0.871 per step back (the gradient halves every "
-                                 "5.02 steps); below float32's smallest normal number from t = ")
-    assert f"{T - crossing} steps before the last." in said["en"]
+                                 "5.02 steps); below float32's smallest normal number at t = ")
+    assert f"{T - crossing} steps before the last, so a float32 backward pass gives 0 there" in said["en"]
     assert "×0.871" in said["zh"] and "5.02" in said["zh"] and f"{T - crossing}" in said["zh"]
     assert "×0,871 за каждый шаг назад" in said["ru"] and "5,02 шага" in said["ru"]
     assert f"t = {crossing}" in said["ru"] and f"минус {T - crossing}" in said["ru"]
@@ -141,7 +141,7 @@ def test_a_progress_note_made_in_a_worker_is_kept_and_said_in_the_readers_langua
     note = Msg("Probing the {cell} at T = {T} ({n} of {total})…", cell=Msg("LSTM"), T=1000, n=1, total=2)
     said = in_each(lambda: str(note))
     assert said["en"] == "Probing the LSTM at T = 1000 (1 of 2)…"
-    assert said["ru"] == "Измеряем LSTM при T = 1000 (1 из 2)…" and "T = 1000" in said["zh"]
+    assert said["ru"] == "Измеряем градиент LSTM при T = 1000 (1 из 2)…" and "T = 1000" in said["zh"]
 
 
 # ---- charts --------------------------------------------------------------------------------------------------
@@ -157,7 +157,7 @@ def test_the_decay_chart_speaks_the_readers_language():
     assert ru.data[0].name == f"LSTM (вдвое за каждые {halving:.3g} шага)".replace(".", ",")
     assert ru.data[0].text[0] == "1,6·10⁻⁷" and zh.data[0].text[0] == "1.6×10⁻⁷"  # the quoted sizes
     rate = fits["rate_per_step"][0]
-    assert ru.data[1].hovertemplate == f"подбор: ×{rate:.3g} за шаг".replace(".", ",") + "<extra>LSTM</extra>"
+    assert ru.data[1].hovertemplate == f"аппроксимация: ×{rate:.3g} за шаг".replace(".", ",") + "<extra>LSTM</extra>"
     tags = {a.name: a.text for a in zh.layout.annotations}
     assert tags["float32"] == "float32 的下限"
     legend = [t.name for t in ru.data if t.legendgroup == "float32"]

@@ -30,7 +30,7 @@ HEAD = {"node:__internal_head__": 0.001}
 CALL_TIMEOUT_S = 3.0
 START_TIMEOUT_S = 60.0  # a new actor's process starts and imports rnnlab first
 VIEW_KEPT_S = 0.5
-UNAVAILABLE = Msg("The class's answers cannot be reached just now. Try again in a moment.")
+UNAVAILABLE = Msg("This class's answers cannot be reached just now. Try again in a moment.")
 
 _shared_lock = threading.Lock()
 _shared: RemoteVotes | None = None
