@@ -9,7 +9,7 @@ import streamlit as st
 
 from rnnlab.config import SETTING
 from rnnlab.flaxapi import breakages, columns, legacy, migrate, recipes, shapes
-from rnnlab.i18n import _, language, t, tn, using
+from rnnlab.i18n import _, join_clauses, join_numbers, language, t, tn, using
 from rnnlab.model.cells import CARRY_INITS, CELLS
 from rnnlab.sharing.urlstate import parse_dims
 from rnnlab.text import error_text, escape_markdown
@@ -51,7 +51,7 @@ def checked(source: str, lang: str) -> tuple[migrate.CheckResult, migrate.Rewrit
 
 def leaf_table(column: columns.Column) -> pd.DataFrame:
     return pd.DataFrame([{_("leaf"): leaf.name, _("shape"): str(leaf.shape), "dtype": leaf.dtype,
-                          _("first values"): ", ".join(f"{v:.4g}" for v in leaf.first_values)}
+                          _("first values"): join_numbers(leaf.first_values, ".4g")}
                          for leaf in column.leaves])
 
 
@@ -242,10 +242,8 @@ result, rewritten = checked(source, language())
 
 
 def rule_name(rule: str) -> str:
-    """A checker rule's name in the reader's language (the rules are the migration checker's: a plain marked
-    string, or a message that renders itself with ``str``)."""
-    title = migrate.RULES[rule]
-    return _(title) if type(title) is str else str(title)
+    """A checker rule's name in the reader's language (a kept message of the migration checker)."""
+    return str(migrate.RULES[rule])
 
 
 for problem in result.problems:
@@ -273,8 +271,7 @@ if rewritten.changed:
     st.download_button(_("Download the rewritten code"), rewritten.source, "rewritten.py", "text/x-python",
                        icon=":material/download:", on_click="ignore")
     if rewritten.remaining:
-        separator = "；" if language() == "zh" else "; "
-        items = separator.join(t("line {line}: {note}", line=f.line, note=rule_name(f.rule))
+        items = join_clauses(t("line {line}: {note}", line=f.line, note=rule_name(f.rule))
                                for f in rewritten.remaining)
         # TRANSLATORS: {n} findings the rewrite could not fix; {items} each as: line N: what
         st.info(tn("{n} finding needs a person: {items}", "{n} findings need a person: {items}",

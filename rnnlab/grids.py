@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rnnlab.i18n import N_, _, language, t, tp
+from rnnlab.i18n import N_, _, join_list, t
 from rnnlab.model.cells import CARRY_INITS, CELLS
-from rnnlab.model.network import CARRY_MODES
+from rnnlab.model.network import CARRY_MODES, carry_mode_label, carry_mode_phrase
 from rnnlab.text import parse_float, parse_int
 
 DEFAULT_SWEEP_CELLS = ("gru", "lstm", "simple")  # the decay sweep's default: two gated cells and the plain one
@@ -78,7 +78,7 @@ class SweepField:
         if self.name == "cell":
             return _(CELLS[value].label)
         if self.name == "carry_mode":
-            return carry_mode_carry(value)
+            return str(carry_mode_phrase(value))
         if self.name == "carry_init":
             # TRANSLATORS: a run's label piece: the carry_init function it uses, e.g. "init zeros".
             return t("init {name}", name=CARRY_INITS[value].word)
@@ -93,32 +93,10 @@ class SweepField:
         if self.name == "cell":
             return _(CELLS[value].label)
         if self.name == "carry_mode":
-            return carry_mode_word(value)
+            return carry_mode_label(value)
         if self.name == "carry_init":
             return CARRY_INITS[value].word
         return str(value)
-
-
-def carry_mode_word(mode: str) -> str:
-    """A carry mode ('fixed', 'noisy', 'learnable') as the reader's word (its id when it has none)."""
-    words = {"fixed": tp("carry mode", "fixed"), "noisy": tp("carry mode", "noisy"),
-             "learnable": tp("carry mode", "learnable")}
-    return words.get(mode, mode)
-
-
-# A carry mode as a run's label piece, in English (marked for the catalog): 'learnable carry'.
-CARRY_MODE_CARRY: dict[str, str] = {"fixed": N_("fixed carry"), "noisy": N_("noisy carry"),
-                                    "learnable": N_("learnable carry")}
-
-
-def carry_mode_carry(mode: str) -> str:
-    """'fixed carry', 'noisy carry', 'learnable carry' in the reader's language (a run's label piece)."""
-    return _(CARRY_MODE_CARRY[mode]) if mode in CARRY_MODE_CARRY else t("{mode} carry", mode=mode)
-
-
-def list_separator() -> str:
-    """Between the pieces of a run's label: ', ' (Chinese: '，')."""
-    return "，" if language() == "zh" else ", "
 
 
 def shown_label(config, varying: tuple[str, ...]) -> str:
@@ -127,7 +105,7 @@ def shown_label(config, varying: tuple[str, ...]) -> str:
     parts = [FIELDS[name].shown(getattr(config, name)) for name in varying if name != "seed"]
     if not parts:
         parts = [FIELDS[name].shown(getattr(config, name)) for name in ("cell", "carry_mode", "carry_init")]
-    return list_separator().join(parts)
+    return join_list(parts)
 
 
 SWEEP_FIELDS: tuple[SweepField, ...] = (

@@ -7,7 +7,7 @@ import streamlit as st
 
 from rnnlab.config import STATIC_FIELDS, Config
 from rnnlab.files import export
-from rnnlab.i18n import N_, Msg, t, tn, tp
+from rnnlab.i18n import N_, Msg, join_list, t, tn, tp
 from rnnlab.session.explore_actions import Question
 from rnnlab.sharing.urlstate import UrlState
 from rnnlab.text import escape_markdown
@@ -83,7 +83,7 @@ def stale_note(old: Config, new: Config) -> str:
     changed = [k for k in STATIC_FIELDS + ("seed",) if getattr(old, k) != getattr(new, k)]
     # TRANSLATORS: {changed} lists the settings' names as in the link, e.g. "cell, seq_len"
     return t("The charts show the previous run; you changed {changed}. Press Train or Step to start a new run with "
-             "the new settings.", changed=", ".join(changed))
+             "the new settings.", changed=join_list(changed))
 
 
 def draw_loader(key: str, message: tuple[str, Msg | str] | None) -> None:

@@ -395,7 +395,7 @@ BAD_FILES = [  # (what, file name, content: a key of param_files or bytes, expec
     ("a PNG image", "image.msgpack", b"\x89PNG\r\n\x1a\n" + bytes(32), "it looks like a PNG image"),
     ("msgpack, not a tree", "list.msgpack", b"\x93\x01\x02\x03", "not a tree of arrays"),
     ("another cell", "lstm.msgpack", "lstm", "missing params/GRUCell_0"),
-    ("another cell, said", "lstm.msgpack", "lstm", "seems to hold parameters of an LSTM cell with 16 features"),
+    ("another cell, said", "lstm.msgpack", "lstm", "seems to hold LSTM parameters (16 features"),
     ("other features", "f8.msgpack", "8 features", "expected params/GRUCell_0/hn/kernel of shape (16, 16), got (8, 8)"),
     ("other carry mode", "fixed.msgpack", "fixed carry", "missing params/h0"),
     ("non-finite values", "nan.msgpack", "nan", "NaN or infinite values"),

@@ -108,7 +108,7 @@ def share_message(n: int) -> Msg:
 def test_the_share_message_counts_jobs_in_each_languages_forms(n, ru, zh):
     said = share_message(n)
     assert isinstance(said, Msg)  # kept as its id and numbers, whichever thread made it
-    assert str(said).startswith(f"You already have {n} job(s) running on this server, your share")
+    assert str(said).startswith(f"You already have {n} job{'' if n == 1 else 's'} running on this server, your share")
     assert f"({n} running, 1 waiting in all)" in str(said)
     with using("ru"):
         assert str(said).startswith(ru) and f"(всего выполняется: {n}, ждут: 1)" in str(said)
@@ -136,7 +136,7 @@ def test_the_slots_and_memory_messages_in_each_language():
     big = roomy.ticket(3 * GB, "training", client="c")
     memory = made_in_a_worker(lambda: queue_message(big, roomy))
     assert str(memory).startswith("Waiting for memory: this needs about 3.0 GB and 2.0 GB of the server's budget is "
-                                  "free while 2 job(s) run.")
+                                  "free while 2 jobs run.")
     with using("ru"):
         assert str(memory).startswith("Ждём памяти: заданию нужно около 3,0 ГБ, а свободно 2,0 ГБ из бюджета сервера, "
                                       "пока работают 2 задания.")
