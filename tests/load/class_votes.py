@@ -36,6 +36,8 @@ import numpy as np
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.asyncio.client import connect
 
+from rnnlab.sharing.presets import PRESETS, PRESETS_BY_KEY
+from rnnlab.sharing.urlstate import UrlState, to_query
 from tests.load.protocol_client import (
     LOSS_TITLES,
     MAX_MESSAGE_BYTES,
@@ -269,9 +271,11 @@ class Student:
     errors: list[str] = field(default_factory=list)
 
 
-async def open_class(base_url: str, timeout_s: float, zero: float) -> tuple[str, str]:
-    """The teacher's way to a class: Explore, "Share with the class", "Open a class"; (students' link, teacher's)."""
-    tab = Tab(base_url, f"{loopback_base(base_url)[3]}/explore")
+async def open_class(base_url: str, timeout_s: float, zero: float, preset: str | None = None) -> tuple[str, str]:
+    """The teacher's way to a class: Explore (at ``preset``'s settings, not started, else its defaults), "Share with
+    the class", "Open a class" (its question); (students' link, teacher's)."""
+    query = "" if preset is None else "?" + urlencode(to_query(UrlState(config=PRESETS_BY_KEY[preset].config)))
+    tab = Tab(base_url, f"{loopback_base(base_url)[3]}/explore{query}")
     await tab.open(timeout_s)
     reader = asyncio.create_task(tab.read(zero))
     try:
@@ -388,11 +392,12 @@ async def teacher_lesson(tab: Tab, lesson: Lesson, plan: Plan, n: int, timeout_s
 
 async def run_lesson(base_url: str, n: int, window_s: float = 10.0, rounds: int = 1, timeout_s: float = 300.0,
                      lang: str | None = None, server_pid: int | None = None, seed: int = 0,
-                     links: tuple[str, str] | None = None, idle_s: float = 0.0) -> Lesson:
+                     links: tuple[str, str] | None = None, idle_s: float = 0.0, preset: str | None = None) -> Lesson:
     """A lesson of ``n`` students on the server at ``base_url`` (see the module's docstring); ``links``: a class's
-    (students' link, teacher's link) to use instead of opening one through the share dialog."""
+    (students' link, teacher's link) to use instead of opening one through the share dialog; ``preset``: the
+    question asked (the preset Explore opens at), else Explore's defaults' (the first preset's)."""
     zero = time.monotonic()
-    student_link, teacher_link = links or await open_class(base_url, timeout_s, zero)
+    student_link, teacher_link = links or await open_class(base_url, timeout_s, zero, preset)
     cpu_before = cpu_seconds(server_pid)
     lesson, plan = Lesson([Student() for _ in range(n)]), Plan(n, rounds, window_s, seed)
     lesson.server_pid, lesson.idle_s = server_pid, idle_s
@@ -477,9 +482,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--idle", type=float, default=0.0, help="seconds the class sits, joined, before answering")
     parser.add_argument("--details", action="store_true", help="every student's times too")
+    parser.add_argument("--preset", choices=[p.key for p in PRESETS if p.page == "explore" and p.question],
+                        help="the question asked (default: Explore's defaults, the first preset's)")
     args = parser.parse_args(argv)
     lesson = asyncio.run(run_lesson(args.base, args.students, args.window, 2 if args.second else 1, args.timeout,
-                                    args.lang, args.server_pid, args.seed, idle_s=args.idle))
+                                    args.lang, args.server_pid, args.seed, idle_s=args.idle,
+                                    preset=args.preset))
     summary = summarise(lesson)
     if args.details:
         summary["details"] = [asdict(s) for s in lesson.students]
