@@ -60,6 +60,9 @@ def test_a_student_answers_changes_it_and_never_sees_the_teachers_key(lesson):
     assert votes.BOOK.view(lesson.code).question.counts[0] == (0, 1, 0)
     assert [b.proto.type for b in choice_buttons(at)] == ["secondary", "primary", "secondary"]
     assert any(TINY.choices[1] in s.value for s in at.success)
+    at.run()  # a rerun (as the fragment's timer makes) neither loses the answer nor casts it again
+    assert votes.BOOK.view(lesson.code).question.counts[0] == (0, 1, 0)
+    assert [b.proto.type for b in choice_buttons(at)] == ["secondary", "primary", "secondary"]
     sent = everything_sent(at)
     assert lesson.secret not in sent and "teacher=" not in sent
 
