@@ -1,7 +1,8 @@
 """A class of N students through the proxy to two web processes on the Ray executor, for
 tests/on_ray/test_class_votes.py, run inside the tier's network namespace with the repository on ``PYTHONPATH``:
 ``python tests/on_ray/class_driver.py BASE JSON OUT`` (JSON: ``{"pids": {name: pid}, "address": Ray's head,
-"students": N, "window": seconds, "direct": [each web process's own address]}``).
+"students": N, "window": seconds, "direct": [each web process's own address], "preset": the question's preset (by
+default, Explore's defaults')}``).
 
 Each web process serves a first page (straight to it) before the lesson. The teacher opens a class through Explore's
 share dialog and its screen from the teacher's link; once the run that settles the question is ready, N students
@@ -109,11 +110,12 @@ async def warm(direct: list[str], zero: float) -> None:
     say("every web process has served a page", zero)
 
 
-async def lesson(base: str, pids: dict[str, int], n: int, window_s: float, direct: list[str]) -> dict:
+async def lesson(base: str, pids: dict[str, int], n: int, window_s: float, direct: list[str],
+                 preset: str | None = None) -> dict:
     zero = time.monotonic()
     rng = random.Random(7)
     await warm(direct, zero)
-    student_link, teacher_link = await open_class(base, TIMEOUT_S, zero)
+    student_link, teacher_link = await open_class(base, TIMEOUT_S, zero, preset)
     say(f"class opened: {student_link}", zero)
     teacher_jar: dict[str, str] = {}
     teacher = Tab(base, teacher_link, jar=teacher_jar)
@@ -185,7 +187,7 @@ def class_view(code: str) -> dict:
 def main() -> None:
     base, given, out = sys.argv[1], json.loads(sys.argv[2]), Path(sys.argv[3])
     got = asyncio.run(asyncio.wait_for(lesson(base, given["pids"], int(given["students"]), float(given["window"]),
-                                              given["direct"]), WARM_TIMEOUT_S + TIMEOUT_S * 3))
+                                              given["direct"], given.get("preset")), WARM_TIMEOUT_S + TIMEOUT_S * 3))
     out.write_bytes(pickle.dumps(got))
 
 

@@ -30,6 +30,7 @@ NETNS = "rnnlab-votes"
 FOLDER = Path("/tmp/rnnlab-votes")
 STUDENTS = int(os.environ.get("RNNLAB_CLASS_STUDENTS", "30"))
 WINDOW_S = 10.0
+PRESET = "noisy_carry_adding"  # ten time steps: the run that settles it is ready soon
 DRIVER_TIMEOUT_S = 1500  # start-up and the run included; the lesson itself takes about a minute
 # Every client comes from one address here, as a class behind one NAT does: the per-address bound is raised for it.
 SETTINGS = {"RNNLAB_MAX_TRAININGS": "2", "RNNLAB_CLASS_VOTERS_PER_ADDRESS": str(STUDENTS + 10)}
@@ -48,7 +49,8 @@ def test_a_class_keeps_every_answer_when_a_web_process_is_killed(ray_tier, tmp_p
     state = ray_tier
     out = tmp_path / "lesson.pickle"
     given = {"pids": {n.role: n.pid for n in state.processes}, "address": state.address, "students": STUDENTS,
-             "window": WINDOW_S, "direct": [f"http://{local.HOST}:{web.WEB_PORT + i}" for i in range(2)]}
+             "window": WINDOW_S, "preset": PRESET,
+             "direct": [f"http://{local.HOST}:{web.WEB_PORT + i}" for i in range(2)]}
     env = {**os.environ, "PYTHONPATH": str(ROOT), "RNNLAB_RAY_ADDRESS": state.address, **local.auth_env(FOLDER),
            "CLASS_DRIVER_LOG": str(tmp_path / "lesson.log")}
     log = tmp_path / "lesson.log"
