@@ -30,6 +30,7 @@ pages = [
             url_path="gradients"),
     st.Page("app_pages/compare.py", title=_("Compare"), icon=":material/stacked_line_chart:", url_path="compare"),
     st.Page("app_pages/api.py", title=_("Old vs new API"), icon=":material/compare_arrows:", url_path="api"),
+    st.Page("app_pages/classroom.py", title=_("Class"), icon=":material/groups:", url_path="classroom"),
 ]
 navigation = st.navigation(pages, position="hidden")
 page_links(pages)

@@ -17,7 +17,11 @@
 - Explore's parts: :mod:`ui.explore_state` (its state in one object), :mod:`ui.explore_controls` (buttons, notes,
   loader and downloads), :mod:`ui.explore_training` (runs and training loops that redraw as they go) and
   :mod:`ui.explore_charts` (its progress line and charts).
-- :mod:`ui.share`: the "Share with the class" dialog: controls to hide, autorun, the link and its QR code.
+- :mod:`ui.share`: the "Share with the class" dialog: controls to hide, autorun, the link and its QR code, and
+  a class that predicts together.
+- The class page's parts: :mod:`ui.classroom` (the code, the answers' store, the run that settles a question),
+  :mod:`ui.class_teacher` (the teacher's projected screen, its live chart) and :mod:`ui.class_student` (a
+  student's screen).
 - :mod:`ui.slots`: a place on the page that stays one element in every script run.
 - :mod:`ui.notices`: what the server says to a tab that sends faster than it takes messages.
 - :mod:`ui.starting`: a fresh server's first seconds on a page: what it is loading, before the page can draw.

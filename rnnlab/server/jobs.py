@@ -25,7 +25,7 @@ from rnnlab.server.shared_runs import RUNS
 from rnnlab.training import chunks
 from rnnlab.training.history import ChunkProgress
 from rnnlab.training.program import Program, get_program, hyper_args
-from rnnlab.training.train import Run, spread
+from rnnlab.training.train import CALL_SECONDS, Run, RunView, spread
 
 
 @dataclass(frozen=True)
@@ -87,6 +87,20 @@ def chunk_job(run: Run, max_seconds: float | None, compute: Callable = chunks.co
                 break
     reporting.report(run.step / max(1, run.config.steps))
     return progress
+
+
+def finished_run(config: Config) -> RunView:
+    """``config``'s pristine run trained to its end, as a view (a class's result, revealed to everyone at once): the
+    shared run of ``config`` when a session has trained it (finished, or continued from where it is), else a new one,
+    one compiled call at a time (a cancel stops it between two); offered to the sessions that start it afterwards."""
+    run = RUNS.copy_of(config) or Run(config)
+    while not run.done:
+        run.run_chunk(CALL_SECONDS)
+        # TRANSLATORS: progress of the run a class's question is settled by
+        reporting.report(run.step / max(1, config.steps), Msg("Training the question's run: step {step} / {total}",
+                                                              step=run.step, total=config.steps))
+    RUNS.offer(run)
+    return run.view()
 
 
 def long_compile(config: Config) -> bool:

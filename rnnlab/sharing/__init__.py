@@ -3,6 +3,8 @@
 - :mod:`.urlstate`: query parameters <-> the experiment (:class:`UrlState`), with notes for bad values.
 - :mod:`.presets`: one-click lessons, each a URL query for a page.
 - :mod:`.classroom`: the link a teacher projects and its QR code.
+- :mod:`.classes`: a class predicting together, as values: its code, questions and answers, the students' and the
+  teacher's links, the answers as a table.
 """
 
 from rnnlab.sharing.classroom import class_link

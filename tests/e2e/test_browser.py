@@ -23,7 +23,7 @@ LOSS_TITLE = "Loss"
 COMPARE_TITLE = "Final evaluation loss per configuration"
 SWEEP_TITLE = "Gradient reaching the initial carry against sequence length"
 HEADINGS = {"home": "rnnlab: how recurrent cells remember", "explore": "Explore a cell", "gradients": "Gradient flow",
-            "compare": "Compare configurations", "api": "Old vs new initialize_carry"}
+            "compare": "Compare configurations", "api": "Old vs new initialize_carry", "classroom": "Join a class"}
 NAV_PAGES = [(page.title, HEADINGS[page.name]) for page in APP_PAGES]  # a page app.py adds needs its heading here
 
 # The sidebar's page links (app.py draws them: ui.navigation.page_links).

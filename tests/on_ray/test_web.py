@@ -39,9 +39,10 @@ DRIVER_TIMEOUT_S = 560
 SETTINGS = {"RNNLAB_MAX_TRAININGS": "2", "RNNLAB_MAX_JOBS_PER_CLIENT": "1"}  # one job per person: per-browser shares
 
 
-def web_tier(folder: Path, netns: str, executor: str, settings: dict[str, str]):
+def web_tier(folder: Path, netns: str, executor: str, settings: dict[str, str], **options):
     """Two web processes with ``executor`` and HAProxy (and with Ray, a head and two worker nodes) in ``netns``,
-    with ``settings`` in their environment; always torn down."""
+    with ``settings`` in their environment (``options``: more of :func:`rnnlab.cluster.web.up`'s); always torn
+    down."""
     if shutil.which("haproxy") is None:
         pytest.skip("HAProxy is missing: apt-get install haproxy")
     why = local.can_create_netns()
@@ -54,7 +55,7 @@ def web_tier(folder: Path, netns: str, executor: str, settings: dict[str, str]):
         for key, value in settings.items():
             patch.setenv(key, value)
         try:
-            state = web.up(2, workers=2, executor=executor, folder=folder, netns=netns, host_port=None)
+            state = web.up(2, workers=2, executor=executor, folder=folder, netns=netns, host_port=None, **options)
         except local.ClusterError as e:
             local.down(folder, netns)
             pytest.fail(str(e))

@@ -9,4 +9,5 @@
 - :mod:`.registry`: results computed once for every web process of a cluster, kept in an actor; the progress of
   work on a worker.
 - :mod:`.cluster_runs`: a pristine run's chunks computed once for every web process, and its finished run kept.
+- :mod:`.votes_actor`: the classes' answers in one actor that every web process asks.
 """

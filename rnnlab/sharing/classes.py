@@ -1,0 +1,177 @@
+"""A class predicting together, as values: its code, its questions (presets) and what the class has answered, the
+links for students and for the teacher, and the answers as a table.
+
+A teacher opens a class for one or more presets (each a question with choices and the answer its run confirms,
+:mod:`rnnlab.sharing.presets`). Students join with the class's short code, and answer the current question by the
+index of a choice, so that an answer is the same whatever language it was read in. A question takes answers in a
+first round and, after a discussion, optionally in a second; then the teacher reveals it. The store that keeps a
+class (:mod:`rnnlab.server.votes`) hands out :class:`ClassView` snapshots, and screens are drawn from them.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+import secrets
+from collections.abc import Container, Sequence
+from dataclasses import dataclass
+from urllib.parse import urlencode, urlsplit, urlunsplit
+
+from rnnlab.i18n import LANGUAGES
+from rnnlab.sharing.presets import PRESETS_BY_KEY, Preset
+
+CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no I, O, 0 or 1: read off a projector without doubt
+CODE_LENGTH = 6
+CLASS_PATH = "classroom"  # the class page's address under the app's
+CODE_PARAM, TEACHER_PARAM = "code", "teacher"  # the class page's query: the code, and the teacher's secret
+SECRET_BYTES = 24  # the teacher's secret: 192 random bits
+VOTING, REVEALED = "voting", "revealed"
+ROUNDS = 2  # a first answer, and one more after a discussion
+
+
+def new_code(taken: Container[str] = ()) -> str:
+    """A random class code (:data:`CODE_LENGTH` letters and digits of :data:`CODE_ALPHABET`) not in ``taken``."""
+    while True:
+        code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+        if code not in taken:
+            return code
+
+
+def new_secret() -> str:
+    """An unguessable secret for the teacher's link (URL-safe)."""
+    return secrets.token_urlsafe(SECRET_BYTES)
+
+
+def normal_code(text: str | None) -> str | None:
+    """A class code as typed or linked (any case, spaces or dashes between its characters), in its one form; None
+    when it cannot be a code."""
+    if not text:
+        return None
+    code = re.sub(r"[\s-]", "", str(text)[:40]).upper()
+    if len(code) != CODE_LENGTH or any(c not in CODE_ALPHABET for c in code):
+        return None
+    return code
+
+
+def spaced(code: str) -> str:
+    """A code as projected: in two halves (``ABC 234``), which a class reads aloud without losing its place."""
+    half = len(code) // 2
+    return f"{code[:half]} {code[half:]}"
+
+
+@dataclass(frozen=True)
+class Question:
+    """One question of a class: its preset, whether it takes answers or is revealed, the round open for answers
+    (or the last one, once revealed), and the answers' counts per round (``counts[r][i]``: round r + 1, choice i)."""
+
+    preset: str
+    phase: str = VOTING
+    round: int = 1
+    counts: tuple[tuple[int, ...], ...] = ()
+
+    @property
+    def lesson(self) -> Preset:
+        return PRESETS_BY_KEY[self.preset]
+
+    @property
+    def revealed(self) -> bool:
+        return self.phase == REVEALED
+
+    def answered(self, round_: int | None = None) -> int:
+        """How many answered in ``round_`` (default: the current round)."""
+        r = (round_ or self.round) - 1
+        return sum(self.counts[r]) if 0 <= r < len(self.counts) else 0
+
+
+@dataclass(frozen=True)
+class ClassView:
+    """What everyone in a class may see of it at one moment (never the teacher's secret).
+
+    ``stage`` changes whenever the teacher changes what students see (a reveal, a second round, another question,
+    a reset); ``version`` whenever anything changes (an answer too)."""
+
+    code: str
+    questions: tuple[Question, ...]
+    current: int
+    joined: int
+    expires_at: float  # seconds since the epoch
+    stage: int
+    version: int
+
+    @property
+    def question(self) -> Question:
+        return self.questions[self.current]
+
+
+@dataclass(frozen=True)
+class Ballot:
+    """One student's own answers: ``answers[(question, round)]`` is the index of the choice picked."""
+
+    answers: tuple[tuple[int, int, int], ...] = ()  # (question, round, choice), sorted
+
+    def choice(self, question: int, round_: int) -> int | None:
+        return next((c for q, r, c in self.answers if q == question and r == round_), None)
+
+    def with_answer(self, question: int, round_: int, choice: int) -> Ballot:
+        kept = [(q, r, c) for q, r, c in self.answers if (q, r) != (question, round_)]
+        return Ballot(tuple(sorted([*kept, (question, round_, choice)])))
+
+
+def presets_of(keys: Sequence[str]) -> tuple[str, ...]:
+    """The presets a class asks about, in order, each once; ValueError for an unknown key, none, or one without a
+    question."""
+    chosen = tuple(dict.fromkeys(keys))
+    unknown = [k for k in chosen if k not in PRESETS_BY_KEY or not PRESETS_BY_KEY[k].choices]
+    if unknown or not chosen:
+        raise ValueError(f"a class needs presets with questions; not usable: {unknown or 'none given'}")
+    return chosen
+
+
+# ---- links ------------------------------------------------------------------------------------------------------
+def app_base(page_url: str, page_path: str = "") -> str:
+    """The app's address from a page's (``st.context.url``) and that page's path (``explore``; '' for the home
+    page): without the page, its query and its fragment."""
+    parts = urlsplit(page_url or "")
+    path = parts.path.rstrip("/")
+    if page_path and path.endswith("/" + page_path.strip("/")):
+        path = path[: -len(page_path.strip("/")) - 1]
+    return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
+
+
+def student_link(base: str, code: str, lang: str | None = None) -> str:
+    """The link students open: the class page with the code (and the class's language when the teacher chose one;
+    else each student reads it in their browser's). It never holds the teacher's secret."""
+    if lang is not None and lang not in LANGUAGES:
+        raise ValueError(f"unknown language: {lang!r}")
+    query = {CODE_PARAM: code, **({"lang": lang} if lang else {})}
+    return f"{base.rstrip('/')}/{CLASS_PATH}?{urlencode(query)}"
+
+
+def teacher_link(base: str, code: str, secret: str) -> str:
+    """The teacher's link: the class page with the code and the secret that lets its holder reveal and reset."""
+    return f"{base.rstrip('/')}/{CLASS_PATH}?{urlencode({CODE_PARAM: code, TEACHER_PARAM: secret})}"
+
+
+# ---- the answers as a table ---------------------------------------------------------------------------------------
+CSV_COLUMNS = ("question", "preset", "text", "round", "choice", "choice_text", "answers", "share", "correct",
+               "revealed")
+
+
+def answers_csv(view: ClassView) -> str:
+    """The class's answers per question, round and choice, counts only (no student is named), in English: one row
+    per choice of each round that took answers."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for number, question in enumerate(view.questions, start=1):
+        preset = question.lesson
+        for round_, counts in enumerate(question.counts, start=1):
+            if round_ > question.round:
+                break
+            total = sum(counts)
+            for i, (choice, n) in enumerate(zip(preset.choices, counts)):
+                writer.writerow([number, preset.key, preset.question, round_, i + 1, choice, n,
+                                 f"{n / total:.3f}" if total else "", str(i == preset.answer).lower(),
+                                 str(question.revealed).lower()])
+    return out.getvalue()
