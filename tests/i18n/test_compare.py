@@ -236,7 +236,7 @@ def test_the_sweeps_progress_notes_are_kept_messages_said_in_the_readers_languag
         assert str(step) == "шаг 5 из 10, программа 1 из 4"
         assert str(notes[-1]) == "Измеряем градиент, доходящий до начального состояния…"
         for note in compiling:  # the carry in words, never its id
-            assert "fixed" not in str(note) and "learnable" not in str(note) and "Компиляция" in str(note)
+            assert "fixed" not in str(note) and "learnable" not in str(note) and "Компилируем программу" in str(note)
     with using("zh"):
         assert str(step) == "程序 1/4：第 5 / 10 步"
         for note in compiling:
