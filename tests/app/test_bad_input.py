@@ -172,6 +172,11 @@ def api():
     return open_page("api")
 
 
+def api_tables(at) -> list:
+    """The API page's three leaf tables (st.table), then its shape table (st.dataframe), as records."""
+    return [t.value.to_dict("records") for t in [*at.table[:3], *at.dataframe[:1]]]
+
+
 def good_api(at):
     """Back to the good settings (LSTM, batch 4, hidden 5; shape 2, 5, 3 with 4 features) and their tables."""
     at.selectbox(key="api_cell").set_value("lstm")
@@ -182,7 +187,7 @@ def good_api(at):
     at.selectbox(key="shape_cell").set_value("lstm")
     at.run()
     assert not at.error or all("Batch dims" not in e.value and "Input shape" not in e.value for e in at.error)
-    return [t.value.to_dict("records") for t in at.dataframe[:4]]
+    return api_tables(at)
 
 
 DIMS_TABLE = [  # (id, widget key, text, other widgets, words)
@@ -219,7 +224,7 @@ def test_bad_dims_keep_the_last_good_result(api, key, text, others, words):
             (at.selectbox if name.endswith("cell") else at.number_input)(key=name).set_value(value)
         at.run()
         assert not at.error or all("dims" not in e.value and "shape" not in e.value for e in at.error)
-        good = [t.value.to_dict("records") for t in at.dataframe[:4]]
+        good = api_tables(at)
     at.text_input(key=key).input(text).run()
     assert not at.exception
     errors = [unescaped(e.value) for e in at.error]
@@ -227,7 +232,7 @@ def test_bad_dims_keep_the_last_good_result(api, key, text, others, words):
     assert all(len(e) < 600 for e in errors)
     section = "comparison" if key.startswith("api_") else "shape"
     assert any(f"Showing the last {section} that worked" in c.value for c in at.caption)
-    tables = [t.value.to_dict("records") for t in at.dataframe[:4]]
+    tables = api_tables(at)
     if section == "comparison":
         verdicts = [m.value for m in [*at.success, *at.info] if m.value.startswith("**Verdict:**")]
         assert tables[:3] == good[:3] and len(verdicts) == 1

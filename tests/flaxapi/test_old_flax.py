@@ -128,7 +128,9 @@ def test_instance_call_quotes_the_real_error():
 
 
 def test_nnx_gru_equals_linen_while_b_hn_is_zero():
-    assert columns.gru_output_gap(3, 5, 0.0) == 0.0
+    # The same step written as two sums: equal up to float32 rounding (a few units in the last place), whose
+    # order of addition depends on the machine's XLA kernels.
+    assert columns.gru_output_gap(3, 5, 0.0) < 4 * float(jnp.finfo(jnp.float32).eps)
     assert columns.gru_output_gap(3, 5, 0.5) > 1e-2
     note = columns.compare("gru", (4,), 3, 5, "zeros").verdict
     assert "the same step while b_hn = 0" in note and "different functions even with equal weights" not in note
