@@ -134,7 +134,7 @@ def test_simple_3000_steps_preset_states_its_straight_lines_rate_and_float32_cro
 
 def test_gates_preset_shows_trained_gated_cells_keeping_the_gradient():
     """The lesson's numbers for the preset's seed, as the page computes them: untrained, every cell multiplies the
-    gradient by about 0.77 per step back; after the sweep's brief training the GRU and the LSTM by more than 0.95
+    gradient by 0.70 to 0.85 per step back; after the sweep's brief training the GRU and the LSTM by more than 0.95
     (tests/test_presets.py checks the same for three seeds, and that the simple cell's factor is theirs to spare)."""
     preset = PRESETS_BY_KEY["gates_keep_the_gradient"]
     numbers = preset.numbers
@@ -147,7 +147,7 @@ def test_gates_preset_shows_trained_gated_cells_keeping_the_gradient():
     assert f"×{rate['simple']:.3g} per step" in text
     untrained = probes.fit_decay(probes.decay_sweep(preset.config, list(grids.DEFAULT_SWEEP_CELLS),
                                                     list(preset.sweep_lengths)))
-    assert (untrained["rate_per_step"] - numbers["before"]).abs().max() < 0.02  # "about 0.77", gated or not
+    assert untrained["rate_per_step"].between(numbers["low"], numbers["high"]).all()  # "0.70 to 0.85", gated or not
 
 
 def test_typed_sweep_lengths_go_into_the_url_so_a_reload_keeps_them():
