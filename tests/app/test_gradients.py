@@ -138,7 +138,7 @@ def test_gates_preset_shows_trained_gated_cells_keeping_the_gradient():
     (tests/test_presets.py checks the same for three seeds, and that the simple cell's factor is theirs to spare)."""
     preset = PRESETS_BY_KEY["gates_keep_the_gradient"]
     numbers = preset.numbers
-    at = open_page("gradients", **preset.query())
+    at = open_page("gradients", timeout=900, **preset.query())  # trains three cells, then 15 probes up to T = 160
     sweep, fits, _, weights = at.session_state.sweep_result
     assert weights == "trained" and sorted(set(sweep["T"])) == [numbers["T_min"], 20, 40, 80, numbers["T_max"]]
     rate = dict(zip(fits["cell"], fits["rate_per_step"]))
