@@ -13,6 +13,7 @@ from rnnlab.i18n import _
 from rnnlab.server.warm import wait_imported, warm_server
 from ui.language import language_selector, page_style, use_language
 from ui.navigation import page_links
+from ui.notices import bounds_notice
 from ui.starting import import_helpers, wait_for_start
 
 lang = use_language()  # first: every message of this run is in the reader's language
@@ -33,6 +34,7 @@ pages = [
 navigation = st.navigation(pages, position="hidden")
 page_links(pages)
 language_selector()
+bounds_notice()  # this tab was slowed or closed for sending too fast: say so
 
 
 warm_server(import_helpers)  # once per server: the pages' imports, then every preset's programs, in the background

@@ -2,6 +2,7 @@
 
 import os
 import tempfile
+from pathlib import Path
 
 import jax
 import pytest
@@ -13,13 +14,29 @@ os.environ.setdefault("RNNLAB_RUNS_DIR", tempfile.mkdtemp(prefix="rnnlab-test-ru
 os.environ.setdefault("RNNLAB_WARM", "off")
 
 
+# Tests that start servers, browsers or a cluster, or that time what they see: under pytest-xdist (README's test
+# command runs two workers) they all run in one worker, one at a time, so that no two of them share the CPU, while
+# the other worker runs the in-process tests; every other test file stays whole on one worker (its module fixtures
+# and compiled programs built once).
+SERVER_TEST_FOLDERS = ("e2e", "on_ray", "load")
+SERVER_TEST_FILES = ("test_class_attacks.py", "test_precompile.py", "test_cold_start.py")
+
+
+def _xdist_group(item) -> str:
+    path = Path(str(item.fspath))
+    folder = path.parent.name
+    if folder in SERVER_TEST_FOLDERS or path.name in SERVER_TEST_FILES or item.get_closest_marker("e2e"):
+        return "servers"
+    return f"{folder}/{path.name}"
+
+
 def pytest_collection_modifyitems(config, items):
-    """Tests marked ``gpu`` run only where JAX has an accelerator (tests/gpu/check.sh on a GPU machine)."""
-    if jax.default_backend() != "cpu":
-        return
+    """Tests marked ``gpu`` run only where JAX has an accelerator (tests/gpu/check.sh on a GPU machine); each test
+    gets its pytest-xdist group."""
     skip = pytest.mark.skip(reason="needs an accelerator: JAX runs on the CPU here")
     for item in items:
-        if item.get_closest_marker("gpu") is not None:
+        item.add_marker(pytest.mark.xdist_group(_xdist_group(item)))
+        if jax.default_backend() == "cpu" and item.get_closest_marker("gpu") is not None:
             item.add_marker(skip)
 
 

@@ -59,3 +59,44 @@ def test_the_architecture_map_names_every_package_and_top_level_module():
     missing = [w for w in wanted
                if f"`{w}`" not in table and not (w in short and f"`{w.removeprefix('rnnlab/')}`" in table)]
     assert not missing, f"docs/architecture.md's layers table does not name: {', '.join(missing)}"
+
+
+
+THREAT_TABLES = [("docs/scale-out.md", "## Security"), ("docs/robustness.md", "| attack | protected by")]
+NAMED_TEST = re.compile(r"`(tests/[\w/]+\.py)(?:::(\w+)`|` \(([^|]*?)\)|`)")
+
+
+def table_rows(doc: str, start: str) -> list[str]:
+    """The body rows of the first table at or after ``start`` in ``doc``."""
+    text = (ROOT / doc).read_text(encoding="utf-8")
+    lines = text[text.index(start):].splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("|"))
+    rows = []
+    for line in lines[first + 2:]:
+        if not line.startswith("|"):
+            break
+        rows.append(line)
+    return rows
+
+
+@pytest.mark.parametrize(("doc", "start"), THREAT_TABLES, ids=[d for d, _ in THREAT_TABLES])
+def test_every_threat_row_names_tests_that_exist(doc: str, start: str):
+    """Each row of a threat table names what shows it: test files that exist, and every test it names
+    (``tests/x.py::test_y``, or ``tests/x.py`` (``test_y`` ...)) defined there; only a row shown otherwise
+    ("tried as above", "the rows above") names no file."""
+    rows = table_rows(doc, start)
+    assert len(rows) >= 4, rows
+    wrong = []
+    for row in rows:
+        shown_by = row.rstrip().removesuffix("|").rsplit("|", 1)[-1]
+        named = NAMED_TEST.findall(shown_by)
+        if not named and not re.search(r"tried as above|the rows above", shown_by):
+            wrong.append(f"a row names no test: {row[:70]}")
+        for path, one, several in named:
+            source = ROOT / path
+            code = source.read_text(encoding="utf-8") if source.is_file() else ""
+            if not code:
+                wrong.append(f"no file {path}")
+            wrong += [f"no {name} in {path}" for name in re.findall(r"\btest_\w+", f"{one} {several}")
+                      if code and f"def {name}(" not in code]
+    assert not wrong, f"{doc}'s threat table: " + "; ".join(wrong)

@@ -11,7 +11,7 @@ from tests.app_pages import PAGES as APP_PAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_LINES = 600
-SOURCES = sorted([ROOT / "app.py", *(ROOT / "app_pages").glob("*.py"), *(ROOT / "ui").rglob("*.py"),
+SOURCES = sorted([ROOT / "app.py", ROOT / "serve.py", *(ROOT / "app_pages").glob("*.py"), *(ROOT / "ui").rglob("*.py"),
                   *(ROOT / "rnnlab").rglob("*.py")])
 
 
@@ -95,7 +95,7 @@ LAYERS = (
     ("rnnlab.server",),
     ("rnnlab.cli", "rnnlab.__main__", "rnnlab.bench", "rnnlab.cluster"),
     ("ui",),
-    ("app", "app_pages"),
+    ("app", "app_pages", "serve"),
 )
 SERVER = LAYERS.index(("rnnlab.server",))
 
@@ -106,7 +106,7 @@ def module_name(path: Path) -> str:
 
 
 def ours(name: str) -> bool:
-    return name.split(".")[0] in ("rnnlab", "ui", "app_pages", "app")
+    return name.split(".")[0] in ("rnnlab", "ui", "app_pages", "app", "serve")
 
 
 def string_imports(module_tree: ast.Module, known: set[str]) -> set[str]:
@@ -216,11 +216,12 @@ def test_no_import_cycle_even_through_imports_inside_functions():
 
 # ---- heavy work goes through the seam ---------------------------------------------------------------------------
 # Pages and ui/ reach the server only through the executor (how work runs: rnnlab.server.executor, and the one
-# chosen for this process: rnnlab.server.executors), the work it runs (rnnlab.server.jobs) and the tab's reload
-# token (rnnlab.server.session_store, which computes nothing, and its name in the URL, rnnlab.server.tab_token), and
-# never call heavy work themselves: they name it in a Work(...) that the executor runs.
-SEAM = {"rnnlab.server.executor", "rnnlab.server.executors", "rnnlab.server.jobs",
-        "rnnlab.server.session_store", "rnnlab.server.tab_token"}
+# chosen for this process: rnnlab.server.executors), the work it runs (rnnlab.server.jobs), the tab's reload token
+# (rnnlab.server.session_store, and its name in the URL, rnnlab.server.tab_token) and who is asking
+# (rnnlab.server.clients, rnnlab.server.session_bounds' notices), which compute nothing, and never call heavy work
+# themselves: they name it in a Work(...) that the executor runs.
+SEAM = {"rnnlab.server.executor", "rnnlab.server.executors", "rnnlab.server.jobs", "rnnlab.server.session_store",
+        "rnnlab.server.tab_token", "rnnlab.server.clients", "rnnlab.server.session_bounds"}
 HEAVY_CALLS = {"Run", "run_chunk", "compute_chunk", "shared_chunk_job", "train_chunk", "run_sweep",
                "compile_in_worker", "trained_params", "run_grad_through_time", "run_connectivity", "start_robustness",
                "decay_sweep", "carry_grad_norms", "connectivity", "look"}

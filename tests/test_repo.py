@@ -13,7 +13,7 @@ def readme_commands() -> list[str]:
 def test_readme_gives_exactly_two_setup_commands():
     commands = readme_commands()
     assert len(commands) == 2
-    assert commands[0].endswith("streamlit run app.py")
+    assert commands[0].endswith("streamlit run serve.py")  # the server with its bounds
     assert "requirements-dev.txt" in commands[1] and commands[1].endswith("python -m pytest")
 
 

@@ -19,5 +19,6 @@
   :mod:`ui.explore_charts` (its progress line and charts).
 - :mod:`ui.share`: the "Share with the class" dialog: controls to hide, autorun, the link and its QR code.
 - :mod:`ui.slots`: a place on the page that stays one element in every script run.
+- :mod:`ui.notices`: what the server says to a tab that sends faster than it takes messages.
 - :mod:`ui.starting`: a fresh server's first seconds on a page: what it is loading, before the page can draw.
 """

@@ -14,8 +14,8 @@ from typing import Any, Protocol
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from rnnlab.cluster.browser import client_key
 from rnnlab.i18n import Msg
+from rnnlab.server.clients import client_key
 from rnnlab.server.executor import Job, Lease, QueueInfo, Work
 from rnnlab.server.executors import current_executor
 from ui.progress import job_progress
@@ -24,9 +24,8 @@ POLL_S = 0.25
 
 
 def client_id() -> str:
-    """Who is asking, for fair shares: the browser, when the proxy in front names it, on its machine
-    (:func:`rnnlab.cluster.browser.client_key`, ``$RNNLAB_BROWSER_HEADER``), else the browser's machine, so that
-    more tabs do not get more; per tab for a browser on the server's own machine."""
+    """Who is asking, for fair shares (:func:`rnnlab.server.clients.client_key`): this tab's address, session and
+    websocket headers, read here and judged there."""
     try:
         address, headers = st.context.ip_address, dict(st.context.headers)
     except Exception:  # noqa: BLE001 - outside a running server

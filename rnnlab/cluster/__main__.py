@@ -25,11 +25,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs-dir", type=Path, default=None,
                         help="with --web: the web processes' shared RNNLAB_RUNS_DIR (default: in the state folder, "
                              "deleted by down)")
+    limits = web.ProxyBounds()
+    parser.add_argument("--new-ids-per-minute", type=int, default=limits.new_ids_per_minute,
+                        help="with --web: browser ids HAProxy makes for one source address a minute; past that, a "
+                             f"browser gets the page without one (default {limits.new_ids_per_minute})")
+    parser.add_argument("--connections-per-address", type=int, default=limits.connections,
+                        help=f"with --web: TCP connections one source address holds at once (default "
+                             f"{limits.connections})")
+    parser.add_argument("--new-connections-per-address", type=int, default=limits.new_connections,
+                        help=f"with --web: TCP connections one source address opens in 10 s (default "
+                             f"{limits.new_connections})")
+    parser.add_argument("--sessions-per-address", type=int, default=limits.sessions,
+                        help=f"with --web: open tabs (websockets) of one source address at once (default "
+                             f"{limits.sessions})")
     args = parser.parse_args(argv)
     try:
         if args.command == "up" and args.web:
+            bounds = web.ProxyBounds(args.new_ids_per_minute, args.connections_per_address,
+                                     args.new_connections_per_address, args.sessions_per_address)
             state = web.up(args.web, args.workers, args.executor, runs_dir=args.runs_dir,
-                           host_port=args.host_port or None)
+                           host_port=args.host_port or None, bounds=bounds)
             ray = f"Ray head and {len(state.nodes) - 1} worker nodes at {state.address}, " if state.nodes else ""
             inside = f"{web.proxy_url()} inside network namespace {state.netns!r}"
             where = f"{web.proxy_url(args.host_port)} (also {inside})" if args.host_port else inside

@@ -31,6 +31,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from rnnlab.server.folders import ownership_problem
+
 NETNS = "rnnlab"
 HOST, PORT = "127.0.0.1", 6379
 ADDRESS = f"{HOST}:{PORT}"
@@ -92,15 +94,10 @@ def private_folder(folder: Path, create: bool = True) -> Path:
             folder.mkdir(mode=PRIVATE_MODE)
         except FileExistsError:
             pass  # made by someone else meanwhile: checked below
-    try:
-        info = folder.lstat()
-    except FileNotFoundError:
-        raise ClusterError(f"the state folder {folder} does not exist") from None
-    if not stat.S_ISDIR(info.st_mode):
-        raise ClusterError(f"the state folder {folder} is not a folder (a link or a file): remove it and try again")
-    if info.st_uid != os.geteuid():
-        raise ClusterError(f"the state folder {folder} belongs to user {info.st_uid}, not to this user "
-                           f"({os.geteuid()}): someone else made it; remove it and try again")
+    problem = ownership_problem(folder)  # the same checks as the runs folder's
+    if problem:
+        raise ClusterError(f"the state folder {problem}")
+    info = folder.lstat()
     if info.st_mode & 0o077:
         raise ClusterError(f"the state folder {folder} is open to other users (mode {stat.S_IMODE(info.st_mode):o}, "
                            f"{PRIVATE_MODE:o} needed): remove it and try again")

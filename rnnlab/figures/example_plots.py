@@ -27,6 +27,7 @@ TITLE = N_("The example, unrolled in time")  # shown with _()
 FRAME_MS = 900  # one snapshot per 0.9 s while playing: slow enough to follow
 MAX_CELLS = 2000  # cells drawn in the row of cells; a longer sequence shows every k-th
 MAX_COLUMNS = 600  # a heatmap wider than this is thinned in time (every k-th step) to stay light in a browser
+MAX_STEPS = 4000  # time steps drawn per line of the unrolled view; a longer sequence draws every k-th (and T)
 GAP = 0.035
 
 
@@ -41,6 +42,18 @@ def time_axis(steps: int, log_time: bool) -> tuple[np.ndarray, str]:
 def rows_of(look: Look) -> list[str]:
     """The panels of the unrolled view, top to bottom."""
     return ["cells", "example", "prediction"] + (["gates"] if look.gates else []) + ["carry", "gradient"]
+
+
+def kept_steps(steps: int) -> np.ndarray:
+    """The time steps t (0..``steps``) the unrolled view draws: all up to :data:`MAX_STEPS`, else every k-th and the
+    last, so that its message stays a few MB at the longest T (about 630 bytes a step drawn)."""
+    every = max(1, math.ceil((steps + 1) / MAX_STEPS))
+    return np.unique(np.r_[np.arange(0, steps + 1, every), steps])
+
+
+def on_kept(indices: np.ndarray, kept: np.ndarray) -> np.ndarray:
+    """``indices`` (marks, exact zeros) as drawn: all of them when they are few, else those on ``kept`` steps."""
+    return indices if len(indices) <= MAX_STEPS else np.intersect1d(indices, kept)
 
 
 ROW_TITLES = {"cells": N_("Cells"), "example": N_("The example"), "prediction": N_("Prediction"),
@@ -100,31 +113,35 @@ def _cells_trace(look: Look, x: np.ndarray, axis: dict[str, str], scale: Log10Ax
 
 def _changing_traces(look: Look, untrained: Look, x: np.ndarray, axis: dict[str, str], scale: Log10Axis,
                      gate_names: dict[str, str], row: CellsRow) -> list[go.Scatter]:
-    """The traces that change with training, in a fixed order (frames replace them one for one)."""
-    steps_x = x[1:]
+    """The traces that change with training, in a fixed order (frames replace them one for one), on the steps
+    :func:`kept_steps` keeps."""
+    kept = kept_steps(len(x) - 1)
+    at = kept[kept >= 1] - 1  # the same steps in arrays of t = 1..T
+    steps_x = x[1:][at]
     out = [_cells_trace(look, x, axis, scale, row)]
     if look.confidence is not None:
-        out.append(go.Scatter(x=steps_x, y=look.confidence, name=t("p(right answer), step {step}", step=look.step),
+        out.append(go.Scatter(x=steps_x, y=look.confidence[at], name=t("p(right answer), step {step}", step=look.step),
                               mode="lines+markers", marker=dict(size=4), line=dict(color=COLORS[0]),
                               yaxis=axis["prediction"], legendgroup="now"))
     else:
-        out.append(go.Scatter(x=steps_x, y=look.prediction, name=t("prediction, step {step}", step=look.step),
+        out.append(go.Scatter(x=steps_x, y=look.prediction[at], name=t("prediction, step {step}", step=look.step),
                               mode="lines",
                               line=dict(color=COLORS[0]), yaxis=axis["prediction"], legendgroup="now"))
     for i, (gate, label) in enumerate(gate_names.items()):
-        out.append(go.Scatter(x=steps_x, y=look.gates[gate].mean(axis=1), name=text(label), mode="lines",
+        out.append(go.Scatter(x=steps_x, y=look.gates[gate].mean(axis=1)[at], name=text(label), mode="lines",
                               line=dict(color=COLORS[(i + 2) % len(COLORS)]), yaxis=axis["gates"]))
     for leaf, norms in look.carry_norms.items():
-        out.append(go.Scatter(x=x, y=norms, name=f"||{leaf}_t||", mode="lines",
+        out.append(go.Scatter(x=x[kept], y=norms[kept], name=f"||{leaf}_t||", mode="lines",
                               line=dict(color=COLORS[1], dash="dot" if leaf == "c" else "solid"),
                               yaxis=axis["carry"], legendgroup=f"carry_{leaf}"))
     for leaf, log10 in look.grad_log10.items():
-        live = np.isfinite(log10)
-        out.append(go.Scatter(x=x, y=np.where(live, log10, np.nan), name=f"||dL/d{leaf}_t|| ({text(LEAF_NAMES[leaf])})",
+        live = np.isfinite(log10[kept])
+        out.append(go.Scatter(x=x[kept], y=np.where(live, log10[kept], np.nan),
+                              name=f"||dL/d{leaf}_t|| ({text(LEAF_NAMES[leaf])})",
                               mode="lines", line=dict(color=COLORS[4], dash="dot" if leaf == "c" else "solid"),
-                              hovertext=[grad_text(look, leaf, t) if ok else "" for t, ok in enumerate(live)],
+                              hovertext=[grad_text(look, leaf, int(t)) if ok else "" for t, ok in zip(kept, live)],
                               hoverinfo="text", yaxis=axis["gradient"], legendgroup=f"grad_{leaf}"))
-        zero = np.flatnonzero(np.isneginf(log10))  # exact zeros (the unread c_T is NaN: no value, not drawn)
+        zero = on_kept(np.flatnonzero(np.isneginf(log10)), kept)  # exact zeros (the unread c_T: NaN, not drawn)
         out.append(go.Scatter(x=x[zero], y=np.full(len(zero), scale.zero_y), name=zero_name(""),
                               mode="markers",
                               hovertext=[grad_text(look, leaf, int(t)) for t in zero], hoverinfo="text",
@@ -169,42 +186,50 @@ def unrolled_figure(looks: list[Look], mark: int | None = None, log_time: bool =
     return fig
 
 
-def _example_traces(look: Look, steps_x: np.ndarray, yaxis: str) -> list[go.Scatter]:
-    """The example panel: what the model reads (symbols or values), with what the answer needs circled."""
+def _example_traces(look: Look, all_x: np.ndarray, yaxis: str) -> list[go.Scatter]:
+    """The example panel: what the model reads (symbols or values), with what the answer needs circled, on the
+    steps :func:`kept_steps` keeps (``all_x``: t = 1..T)."""
     view = look.view
     steps = len(view.values)
+    kept = kept_steps(steps)
+    at = kept[kept >= 1] - 1
+    steps_x, values = all_x[at], view.values[at]
     if view.symbols is not None:
-        symbols = [view.symbols[int(v)] for v in view.values]
-        read = go.Scatter(x=steps_x, y=view.values, mode="markers+text" if steps <= 60 else "markers", text=symbols,
+        symbols = [view.symbols[int(v)] for v in values]
+        read = go.Scatter(x=steps_x, y=values, mode="markers+text" if steps <= 60 else "markers", text=symbols,
                           textposition="top center", hovertext=symbols, hoverinfo="name+text",
                           name=text(view.input_name),
                           marker=dict(size=5, color="grey"), yaxis=yaxis)
     else:
-        read = go.Scatter(x=steps_x, y=view.values, mode="lines+markers" if steps <= 200 else "lines",
+        read = go.Scatter(x=steps_x, y=values, mode="lines+markers" if steps <= 200 else "lines",
                           name=text(view.input_name), line=dict(color="grey"), marker=dict(size=4), yaxis=yaxis)
-    marked = np.flatnonzero(view.marked)
-    needed = go.Scatter(x=steps_x[marked], y=view.values[marked], mode="markers", name=_("what the answer needs"),
+    marked = on_kept(np.flatnonzero(view.marked), at)
+    needed = go.Scatter(x=all_x[marked], y=view.values[marked], mode="markers", name=_("what the answer needs"),
                         marker=dict(size=11, color=COLORS[1], symbol="circle-open", line=dict(width=2)),
                         yaxis=yaxis, hoverinfo="skip")
     return [read, needed]
 
 
-def _reference_traces(now: Look, untrained: Look, steps_x: np.ndarray, yaxis: str) -> list[go.Scatter]:
-    """The prediction panel's fixed traces: the untrained model (dotted) and the right answers."""
+def _reference_traces(now: Look, untrained: Look, all_x: np.ndarray, yaxis: str) -> list[go.Scatter]:
+    """The prediction panel's fixed traces: the untrained model (dotted) and the right answers, on the steps
+    :func:`kept_steps` keeps (``all_x``: t = 1..T)."""
     view = now.view
-    scored = np.isfinite(view.target)
+    kept = kept_steps(len(view.values))
+    at = kept[kept >= 1] - 1
+    scored = on_kept(np.flatnonzero(np.isfinite(view.target)), at)
     if look_is_classification(now):
         classes = view.classes or ()  # a classification task names its classes
         target_text = [classes[int(v)] for v in view.target[scored]]
-        return [go.Scatter(x=steps_x, y=untrained.confidence, name=_("p(right answer), untrained"), mode="lines",
-                           line=dict(color="grey", dash="dot"), yaxis=yaxis),
-                go.Scatter(x=steps_x[scored], y=np.ones(int(scored.sum())), mode="markers",
+        return [go.Scatter(x=all_x[at], y=None if untrained.confidence is None else untrained.confidence[at],
+                           name=_("p(right answer), untrained"),
+                           mode="lines", line=dict(color="grey", dash="dot"), yaxis=yaxis),
+                go.Scatter(x=all_x[scored], y=np.ones(len(scored)), mode="markers",
                            name=_("the right answer (p = 1)"), text=target_text, hovertext=target_text,
                            hoverinfo="text+x", marker=dict(symbol="x", size=7, color="black"), yaxis=yaxis)]
-    return [go.Scatter(x=steps_x, y=untrained.prediction, name=_("prediction, untrained"), mode="lines",
+    return [go.Scatter(x=all_x[at], y=untrained.prediction[at], name=_("prediction, untrained"), mode="lines",
                        line=dict(color="grey", dash="dot"), yaxis=yaxis),
-            go.Scatter(x=steps_x[scored], y=view.target[scored], mode="markers", name=_("target"),
-                       marker=dict(symbol="x", size=7 if scored.sum() > 1 else 11, color="black"), yaxis=yaxis)]
+            go.Scatter(x=all_x[scored], y=view.target[scored], mode="markers", name=_("target"),
+                       marker=dict(symbol="x", size=7 if len(scored) > 1 else 11, color="black"), yaxis=yaxis)]
 
 
 def _cells_row(looks: list[Look], scale: Log10Axis, domain: tuple[float, float]) -> CellsRow:

@@ -13,7 +13,9 @@
 - :mod:`.results`: deterministic results (probes, sweeps) computed once for everyone.
 - :mod:`.precompile`: long first compiles in a worker process that can be killed.
 - :mod:`.session_store`, :mod:`.run_files`: runs kept for a browser reload (all written at exit); :mod:`.tab_token`:
-  the token's name in a page's URL.
+  the token's name in a page's URL; :mod:`.folders`: the checks a folder of private files passes.
+- :mod:`.clients`: who is asking (a browser, a machine), for every per-person and per-address bound.
+- :mod:`.session_bounds`: what one tab may send, and which pages may open it, at the web process's ASGI boundary.
 - :mod:`.warm`: what a class needs, ready before it arrives: the pages' imports and every preset's compiled
   programs (``python -m rnnlab warm``).
 """

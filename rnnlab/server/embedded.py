@@ -231,6 +231,8 @@ class EmbeddedJob:
                 ticket = self._ticket
             if not ticket.wait(left):
                 return False
+        elif work.slot and self.lease is not None and not self.lease.poll(left):  # its slot taken back: wait
+            return False
         with self._lock:
             if self._status == QUEUED:
                 self._status = RUNNING

@@ -5,30 +5,27 @@ Every session of a Streamlit server shares one :data:`GATE`. A job (training, a 
 :meth:`JobGate.waiting_reason`), runs, and releases the ticket. When a slot is free, the first ticket in
 the queue that can run is admitted: its memory estimate fits in what the running jobs leave of the budget
 (one job is always admitted when nothing runs), its client (a person: one browser machine, however many
-tabs) holds fewer than ``per_client`` running jobs, and the clients of its address (:func:`at_address`: the
-browsers a proxy names on one machine) hold fewer than ``per_address``, so that one machine minting browser ids
-cannot take every slot. A ticket that cannot run does not hold up those behind it.
+tabs; who is asking is :mod:`rnnlab.server.clients`'s to say) holds fewer than ``per_client`` running jobs,
+and the clients of its address (the browsers a proxy names on one machine) hold fewer than ``per_address``, so
+that one machine minting browser ids cannot take every slot. A ticket that cannot run does not hold up those behind it.
 """
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import os
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Protocol, TypeVar
 
 from rnnlab import ledger
 from rnnlab.device import memory_budget_bytes
 from rnnlab.i18n import Msg, MsgN, localize_number, tp
+from rnnlab.server.clients import AT, address_of
 
 ENV_LIMIT = "RNNLAB_MAX_TRAININGS"
 ENV_PER_CLIENT = "RNNLAB_MAX_JOBS_PER_CLIENT"
 ENV_PER_ADDRESS = "RNNLAB_MAX_JOBS_PER_ADDRESS"
-ENV_CLIENT_HEADER = "RNNLAB_CLIENT_HEADER"  # behind a proxy: the request header naming the browser's address
-ENV_PROXY_SECRET = "RNNLAB_PROXY_SECRET"  # the secret the proxy writes (rnnlab.cluster.browser.from_proxy)
-AT = "@"  # a client key "PERSON@ADDRESS": a person (a browser) and the machine it comes from
 
 
 def parse_limit(text: str) -> int:
@@ -83,57 +80,6 @@ def default_per_address(limit: int, per_client: int) -> int:
             logging.getLogger(__name__).warning("%s must be a whole number, got %r; using the default",
                                                 ENV_PER_ADDRESS, env)
     return max(per_client, limit - 1)
-
-
-def at_address(person: str, address: str) -> str:
-    """The client key of ``person`` (e.g. a browser id) on the machine ``address``: shares count per person, and
-    per address across the persons there."""
-    return f"{person}{AT}{address}"
-
-
-def address_of(client: str) -> str:
-    """The machine of a client key: its address part (:func:`at_address`), or the machine a key ``ip:ADDRESS``
-    is; '' when it has none (a tab on the server's own machine)."""
-    if AT in client:
-        return client.rpartition(AT)[2]
-    return client.removeprefix("ip:") if client.startswith("ip:") else ""
-
-
-def forwarded_address(headers: Mapping[str, str] | None) -> str | None:
-    """The browser's address from the header ``$RNNLAB_CLIENT_HEADER`` names (e.g. ``X-Forwarded-For``): its last
-    address, the one the proxy in front appended (the ones before it are the client's own words); None when not
-    configured, absent or malformed."""
-    name = os.environ.get(ENV_CLIENT_HEADER, "").strip().lower()
-    if not name or not headers:
-        return None
-    given = ",".join(v for k, v in headers.items() if k.lower() == name)
-    try:
-        return str(ipaddress.ip_address(given.split(",")[-1].strip()))
-    except ValueError:
-        return None
-
-
-def client_of(address: str | None, session: str, headers: Mapping[str, str] | None = None,
-              per_tab_on_loopback: bool = True) -> str:
-    """Who is asking, for fair shares: a person is the browser's machine (its address), so that more tabs do not
-    get more.
-
-    Behind a reverse proxy every browser arrives from the proxy's address; ``$RNNLAB_CLIENT_HEADER`` (e.g.
-    ``X-Forwarded-For``, set only when such a proxy writes it) names the header whose last address is the
-    browser's (:func:`forwarded_address`). A browser on the server's own machine (a loopback address, and no such
-    header) counts per tab (``session``): the teacher's laptop, or tests; unless ``per_tab_on_loopback`` is False
-    (a request that went around the proxy), then it is its machine too.
-    """
-    forwarded = forwarded_address(headers)
-    if forwarded is not None:
-        return f"ip:{forwarded}"
-    try:
-        loopback = ipaddress.ip_address(address).is_loopback if address else True
-    except ValueError:
-        loopback = False
-    if address and (not loopback or not per_tab_on_loopback):
-        return f"ip:{address}"
-    return f"session:{session}" if session else ""
 
 
 class SlotTicket(Protocol):
@@ -247,15 +193,17 @@ class JobGate:
     def restore(self, memory_bytes: int, label: str, client: str, admitted: bool,
                 number: int | None = None) -> Ticket:
         """A ticket that existed before this gate (a gate that restarted learns its tickets again from their
-        holders): an ``admitted`` one runs at once, even beyond the limit (its work already runs); a waiting one
-        rejoins the queue in the order of its ``number`` (at the end, with a new number, when None)."""
+        holders): an ``admitted`` one runs at once while the running ones stay within the limit (its work already
+        runs); beyond it, and a waiting one, (re)join the queue in the order of their ``number`` (at the end, with a
+        new number, when None), so that nothing runs beyond the slots: the holder hears that its ticket waits, and
+        its work waits too."""
         with self._cond:
             if number is None:
                 self._last_number += 1
                 number = self._last_number
             self._last_number = max(self._last_number, number)
             ticket = Ticket(self, number, memory_bytes, label, client)
-            if admitted:
+            if admitted and len(self._running) < self.limit:
                 ticket.admitted = True
                 self._running.append(ticket)
             else:

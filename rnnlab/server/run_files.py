@@ -23,6 +23,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from rnnlab.config import Config
+from rnnlab.server.clients import address_of
+from rnnlab.server.folders import ownership_problem
 from rnnlab.training import chunks
 from rnnlab.training.history import History
 from rnnlab.training.program import get_program
@@ -123,14 +125,22 @@ def client_tag(client: str) -> str:
     return hashlib.sha256(client.encode()).hexdigest()[:12] if client else "anyone"
 
 
-class RunFolder:
-    """Kept runs on disk, one file per tab token (``TOKEN.CLIENT.run``, :func:`client_tag`), written whole and
-    synced before they replace the last one (a crash leaves the last whole file), private to this user (folder
-    0700, files 0600). Partial files have names no other process or machine sharing the folder uses, and those
-    left by a process that died are removed at start.
+def address_tag(client: str) -> str:
+    """A short name for the machine of ``client`` (:func:`rnnlab.server.clients.address_of`) in a file name."""
+    address = address_of(client)
+    return hashlib.sha256(address.encode()).hexdigest()[:12] if address else "here"
 
-    Bounded: files older than ``ttl_s`` are deleted, and beyond ``max_bytes`` in all, the oldest file of the client
-    holding the most goes first, so that one client with many tokens pushes out its own runs, not everyone's.
+
+class RunFolder:
+    """Kept runs on disk, one file per tab token (``TOKEN.ADDRESS.CLIENT.run``, :func:`address_tag`,
+    :func:`client_tag`), written whole and synced before they replace the last one (a crash leaves the last whole
+    file), private to this user (a real folder owned by this user, 0700; files 0600; OSError otherwise). Partial
+    files have names no other process or machine sharing the folder uses, and those left by a process that died
+    are removed at start. A file that cannot be read now stays (the error may pass); age removes it.
+
+    Bounded: files older than ``ttl_s`` are deleted, and beyond ``max_bytes`` in all, the machine holding the most
+    loses first, and of its clients the one holding the most, its oldest file: one machine making up browser ids
+    pushes out its own runs, not everyone's.
     """
 
     def __init__(self, folder: str | os.PathLike, ttl_s: float = DEFAULT_TTL_S,
@@ -139,8 +149,11 @@ class RunFolder:
         self.process = process or f"{socket.gethostname()}.{os.getpid()}"  # this process, among those sharing it
         self.ttl_s, self.max_bytes = ttl_s, max_bytes
         self.folder.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
+        problem = ownership_problem(self.folder)
+        if problem:
+            raise PermissionError(problem)
         info = self.folder.stat()
-        if info.st_mode & 0o077 and info.st_uid == os.geteuid():
+        if info.st_mode & 0o077:
             logging.getLogger(__name__).warning("%s was open to other users; made private (%o)", self.folder,
                                                 FOLDER_MODE)
             self.folder.chmod(FOLDER_MODE)
@@ -148,7 +161,7 @@ class RunFolder:
 
     def path(self, token: str, client: str = "") -> Path:
         """Where ``client``'s run under ``token`` is written."""
-        return self.folder / f"{token}.{client_tag(client)}.run"
+        return self.folder / f"{token}.{address_tag(client)}.{client_tag(client)}.run"
 
     def files(self, token: str) -> list[Path]:
         """The files kept under ``token``, newest first."""
@@ -185,8 +198,8 @@ class RunFolder:
         return True
 
     def read(self, token: str) -> bytes | None:
-        """The bytes saved under ``token`` if they hold a run, or None (none, expired, or unreadable: then the
-        file is deleted)."""
+        """The bytes saved under ``token`` if they hold a run, or None (none, expired: then the file is deleted, or
+        unreadable now: then it stays)."""
         found = self.files(token)
         if not found:
             return None
@@ -202,9 +215,8 @@ class RunFolder:
             return data
         except FileNotFoundError:
             return None
-        except Exception as e:  # noqa: BLE001 - a damaged or old file: forget it
-            logging.getLogger(__name__).warning("dropping the unreadable kept run %s: %s", path.name, e)
-            path.unlink(missing_ok=True)
+        except Exception as e:  # noqa: BLE001 - damaged, old, or not readable now: kept, until its age removes it
+            logging.getLogger(__name__).warning("could not read the kept run %s (left in place): %s", path.name, e)
             return None
 
     def delete(self, token: str) -> None:
@@ -253,31 +265,38 @@ class RunFolder:
                 continue
 
     def prune(self) -> None:
-        """Delete expired files, then, while the folder is over ``max_bytes``, the oldest file of the client that
-        holds the most bytes (then the most files)."""
-        files: list[tuple[float, int, str, Path]] = []
+        """Delete expired files, then, while the folder is over ``max_bytes``, the oldest file of the client holding
+        the most bytes (then files) on the machine holding the most (:class:`RunFolder`)."""
+        files: list[tuple[float, int, str, str, Path]] = []
         for path in self.folder.glob("*.run"):
             try:
-                stat = path.stat()
+                info = path.stat()
             except FileNotFoundError:
                 continue
-            if time.time() - stat.st_mtime > self.ttl_s:
+            if time.time() - info.st_mtime > self.ttl_s:
                 path.unlink(missing_ok=True)
-            else:
-                parts = path.name.split(".")
-                files.append((stat.st_mtime, stat.st_size, parts[1] if len(parts) == 3 else "", path))
-        total = sum(size for _, size, _, _ in files)
+                continue
+            parts = path.name.split(".")  # TOKEN.ADDRESS.CLIENT.run (TOKEN.CLIENT.run: written before addresses)
+            client = parts[-2] if len(parts) >= 3 else ""
+            files.append((info.st_mtime, info.st_size, parts[1] if len(parts) == 4 else client, client, path))
+        total = sum(f[1] for f in files)
         files.sort()
         while files and total > self.max_bytes:
-            held: dict[str, list[int]] = {}
-            for _, size, tag, _ in files:
-                mine = held.setdefault(tag, [0, 0])
-                mine[0], mine[1] = mine[0] + size, mine[1] + 1
-            greedy = max(held, key=lambda t: tuple(held[t]))
-            oldest = next(f for f in files if f[2] == greedy)
+            machine = greediest([(f[2], f[1]) for f in files])
+            client = greediest([(f[3], f[1]) for f in files if f[2] == machine])
+            oldest = next(f for f in files if f[2] == machine and f[3] == client)
             files.remove(oldest)
-            oldest[3].unlink(missing_ok=True)
+            oldest[4].unlink(missing_ok=True)
             total -= oldest[1]
+
+
+def greediest(held: list[tuple[str, int]]) -> str:
+    """Of ``(who, bytes)`` pairs (one per kept run), who holds the most bytes, then the most runs."""
+    totals: dict[str, list[int]] = {}
+    for who, size in held:
+        mine = totals.setdefault(who, [0, 0])
+        mine[0], mine[1] = mine[0] + size, mine[1] + 1
+    return max(totals, key=lambda who: tuple(totals[who]))
 
 
 def sync_folder(folder: Path) -> None:

@@ -17,9 +17,9 @@ Residual case: the token is a bearer secret. Someone who has a copy of the addre
 it after the owner closed the tab (or while the owner's connection is down) gets a copy of the owner's last
 finished run. The links the app builds for sharing never contain the token; only a raw copy of the address
 bar does. The store is bounded: at most ``max_entries`` runs and about ``max_bytes`` of memory, each kept
-``ttl_s`` seconds after its last save or take-over. When it is full, the client (a person, see
-:func:`ui.queue.client_id`) holding the most memory loses its least recently used run first, so that one
-person filling the store evicts their own runs, not everyone else's.
+``ttl_s`` seconds after its last save or take-over. When it is full, the machine holding the most memory
+loses first, and of its clients (a person, :func:`rnnlab.server.clients.client_key`) the one holding the most,
+its least recently used run: one machine making up browser ids evicts its own runs, not everyone else's.
 """
 
 from __future__ import annotations
@@ -37,11 +37,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
+from rnnlab.server.clients import address_of
 from rnnlab.server.run_files import (
     LIVE_EVERY_S,
     LIVE_FRESH_S,
     WRITE_EVERY_S,
     default_folder,
+    greediest,
     run_from_bytes,
     run_to_bytes,
     run_version,
@@ -393,12 +395,10 @@ class SessionStore:
     def _evict(self) -> None:
         total = sum(e.nbytes for e in self._entries.values())
         while self._entries and (len(self._entries) > self.max_entries or total > self.max_bytes):
-            held: dict[str, list[int]] = {}  # client -> [bytes, entries]
-            for e in self._entries.values():
-                mine = held.setdefault(e.client, [0, 0])
-                mine[0], mine[1] = mine[0] + e.nbytes, mine[1] + 1
-            greedy = max(held, key=lambda c: tuple(held[c]))  # the most memory, then the most runs
-            token = next(t for t, e in self._entries.items() if e.client == greedy)  # its least recently used
+            machine = greediest([(address_of(e.client), e.nbytes) for e in self._entries.values()])
+            client = greediest([(e.client, e.nbytes) for e in self._entries.values()
+                                if address_of(e.client) == machine])
+            token = next(t for t, e in self._entries.items() if e.client == client)  # its least recently used
             total -= self._entries.pop(token).nbytes
 
 

@@ -1,4 +1,5 @@
-"""A reverse proxy for browser tests that writes ``X-Forwarded-For`` into every request, WebSocket upgrades
+"""A reverse proxy for browser tests that writes ``X-Forwarded-For`` and its secret (``X-Rnnlab-Proxy``:
+:data:`SECRET`, which the server must know as ``RNNLAB_PROXY_SECRET``) into every request, WebSocket upgrades
 included, as a real proxy in front of the app does. Browsers' own extra headers do not reach the WebSocket
 handshake in every Chromium (150 sends none), and Streamlit reads a session's headers from that handshake."""
 
@@ -11,6 +12,8 @@ from contextlib import contextmanager
 from urllib.parse import urlparse
 
 HEADER = b"X-Forwarded-For"
+SECRET = "e2e-proxy-secret"
+VOUCH = b"X-Rnnlab-Proxy: " + SECRET.encode()
 
 
 def _pipe(source: socket.socket, target: socket.socket) -> None:
@@ -41,8 +44,9 @@ def _forward_requests(client: socket.socket, upstream: socket.socket, address: b
                 buffer += data
             head, buffer = buffer.split(b"\r\n\r\n", 1)
             lines = head.split(b"\r\n")
-            kept = [line for line in lines[1:] if not line.lower().startswith(HEADER.lower() + b":")]
-            upstream.sendall(b"\r\n".join([lines[0], *kept, HEADER + b": " + address]) + b"\r\n\r\n")
+            kept = [line for line in lines[1:] if not line.lower().startswith((HEADER.lower() + b":",
+                                                                                  b"x-rnnlab-proxy:"))]
+            upstream.sendall(b"\r\n".join([lines[0], *kept, HEADER + b": " + address, VOUCH]) + b"\r\n\r\n")
             fields = {k.strip().lower(): v.strip() for k, _, v in (line.partition(b":") for line in kept)}
             length = int(fields.get(b"content-length", b"0") or 0)
             while len(buffer) < length:

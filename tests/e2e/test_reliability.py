@@ -21,6 +21,7 @@ import pytest
 from rnnlab.config import Config
 from rnnlab.training.train import Run
 from tests.e2e.conftest import _new_tab
+from tests.e2e.proxy import SECRET as PROXY_SECRET
 from tests.e2e.proxy import forwarding_proxy
 from tests.e2e.test_browser import (
     FIRST_CHART_TIMEOUT_MS,
@@ -389,6 +390,7 @@ def test_one_machine_with_five_long_runs_leaves_a_slot_for_the_next(browser, art
     monkeypatch.setenv("RNNLAB_MAX_TRAININGS", "2")
     monkeypatch.setenv("RNNLAB_MAX_JOB_MINUTES", "600")  # the runs here are long on purpose
     monkeypatch.setenv("RNNLAB_CLIENT_HEADER", "X-Forwarded-For")
+    monkeypatch.setenv("RNNLAB_PROXY_SECRET", PROXY_SECRET)  # the headers count only with the proxy's secret
     with (streamlit_server(artifacts / "streamlit-server-share.log") as base,
           forwarding_proxy(base, "10.0.0.1") as first_machine, forwarding_proxy(base, "10.0.0.2") as second_machine):
         greedy = browser.new_context(viewport={"width": 1400, "height": 3000}, base_url=first_machine)
@@ -401,7 +403,7 @@ def test_one_machine_with_five_long_runs_leaves_a_slot_for_the_next(browser, art
                 tab.goto("/explore?" + urlencode({"steps": "100000", "seed": str(seed), "run": "1"}))
                 confirm_if_asked(tab, RENDER_TIMEOUT_MS)
                 tabs.append(tab)
-            share = re.compile(r"You already have 1 job\(s\) running on this server, your share")
+            share = re.compile(r"You already have 1 job running on this server, your share")
             deadline = time.monotonic() + 120
             while time.monotonic() < deadline and sum(t.get_by_text(share).count() for t in tabs) < 4:
                 time.sleep(0.5)

@@ -41,7 +41,8 @@ HEADER = ("| setup | N | mix | group | completed | queued | server answer p50 | 
 WORK_HEADER = ("| setup | N | runs trained | steps computed | steps computed twice | most slots one browser held "
                "(share) | browsers admitted | CPU s in 5 s after: web | Ray workers | Ray's own |\n|" + "---|" * 10)
 LEDGER = FOLDER / "ledger.jsonl"
-LOAD_NEW_IDS_PER_MINUTE = 100_000  # every client here comes from one address: the per-source bound would refuse them
+LOAD_BOUNDS = web.ProxyBounds(new_ids_per_minute=100_000, connections=100_000, new_connections=100_000,
+                              sessions=100_000)  # every client here comes from one address: lift its bounds
 AFTER_S = 5.0
 
 
@@ -145,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         LEDGER.unlink(missing_ok=True)
         os.environ[ledger.ENV_LEDGER] = str(LEDGER)
         web.up(count, workers=2, executor=executor, folder=FOLDER, netns=NETNS, host_port=None,
-               new_ids_per_minute=LOAD_NEW_IDS_PER_MINUTE)
+               bounds=LOAD_BOUNDS)
         try:
             works: list[str] = []
             seen = 0

@@ -119,3 +119,24 @@ def test_a_restarted_gate_keeps_the_admitted_ticket_and_admits_the_queued_one_on
     running.release()
     assert queued.wait(2.0)
     assert until(lambda: box.actor.summary()["running"] == 1 and box.actor.summary()["waiting"] == 0)
+
+
+def test_a_holder_back_after_losing_its_lease_gets_no_slot_beyond_the_limit():
+    """The holder's web process is unreachable past the lease: its ticket is released and the waiter runs. When it
+    comes back it claims its ticket as admitted; the gate keeps one running, and the holder hears it waits (and work
+    inside its lease waits too) until the slot is free."""
+    box = Box(ray_actors.GateActor(1, 2**40, per_client=1, lease_s=0.5, recover_s=0.2))
+    holder, waiter = LocalGate(box), LocalGate(box)
+    running, queued = holder.ticket(1, "a", "a"), waiter.ticket(1, "b", "b")
+    assert running.wait(1.0) and not queued.wait(0.2)
+    box.away.add(holder.owner)
+    assert queued.wait(3.0)  # the holder's lease ran out: the waiter has the slot
+    box.away.clear()
+    assert until(lambda: not running.admitted and running.position >= 1)  # back, beyond the limit: it waits
+    assert box.actor.summary()["running"] == 1
+    job = EmbeddedExecutor(gate=holder).submit(Work(sum, ([1, 2],), kind="sum"),  # type: ignore[arg-type]
+                                               lease=type("Lease", (), {"poll": lambda self, t: running.wait(t)})())
+    assert not job.poll(0.3)  # work inside its lease waits for the slot
+    queued.release()
+    assert until(lambda: running.admitted) and until(lambda: job.poll(0.05)) and job.result() == 3
+    running.release()

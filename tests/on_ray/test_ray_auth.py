@@ -87,3 +87,53 @@ def test_with_the_token_the_app_trains_on_the_cluster(driver):
     assert got["chunks"] >= 1 and not got["killed"], got["chunks"]
     assert list(steps["step"]) == list(range(1, 301)) or list(steps["step"]) == list(range(300)), steps["step"]
     assert steps["loss"].notna().all()
+
+
+@pytest.fixture(scope="module")
+def open_cluster(tmp_path_factory):
+    """A Ray head with token authentication off, alone in a namespace of its own (``rnnlab-noauth``): what a web
+    process must refuse to join."""
+    import shutil
+    import signal
+    import time
+
+    why = local.can_create_netns()
+    if why:
+        pytest.skip(f"a Ray head of its own needs a network namespace: {why}")
+    netns, folder = "rnnlab-noauth", Path("/tmp/rnnlab-noauth")
+    if local.netns_exists(netns):
+        pytest.skip(f"the namespace {netns} is in use")
+    folder.mkdir(mode=0o700, exist_ok=True)
+    subprocess.run(["ip", "netns", "add", netns], check=True, capture_output=True, timeout=10)
+    subprocess.run(["ip", "-n", netns, "link", "set", "lo", "up"], check=True, capture_output=True, timeout=10)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")} | {"RAY_USAGE_STATS_ENABLED": "0"}
+    log = folder / "head.log"
+    with open(log, "wb") as out:
+        head = subprocess.Popen(local.in_netns(local.node_command("head", folder / "ray", local.OBJECT_STORE_BYTES),
+                                               netns), stdout=out, stderr=subprocess.STDOUT, env=env,
+                                start_new_session=True)
+    try:
+        local.wait_started(local.Node("head", head.pid, str(log)), time.monotonic() + local.START_TIMEOUT_S)
+        yield netns
+    finally:
+        local.signal_group(head.pid, signal.SIGKILL)
+        head.wait(timeout=30)
+        for pid in local.netns_pids(netns):
+            os.kill(pid, signal.SIGKILL)
+        subprocess.run(["ip", "netns", "del", netns], capture_output=True, timeout=10)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.mark.parametrize("told", [False, True])
+def test_a_web_process_refuses_a_cluster_without_token_auth_unless_told(open_cluster, tmp_path, told):
+    env = {"RNNLAB_EXECUTOR": "ray", "RNNLAB_RAY_ADDRESS": local.ADDRESS, "RAY_AUTH_MODE": "token",
+           "RAY_AUTH_TOKEN": "f" * 64}  # this process has a token; the cluster checks none
+    if told:
+        env["RNNLAB_RAY_NO_AUTH"] = "1"
+    seen = run_inside(type("Cluster", (), {"netns": open_cluster}), WEB_PROCESS, env, tmp_path)
+    if told:
+        assert "connected" in seen, seen
+    else:
+        lines = [line for line in seen.splitlines() if line.startswith("message:")]
+        assert len(lines) == 1 and "lets in any process without a token" in lines[0], seen
+        assert "RNNLAB_RAY_NO_AUTH=1" in lines[0], seen

@@ -1,8 +1,8 @@
-"""The web tier's pieces that need no server: the per-browser id a proxy passes on (rnnlab.cluster.browser) and
-the HAProxy configuration (rnnlab.cluster.web), checked by HAProxy itself when it is installed and a network
-namespace can be made, and run in front of a stand-in web process that echoes the headers it receives: what a
-client writes in the proxy's headers is dropped, ids are signed (a made-up or re-signed one is replaced), and one
-source address gets a bounded number of new ids a minute."""
+"""The web tier's HAProxy configuration (rnnlab.cluster.web), checked by HAProxy itself when it is installed and a
+network namespace can be made, and run in front of a stand-in web process that echoes the headers it receives: what
+a client writes in the proxy's headers is dropped, ids carry their age and are signed for the address they were
+made for (a made-up, re-signed, expired or moved one is replaced), one source address gets a bounded number of new
+ids a minute and past it the page without one, and a page of another site is refused."""
 
 from __future__ import annotations
 
@@ -20,44 +20,9 @@ from pathlib import Path
 import pytest
 
 from rnnlab.cluster import local, web
-from rnnlab.cluster.browser import (
-    BROWSER_COOKIE,
-    BROWSER_HEADER,
-    ENV_BROWSER_HEADER,
-    ENV_PROXY_SECRET,
-    PROXY_HEADER,
-    browser_client,
-    browser_of,
-    client_key,
-)
+from rnnlab.server.clients import BROWSER_COOKIE, BROWSER_HEADER, BROWSER_ID, BROWSER_ID_TERM_S, PROXY_HEADER
 
 UUID = "0b9d3e4a-5f6c-4d7e-8f90-a1b2c3d4e5f6"
-
-
-def test_a_browser_id_counts_only_from_the_header_the_proxy_writes(monkeypatch):
-    headers = {"x-rnnlab-browser": UUID, "X-Forwarded-For": "10.0.0.7"}
-    monkeypatch.delenv(ENV_BROWSER_HEADER, raising=False)
-    assert browser_of(headers) is None  # no proxy vouches for it
-    monkeypatch.setenv(ENV_BROWSER_HEADER, BROWSER_HEADER)
-    assert browser_of(headers) == UUID and browser_client(headers) == f"browser:{UUID}"
-    for bad in ("", "short", "x" * 65, "a;b=c" + "0" * 20, "../../etc/passwd-0123456789"):
-        assert browser_of({BROWSER_HEADER: bad}) is None, bad
-    assert browser_of(None) is None and browser_client({}) is None
-
-
-def test_the_proxys_headers_count_only_with_its_secret(monkeypatch):
-    monkeypatch.setenv(ENV_BROWSER_HEADER, BROWSER_HEADER)
-    monkeypatch.setenv("RNNLAB_CLIENT_HEADER", "X-Forwarded-For")
-    monkeypatch.setenv(ENV_PROXY_SECRET, "s3cret")
-    proxied = {BROWSER_HEADER: UUID, "X-Forwarded-For": "6.6.6.6, 10.0.0.7", PROXY_HEADER: "s3cret"}
-    assert client_key("127.0.0.1", "tab-1", proxied) == f"browser:{UUID}@10.0.0.7"  # the proxy's hop, the last
-    for forged in ({**proxied, PROXY_HEADER: "guess"}, {k: v for k, v in proxied.items() if k != PROXY_HEADER}):
-        # around the proxy: the sender's machine, one person for all its tabs and made-up ids
-        assert client_key("127.0.0.1", "tab-1", forged) == client_key("127.0.0.1", "tab-2", forged) == "ip:127.0.0.1"
-        assert client_key("10.0.0.9", "tab-1", forged) == "ip:10.0.0.9"
-    monkeypatch.delenv(ENV_PROXY_SECRET)
-    assert client_key("127.0.0.1", "tab-1", proxied) == f"browser:{UUID}@10.0.0.7"
-    assert client_key("127.0.0.1", "tab-1", {}) == "session:tab-1"  # the teacher's laptop: per tab, as before
 
 
 def test_the_haproxy_configuration(tmp_path):
@@ -81,7 +46,7 @@ def test_the_documented_haproxy_configuration_is_the_generated_one():
     for line in web.DEFAULTS.splitlines()[1:]:
         assert line in lines, line
     assert "    cookie rnnlab_server insert indirect nocache httponly secure" in lines
-    assert f"the {web.NEW_IDS_PER_MINUTE + 1}st new id in a minute" in doc  # what was tried here
+    assert f"the {web.ProxyBounds.new_ids_per_minute + 1}st browser from one address in a minute" in doc
 
 
 def test_haproxy_accepts_the_configuration(tmp_path):
@@ -132,6 +97,11 @@ def through(port: int, source: str, cookie: str = "", headers: dict[str, str] | 
         set_cookie
 
 
+def signed(browser: str, source: str, key: bytes = b"k" * 32) -> str:
+    """A cookie's value: ``browser`` and its signature for ``source`` under ``key``."""
+    return f"{browser}.{hmac.new(key, f'{browser}.{source}'.encode(), hashlib.sha256).hexdigest()}"
+
+
 def test_the_proxy_drops_forged_headers_signs_ids_and_bounds_new_ones(tmp_path):
     haproxy = shutil.which("haproxy")
     if haproxy is None:
@@ -154,17 +124,30 @@ def test_the_proxy_drops_forged_headers_signs_ids_and_bounds_new_ones(tmp_path):
         status, seen, cookie = through(port, "127.0.0.2", headers=forged)
         assert status == 200 and seen["x-forwarded-for"] == "127.0.0.2", seen  # one hop: the address it saw
         assert seen[PROXY_HEADER.lower()] == "the-secret" and seen[BROWSER_HEADER.lower()] != UUID, seen
-        browser, _, signature = cookie.partition(".")
-        assert seen[BROWSER_HEADER.lower()] == browser  # a new id, signed with the key (computed here on its own)
-        assert signature == hmac.new(b"k" * 32, browser.encode(), hashlib.sha256).hexdigest()
+        browser = cookie.partition(".")[0]
+        assert seen[BROWSER_HEADER.lower()] == browser and BROWSER_ID.match(browser), browser  # SECONDS-UUID
+        assert abs(int(browser.split("-")[0]) - time.time()) < 60  # it carries the time it was made
+        assert cookie == signed(browser, "127.0.0.2")  # signed with the key for its address (computed here)
         assert through(port, "127.0.0.2", cookie)[1:] == (seen | {"cookie": f"{BROWSER_COOKIE}={cookie}"}, "")
-        made_up = f"{UUID}.{hmac.new(b'guessed', UUID.encode(), hashlib.sha256).hexdigest()}"
+        moved = through(port, "127.0.0.5", cookie)  # the same cookie from another address: a new person
+        assert moved[2] and moved[1][BROWSER_HEADER.lower()] != browser
+        made_up = f"{int(time.time())}-{UUID}.{hmac.new(b'guessed', UUID.encode(), hashlib.sha256).hexdigest()}"
         _, seen, new = through(port, "127.0.0.2", made_up)
         assert new and seen[BROWSER_HEADER.lower()] == new.partition(".")[0] != UUID  # a new person
-        statuses = [through(port, "127.0.0.3")[0] for _ in range(web.NEW_IDS_PER_MINUTE + 5)]
-        assert statuses.count(200) == web.NEW_IDS_PER_MINUTE and set(statuses[-5:]) == {429}, statuses
-        assert through(port, "127.0.0.3", cookie)[0] == 200  # a browser with its id still comes in
-        assert through(port, "127.0.0.4")[0] == 200  # another machine still gets an id
+        old = signed(f"{int(time.time()) - BROWSER_ID_TERM_S - 60}-{UUID}", "127.0.0.2")  # signed, past its term
+        _, seen, new = through(port, "127.0.0.2", old)
+        assert new and seen[BROWSER_HEADER.lower()] != old.partition(".")[0]
+        bound = web.ProxyBounds.new_ids_per_minute
+        answers = [through(port, "127.0.0.3") for _ in range(bound + 5)]  # cookie-less: a new browser each time
+        assert [a[0] for a in answers] == [200] * (bound + 5)  # everyone gets the page ...
+        assert sum(bool(a[2]) for a in answers) == bound and not any(a[2] for a in answers[-5:])  # ... ids: bound
+        assert BROWSER_HEADER.lower() not in answers[-1][1]  # past it: no id, its address's share
+        assert through(port, "127.0.0.3", answers[0][2])[1][BROWSER_HEADER.lower()] == answers[0][2].partition(".")[0]
+        assert through(port, "127.0.0.4")[2]  # another machine still gets an id
+        foreign = through(port, "127.0.0.2", headers={"Origin": "http://evil.example"})
+        assert foreign[0] == 403  # a page of another site: refused before any web process sees it
+        own = through(port, "127.0.0.2", headers={"Origin": f"http://127.0.0.1:{port}"})
+        assert own[0] == 200
     finally:
         for process in (proxy, echo):
             process.kill()

@@ -136,24 +136,8 @@ def test_the_share_per_client_comes_from_the_environment(monkeypatch):
     assert JobGate(limit=4).per_client == 3
 
 
-def test_a_client_is_a_machine_or_behind_a_proxy_the_address_it_saw(monkeypatch):
-    from rnnlab.server.gate import client_of
-
-    monkeypatch.delenv("RNNLAB_CLIENT_HEADER", raising=False)
-    assert client_of("10.0.0.7", "tab-1") == client_of("10.0.0.7", "tab-2") == "ip:10.0.0.7"  # tabs of one machine
-    assert client_of("127.0.0.1", "tab-1") == "session:tab-1" != client_of("127.0.0.1", "tab-2")
-    forwarded = {"X-Forwarded-For": "6.6.6.6, 10.1.2.3"}  # the client wrote the first; the proxy appended its hop
-    assert client_of("127.0.0.1", "tab-1", forwarded) == "session:tab-1"  # a header nobody vouched for is ignored
-    monkeypatch.setenv("RNNLAB_CLIENT_HEADER", "x-forwarded-for")
-    assert client_of("127.0.0.1", "tab-1", forwarded) == client_of("127.0.0.1", "tab-2", forwarded) == "ip:10.1.2.3"
-    assert client_of("127.0.0.1", "tab-1", {"X-Forwarded-For": "not an address"}) == "session:tab-1"
-    assert client_of(None, "", {}) == ""
-
-    assert client_of("127.0.0.1", "tab-1", None, per_tab_on_loopback=False) == "ip:127.0.0.1"
-
-
 def test_one_address_minting_browser_ids_is_held_to_the_per_address_share():
-    from rnnlab.server.gate import address_of, at_address
+    from rnnlab.server.clients import address_of, at_address
 
     gate = JobGate(limit=3, budget=lambda: 1 << 40, per_client=1, per_address=2)
     minted = [gate.ticket(label=f"run {i}", client=at_address(f"browser:made-up-{i}", "10.0.0.66")) for i in range(4)]

@@ -42,9 +42,26 @@ def test_restored_waiting_tickets_keep_their_order_and_new_ones_come_after():
     assert earlier.admitted and not later.admitted and not fresh.admitted
 
 
-def test_an_admitted_ticket_restored_beyond_the_limit_is_counted_and_nothing_more_is_admitted():
+def test_an_admitted_ticket_restored_beyond_the_limit_waits_and_nothing_runs_beyond_the_slots():
     g = gate()
-    g.restore(1, "a", "a", admitted=True, number=1)
-    g.restore(1, "b", "b", admitted=True, number=2)
+    first = g.restore(1, "a", "a", admitted=True, number=1)
+    beyond = g.restore(1, "b", "b", admitted=True, number=2)  # its holder claims a slot the gate no longer has
     waiting = g.ticket(1, "c", "c")
-    assert g.counts() == (2, 1) and not waiting.admitted
+    assert first.admitted and not beyond.admitted and g.counts() == (1, 2)
+    assert (beyond.position, waiting.position) == (1, 2) and g.waiting_reason(beyond) == "slots"
+    first.release()
+    assert beyond.admitted and not waiting.admitted and g.counts() == (1, 1)  # in its number's order
+
+
+def test_work_inside_a_lease_runs_only_while_the_lease_holds_its_slot():
+    from rnnlab.server.embedded import EmbeddedExecutor
+    from rnnlab.server.executor import Work
+
+    g = gate()
+    holder = g.restore(1, "a", "a", admitted=True, number=1)
+    lease = EmbeddedExecutor(gate=g).lease(1, "b", "b")  # waits behind the restored ticket (as one taken back)
+    job = EmbeddedExecutor(gate=g).submit(Work(sum, ([1, 2],), kind="sum"), lease=lease)
+    assert not job.poll(0.05) and job.status == "queued"
+    holder.release()
+    assert job.poll(2.0) and job.result() == 3
+    lease.release()

@@ -152,7 +152,7 @@ def run_store(folder, **kwargs) -> SessionStore:
 def test_a_kept_run_survives_a_crash_and_a_new_server_gives_it_back(tmp_path):
     """Written atomically to disk as it trains; a new process's store reads it for the tab's token."""
     from rnnlab.config import Config
-    from rnnlab.server.run_files import client_tag
+    from rnnlab.server.run_files import address_tag, client_tag
     from rnnlab.training.train import Run
 
     config = Config(seq_len=12, batch=8, features=8, steps=40, chunk=10)
@@ -164,7 +164,7 @@ def test_a_kept_run_survives_a_crash_and_a_new_server_gives_it_back(tmp_path):
     assert before.save(token, "tab", run)
     live = before.disk.live_path().name  # the live tabs' list, and its partial while it is rewritten, aside
     kept = [p.name for p in tmp_path.iterdir() if not p.name.lstrip(".").startswith(live.lstrip("."))]
-    assert kept == [f"{token}.{client_tag('tab')}.run"]  # no partial file left
+    assert kept == [f"{token}.{address_tag('tab')}.{client_tag('tab')}.run"]  # no partial file left
     after = run_store(tmp_path)  # the server after kill -9: nothing in memory
     back = after.claim(token, "reloaded-tab", everybody)  # the old owner is unknown to the new server
     assert back is not None and back.step == 20 and back.history.steps_df().equals(run.history.steps_df())
@@ -199,7 +199,7 @@ def test_a_gone_tabs_run_is_kept_as_bytes_and_written_to_disk_at_most_every_10_s
     back = store.claim(token, "reloaded", lambda s: False)
     assert back.step == run.step and back is not run
     kept.write_bytes(b"not a run")
-    assert RunFolder(tmp_path).read(token) is None and not kept.exists()
+    assert RunFolder(tmp_path).read(token) is None and kept.exists()  # unreadable: left in place
     small = RunFolder(tmp_path, max_bytes=1)  # over the bound: the oldest files go
     small.write(new_token(), b"x" * 10)
     assert len(list(tmp_path.glob("*.run"))) <= 1
@@ -342,6 +342,69 @@ def test_a_dead_processs_live_list_goes_stale(tmp_path):
     old = time.time() - LIVE_FRESH_S - 1
     os.utime(dead.live_path(), (old, old))
     assert not alive.held_elsewhere("tok-one")
+
+
+def test_kept_runs_are_fair_per_address_then_per_browser(tmp_path):
+    """One machine making up browser ids (40 of them, each keeping a 206 KB run) and a student's 696 KB trained run:
+    when the folder and the store are full, the machine's runs go first, however many ids it made."""
+    from rnnlab.server.clients import at_address
+    from rnnlab.server.run_files import RunFolder
+
+    student = at_address("browser:1796000000-student-0000-0000-000000000000", "10.0.0.7")
+    minted = [at_address(f"browser:1796000000-minted-{i:04d}-0000-000000000000", "10.0.0.66") for i in range(40)]
+    runs = RunFolder(tmp_path, max_bytes=5_000_000)
+    store = SessionStore(max_entries=200, max_bytes=5_000_000)
+    mine = new_token()
+    runs.write(mine, b"s" * 696_000, student)  # the oldest file, and the largest of any one browser
+    store.save(mine, "student-tab", Value(696_000), client=student)
+    tokens = [new_token() for _ in minted]
+    for token, client in zip(tokens, minted):
+        runs.write(token, b"m" * 206_000, client)
+        store.save(token, f"tab-{token}", Value(206_000), client=client)
+    assert runs.files(mine) and mine in store  # the student's run stays
+    assert sum(p.stat().st_size for p in tmp_path.glob("*.run")) <= 5_000_000 and store.nbytes <= 5_000_000
+    kept = [token for token in tokens if runs.files(token)]
+    assert kept == tokens[-len(kept):] and len(kept) < 40  # the machine's own oldest went
+
+
+def test_a_kept_run_that_cannot_be_read_now_stays_in_place(tmp_path, monkeypatch):
+    from rnnlab.server.run_files import RunFolder
+
+    runs, token = RunFolder(tmp_path), new_token()
+    runs.write(token, b"not a run", "ip:10.0.0.7")
+    (path,) = runs.files(token)
+    assert runs.read(token) is None and path.exists()  # not a run of this version: left, age removes it
+    real_read = Path.read_bytes
+
+    def failing(self):
+        if self == path:
+            raise OSError(5, "Input/output error")  # a transient error (a network file system's hiccup)
+        return real_read(self)
+
+    monkeypatch.setattr(Path, "read_bytes", failing)
+    assert runs.read(token) is None and path.exists()
+
+
+def test_a_runs_folder_of_another_user_or_a_link_is_not_used(tmp_path, monkeypatch, caplog):
+    import os
+
+    from rnnlab.server.run_files import RunFolder, default_folder
+
+    target = tmp_path / "elsewhere"
+    target.mkdir(mode=0o700)
+    link = tmp_path / "runs-link"
+    link.symlink_to(target)
+    with pytest.raises(PermissionError, match="not a folder"):
+        RunFolder(link)
+    theirs = tmp_path / "theirs"
+    theirs.mkdir(mode=0o700)
+    if os.geteuid() == 0:
+        os.chown(theirs, 12345, 12345)  # made by another user
+        with pytest.raises(PermissionError, match="belongs to user 12345"):
+            RunFolder(theirs)
+    monkeypatch.setenv("RNNLAB_RUNS_DIR", str(link))
+    assert default_folder() is None and "cannot be used" in caplog.text  # one warning; nothing written there
+    assert not any(target.iterdir())
 
 
 def test_flush_writes_what_trained_since_the_last_throttled_write_and_a_closed_tabs_last_state(tmp_path):

@@ -35,6 +35,8 @@ import functools
 import logging
 import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -49,9 +51,10 @@ from rnnlab.config import Config, ConfigError
 from rnnlab.i18n import Msg
 from rnnlab.server import jobs, reporting, shared_runs
 from rnnlab.server import results as kept_results
+from rnnlab.server.clients import ENV_PROXY_SECRET
 from rnnlab.server.embedded import EmbeddedExecutor, EmbeddedJob
 from rnnlab.server.executor import ENV_EXECUTOR, Cancelled, Lease, QueueInfo, RunLease, Work
-from rnnlab.server.gate import ENV_PROXY_SECRET, Gate
+from rnnlab.server.gate import Gate
 from rnnlab.server.on_ray import cluster_runs, gate_actor, registry
 from rnnlab.training import chunks
 from rnnlab.training.train import Run
@@ -107,6 +110,7 @@ def connect(address: str | None = None) -> None:
             raise ConfigError([f"no Ray cluster answers at {ENV_ADDRESS}={address} ({e.strerror or e}): start its "
                                "head there, or set the variable to the head's HOST:PORT"]) from None
         check_token(address)
+        check_auth_required(address)
         ray.init(address=address, namespace=NAMESPACE, log_to_driver=False, logging_level=logging.WARNING,
                  runtime_env={"env_vars": worker_env()})
 
@@ -146,6 +150,34 @@ def check_token(address: str) -> None:
         raise refused from None
     except Exception:  # noqa: BLE001 - anything else is ray.init's to report
         return
+
+
+ENV_NO_AUTH = "RNNLAB_RAY_NO_AUTH"  # =1: join a Ray cluster that lets anyone in (told explicitly)
+AUTH_PROBE = """
+import sys
+from ray._raylet import GcsClient
+GcsClient(address=sys.argv[1]).internal_kv_get(b"rnnlab-auth-check", None, timeout=5)
+print("let in")
+"""
+
+
+def check_auth_required(address: str) -> None:
+    """ConfigError when the cluster at ``address`` lets a process without a token in (Ray's token authentication
+    off: anyone who reaches it runs code there, and in this process through the results it unpickles), unless
+    ``$RNNLAB_RAY_NO_AUTH=1`` says to join it anyway. Asked once, from a process without this one's token."""
+    if os.environ.get(ENV_NO_AUTH, "").strip() == "1":
+        return
+    tokenless = {k: v for k, v in os.environ.items() if not k.startswith("RAY_AUTH")}
+    try:
+        probe = subprocess.run([sys.executable, "-c", AUTH_PROBE, address], env=tokenless, capture_output=True,
+                               text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        return  # the cluster did not answer: ray.init says so
+    if "let in" in probe.stdout:
+        raise ConfigError([f"the Ray cluster at {ENV_ADDRESS}={address} lets in any process without a token (Ray's "
+                           "token authentication is off), so anyone who reaches it could run code there and in "
+                           f"this web process. Start it with {AUTH_VARIABLES} (python -m rnnlab.cluster up does), "
+                           f"or set {ENV_NO_AUTH}=1 to join it anyway"])
 
 
 # ---- what this process's job threads run -------------------------------------------------------------------------

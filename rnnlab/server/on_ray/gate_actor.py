@@ -303,8 +303,7 @@ class RemoteGate:
                 ticket = self._live.get(key)
                 if ticket is not None:
                     ticket.number, ticket.state = number, (position, reason)
-                    if position == 0:
-                        ticket.admitted = True
+                    ticket.admitted = position == 0  # a restarted gate beyond its slots may take one back
             self._cond.notify_all()
         return True
 
