@@ -1,5 +1,6 @@
 """What a float32 backward pass itself gives, against a float32 backward pass written here: the Gradient flow page's
-count of float32 zeros is the number of steps whose gradient plain ``jax.grad`` gives as exactly 0."""
+count of float32 zeros is the number of steps whose gradient plain ``jax.grad`` gives as exactly 0 (up to a step at
+the boundary, where one component is left at float32's floor and each summation order keeps or loses it)."""
 
 from __future__ import annotations
 
@@ -44,14 +45,19 @@ def test_the_pages_float32_count_is_what_a_float32_backward_pass_gives():
     preset = PRESETS_BY_KEY["simple_3000_steps"]
     run = Run(preset.config)
     grads = probes.run_grad_through_time(run)
-    g = float32_grads(run)
-    zero = ~g.reshape(g.shape[0], -1).any(axis=1)
-    count = int(zero.sum())
+    g = float32_grads(run).reshape(len(grads), -1)
+    zero = ~g.any(axis=1)
     below = int((grads["log10"] < probes.F32_LOG10_FLOOR).sum())
-    assert count > below > 0  # float32 loses single components before the norm falls below its floor
+    assert zero.sum() > below > 0  # float32 loses single components before the norm falls below its floor
     assert np.isfinite(grads["log10"]).all()  # every one of them has a true size
-    assert gradient_views.float32_zeros(grads) == count
-    np.testing.assert_array_equal(grads["float32"].to_numpy() == 0, zero)  # the same steps
+    count = gradient_views.float32_zeros(grads)
+    page = grads["float32"].to_numpy()
+    # The same steps but at the boundary: the two float32 passes sum in their own order, so where one component
+    # is left at float32's floor, one may keep it (about 1e-38) where the other gives 0.
+    differ = (page == 0) != zero
+    near_floor = 10 * float(np.finfo(np.float32).tiny)
+    mine = np.linalg.norm(g.astype(np.float64), axis=1)
+    assert differ.sum() <= 2 and (np.maximum(page, mine)[differ] < near_floor).all()
     conn = probes.run_connectivity(run)
     with using("en"):
         captions = " ".join(gradient_views.probe_view(grads, conn).captions)

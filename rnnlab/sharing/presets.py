@@ -85,14 +85,19 @@ PRESETS: list[Preset] = [
                     N_("No difference: the carry is forgotten at once")),
            answer=1),
     Preset("gates_keep_the_gradient", N_("Gates keep the gradient alive: GRU and LSTM against a simple RNN"),
-           # TRANSLATORS: {T_min} and {T_max} are the shortest and longest sequence lengths of the sweep.
-           Msg("Each cell learns the adding problem for a moment, then the gradient reaching its initial carry is "
-               "measured at T = {T_min} to {T_max}: the gated cells keep almost all of it per step back, the "
-               "simple cell loses a third of it at every step.", T_min=10, T_max=160),
+           # TRANSLATORS: {low}, {high} and {kept} are factors per step back (0.70, 0.85, 0.95); {T_min} and {T_max}
+           # are the shortest and longest sequence lengths of the sweep.
+           Msg("Before training, gated or not, every cell multiplies the gradient by {low:.2f} to {high:.2f} at "
+               "each step back. After a moment of training on the adding problem, the gradient reaching the initial "
+               "carry is measured again at T = {T_min} to {T_max}: the GRU and the LSTM now multiply it by more "
+               "than {kept:.2f} per step back, as their gates have learned to hold it. The simple cell has no gate "
+               "to learn: what it keeps is left to its weights, and it changes from one seed to the next far more "
+               "than theirs.", low=0.7, high=0.85, kept=0.95, T_min=10, T_max=160),
            "gradients", Config(), sweep_lengths=(10, 20, 40, 80, 160),
-           question=N_("Going back through time, which cell loses the largest share of its gradient at every "
-                       "step?"),
-           choices=("GRU", "LSTM", N_("Simple RNN")), answer=2),
+           question=N_("After a moment of training, how much of the gradient do the GRU and the LSTM keep at each "
+                       "step back?"),
+           choices=(N_("Almost all of it"), N_("About three quarters, as before training"),
+                    N_("Less than before training")), answer=0),
     Preset("lstm_h0_50_vs_500", N_("An untrained LSTM's gradient to the initial carry: T = 50 vs T = 500"),
            # TRANSLATORS: {n} is how many orders of magnitude smaller (46); {at_short} and {at_long} are the
            # gradient's sizes at T = {short} and T = {long}; {f32_min} is float32's smallest normal number.

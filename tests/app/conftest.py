@@ -15,9 +15,10 @@ APP = str(Path(__file__).resolve().parents[2] / "app.py")
 SMALL = {"seq_len": "20", "batch": "16", "features": "16", "steps": "50", "chunk": "10"}
 
 
-def open_page(page: str, **query: str) -> AppTest:
-    """Run the app at ``page`` ('home', 'explore', 'gradients') with the given URL query parameters."""
-    at = AppTest.from_file(APP, default_timeout=180)
+def open_page(page: str, timeout: float = 180, **query: str) -> AppTest:
+    """Run the app at ``page`` ('home', 'explore', 'gradients') with the given URL query parameters, each script run
+    within ``timeout`` seconds."""
+    at = AppTest.from_file(APP, default_timeout=timeout)
     for key, value in query.items():
         at.query_params[key] = value
     at.switch_page(f"app_pages/{page}.py")

@@ -133,19 +133,21 @@ def test_simple_3000_steps_preset_states_its_straight_lines_rate_and_float32_cro
 
 
 def test_gates_preset_shows_trained_gated_cells_keeping_the_gradient():
-    """The preset's claim as numbers: after brief training the gated cells keep > 95% per step back, the simple
-    cell keeps < 80% (a third lost per step); untrained, all three lose about a fifth per step alike."""
+    """The lesson's numbers for the preset's seed, as the page computes them: untrained, every cell multiplies the
+    gradient by 0.70 to 0.85 per step back; after the sweep's brief training the GRU and the LSTM by more than 0.95
+    (tests/test_presets.py checks the same for three seeds, and that the simple cell's factor is theirs to spare)."""
     preset = PRESETS_BY_KEY["gates_keep_the_gradient"]
-    at = open_page("gradients", **preset.query())
+    numbers = preset.numbers
+    at = open_page("gradients", timeout=900, **preset.query())  # trains three cells, then 15 probes up to T = 160
     sweep, fits, _, weights = at.session_state.sweep_result
-    assert weights == "trained" and sorted(set(sweep["T"])) == [10, 20, 40, 80, 160]
+    assert weights == "trained" and sorted(set(sweep["T"])) == [numbers["T_min"], 20, 40, 80, numbers["T_max"]]
     rate = dict(zip(fits["cell"], fits["rate_per_step"]))
-    assert rate["gru"] > 0.95 and rate["lstm"] > 0.95 and rate["simple"] < 0.8
+    assert rate["gru"] > numbers["kept"] and rate["lstm"] > numbers["kept"]  # "more than 0.95 per step back"
     text = " ".join(m.value for m in at.markdown)
     assert f"×{rate['simple']:.3g} per step" in text
     untrained = probes.fit_decay(probes.decay_sweep(preset.config, list(grids.DEFAULT_SWEEP_CELLS),
                                                     list(preset.sweep_lengths)))
-    assert (untrained["rate_per_step"].between(0.7, 0.85)).all()
+    assert untrained["rate_per_step"].between(numbers["low"], numbers["high"]).all()  # "0.70 to 0.85", gated or not
 
 
 def test_typed_sweep_lengths_go_into_the_url_so_a_reload_keeps_them():
