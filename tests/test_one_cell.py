@@ -87,7 +87,7 @@ def test_it_trains_through_its_fused_form_and_the_probe_runs_for_it(new_cell):
 
         state = program.init(np.int32(config.seed), scale, lr, clip)
         with nn.intercept_methods(count_rnn):
-            state, records, _ = program.train_chunk(state, lr, clip, scale, np.int32(2))
+            state, records, _ = program.train_steps(state, lr, clip, scale, np.int32(2))
         assert calls == []
         params = jax.tree_util.tree_map(np.asarray, state["params"])
         batch = probes.probe_batch(program, state["root"])

@@ -20,7 +20,7 @@ from rnnlab.i18n import N_
 from rnnlab.server import jobs
 from rnnlab.server.executor import RunLease, Work
 from rnnlab.server.executors import current_executor
-from rnnlab.training.history import ChunkProgress
+from rnnlab.training.history import CallProgress
 from rnnlab.training.train import CALL_SECONDS, Run
 from ui.queue import POLL_S, client_id, run_job, show_queue
 
@@ -67,10 +67,10 @@ class Training:
     run: Run
     lease: RunLease
 
-    def chunk(self, placeholder=None) -> ChunkProgress | None:
+    def call(self, placeholder=None) -> CallProgress | None:
         """One compiled call of the run (about :data:`CALL_SECONDS`), or, while another watcher's call on it is in
         progress, a wait for that one (None then)."""
-        return run_job(Work(jobs.chunk_job, (self.run, CALL_SECONDS), kind="train chunk", label=N_("training"),
+        return run_job(Work(jobs.call_job, (self.run, CALL_SECONDS), kind="train call", label=N_("training"),
                             client=client_id()), placeholder, lease=self.lease)
 
 

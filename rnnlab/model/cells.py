@@ -42,7 +42,7 @@ class CellSpec:
     # Its fused form (rnnlab.model.fused: the same functions of the same parameters), which training runs and the
     # probe finds its log-scaled step by; None: Flax's own cell under nn.RNN.
     fused: FusedCell | None = None
-    compile_s: float | None = None  # seconds to compile a training chunk, where not the default (time estimate)
+    compile_s: float | None = None  # seconds to compile a training program, where not the default (time estimate)
 
     @property
     def label(self) -> str:

@@ -185,7 +185,7 @@ def test_a_gone_tabs_run_is_kept_as_bytes_and_written_to_disk_at_most_every_10_s
     store.save(token, "tab", run, throttle=True)
     kept = RunFolder(tmp_path).path(token, "tab")
     written = folder_time = kept.stat().st_mtime_ns
-    run.run_chunk()
+    run.run_call()
     store.save(token, "tab", run, throttle=True)  # changed, but within 10 s of the last write
     assert kept.stat().st_mtime_ns == written
     store.save(token, "tab", run)  # not throttled (the training ended): written

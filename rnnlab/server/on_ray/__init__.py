@@ -8,5 +8,5 @@
   of it.
 - :mod:`.registry`: results computed once for every web process of a cluster, kept in an actor; the progress of
   work on a worker.
-- :mod:`.cluster_runs`: a pristine run's chunks computed once for every web process, and its finished run kept.
+- :mod:`.cluster_runs`: a pristine run's compiled calls computed once for every web process, and its finished run kept.
 """
