@@ -15,7 +15,6 @@ from rnnlab.bench.timing import Timing, interleaved, measure
 from rnnlab.config import Config
 from rnnlab.model.cells import CELLS as CELL_SPECS
 from rnnlab.probing.logscale import carry_grad_log10, needs_exact_logs
-from rnnlab.probing.probe_cells import cell_params
 from rnnlab.probing.probes import carry_grad_norms, probe_batch
 from rnnlab.training.program import Program, get_program, hyper_args
 
@@ -57,7 +56,7 @@ def naive_norms(program: Program, naive, params, batch, scale) -> np.ndarray:
 def saturating(params, cell: str, gain: float = SATURATING_GAIN):
     """``params`` with the cell's kernels and biases ``gain`` times as large."""
     params = jax.tree_util.tree_map(np.array, params)
-    p = cell_params(params, cell)
+    p = CELL_SPECS[cell].params_in(params)
     for layer in p.values():
         for name in layer:
             layer[name] = (np.float32(gain) * layer[name]).astype(np.float32)
