@@ -52,6 +52,7 @@ from rnnlab.server.gate import JobGate, queue_message
 from rnnlab.server.on_ray import executor as ray_executor
 from rnnlab.server.on_ray import gate_actor as ray_actors
 from rnnlab.server.on_ray import registry as ray_registry
+from rnnlab.server.on_ray.actors import NAMESPACE
 from rnnlab.server.on_ray.executor import RayExecutor
 from rnnlab.server.results import Results
 from rnnlab.server.shared_runs import SharedRuns
@@ -186,7 +187,7 @@ def no_worker(config: Config) -> dict:
               "step": run.step, "step_before": step_before, "history": history_of(run),
               "failed_after_s": failed - stopped[0] if stopped else None, "gate": gate.summary(),
               "failed": job is not None and job.status == FAILED}
-    ray.kill(ray.get_actor(ray_actors.GATE_NAME, namespace=ray_actors.NAMESPACE))
+    ray.kill(ray.get_actor(ray_actors.GATE_NAME, namespace=NAMESPACE))
     return result
 
 
@@ -296,14 +297,14 @@ def probe(config: Config) -> dict:
 
 
 def holder() -> None:
-    ray.init(address=os.environ["RNNLAB_RAY_ADDRESS"], namespace=ray_actors.NAMESPACE, log_to_driver=False)
+    ray.init(address=os.environ["RNNLAB_RAY_ADDRESS"], namespace=NAMESPACE, log_to_driver=False)
     ticket = ray_actors.RemoteGate(ray.get_actor(ray_actors.GATE_NAME)).ticket(2**20, "training", client="a")
     print("held" if ticket.wait(10) else "waiting", flush=True)
     time.sleep(DEADLINE_S)
 
 
 def gate() -> dict:
-    ray.init(address=os.environ["RNNLAB_RAY_ADDRESS"], namespace=ray_actors.NAMESPACE, log_to_driver=False)
+    ray.init(address=os.environ["RNNLAB_RAY_ADDRESS"], namespace=NAMESPACE, log_to_driver=False)
     actor = ray_actors.gate_actor(limit=1, budget_bytes=8 * 2**30, per_client=1, lease_s=LEASE_S)
     other = subprocess.Popen([sys.executable, __file__, "holder", "-", "-"], stdout=subprocess.PIPE, text=True)
     try:
@@ -360,7 +361,7 @@ def once(config: Config, preset: str, out: str) -> dict:
     theirs = pickle.loads(theirs_at.read_bytes())
     after = ray.get(actor.summary.remote(), timeout=10)
     ray.kill(actor)
-    ray.kill(ray.get_actor(ray_actors.GATE_NAME, namespace=ray_actors.NAMESPACE))
+    ray.kill(ray.get_actor(ray_actors.GATE_NAME, namespace=NAMESPACE))
     return {"mine": job.result(), "theirs": theirs, "computed": after["granted"] - before["granted"]}
 
 
@@ -432,7 +433,7 @@ def calls_once(config: Config, preset: str, out: str) -> dict:
     gone = time.monotonic() + 30
     while time.monotonic() < gone:  # nothing kept from before: a results actor of its own
         try:
-            ray.kill(ray.get_actor(ray_registry.RESULTS_NAME, namespace=ray_registry.NAMESPACE))
+            ray.kill(ray.get_actor(ray_registry.RESULTS_NAME, namespace=NAMESPACE))
         except ValueError:
             break
         time.sleep(0.2)
@@ -452,14 +453,14 @@ def calls_once(config: Config, preset: str, out: str) -> dict:
     finish(job, deadline)
     started = job.result()
     lines = [line for line in ledger.read(f"{out}.ledger") if line["kind"] == "call"]
-    ray.kill(ray.get_actor(ray_registry.RESULTS_NAME, namespace=ray_registry.NAMESPACE))
+    ray.kill(ray.get_actor(ray_registry.RESULTS_NAME, namespace=NAMESPACE))
     return {"mine": history_of(mine), "theirs": pickle.loads(theirs_at.read_bytes()),
             "computed": [(line["first"], line["steps"]) for line in lines if line["run"] == ledger.digest(config)],
             "started": history_of(started), "started_done": started.done}
 
 
 def restart() -> dict:
-    ray.init(address=os.environ["RNNLAB_RAY_ADDRESS"], namespace=ray_actors.NAMESPACE, log_to_driver=False)
+    ray.init(address=os.environ["RNNLAB_RAY_ADDRESS"], namespace=NAMESPACE, log_to_driver=False)
     actor = ray_actors.gate_actor(limit=1, budget_bytes=8 * 2**30, per_client=1, lease_s=3 * LEASE_S)
     first, second = ray_actors.RemoteGate(actor), ray_actors.RemoteGate(actor)
     running = first.ticket(2**20, "training", client="a")

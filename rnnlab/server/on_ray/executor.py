@@ -53,11 +53,11 @@ from rnnlab.server.embedded import EmbeddedExecutor, EmbeddedJob
 from rnnlab.server.executor import ENV_EXECUTOR, Cancelled, Lease, QueueInfo, RunLease, Work
 from rnnlab.server.gate import ENV_PROXY_SECRET, Gate
 from rnnlab.server.on_ray import cluster_runs, gate_actor, registry
+from rnnlab.server.on_ray.actors import NAMESPACE
 from rnnlab.training import calls
 from rnnlab.training.train import Run
 
 ENV_ADDRESS = "RNNLAB_RAY_ADDRESS"
-NAMESPACE = "rnnlab"
 CONNECT_TIMEOUT_S = 5.0
 WAIT_S = 0.2  # a job's thread checks this often whether it should stop while its task runs
 GET_TIMEOUT_S = 60.0
