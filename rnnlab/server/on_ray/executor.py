@@ -46,11 +46,10 @@ import ray.exceptions
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from rnnlab.config import Config, ConfigError
-from rnnlab.i18n import Msg
 from rnnlab.server import jobs, reporting, shared_runs
 from rnnlab.server import results as kept_results
 from rnnlab.server.embedded import EmbeddedExecutor, EmbeddedJob
-from rnnlab.server.executor import ENV_EXECUTOR, Cancelled, Lease, QueueInfo, RunLease, Work
+from rnnlab.server.executor import ENV_EXECUTOR, Cancelled, Lease, RunLease, Work
 from rnnlab.server.gate import ENV_PROXY_SECRET, Gate
 from rnnlab.server.on_ray import cluster_runs, gate_actor, registry
 from rnnlab.server.on_ray.actors import NAMESPACE
@@ -336,38 +335,6 @@ def on_ray(work: Work, results: Any = None) -> Work:
 
 
 # ---- the executor -------------------------------------------------------------------------------------------------
-class RayJob:
-    """A job whose computing runs on the cluster: the embedded job that admits it and waits for its task."""
-
-    def __init__(self, work: Work, job: EmbeddedJob):
-        self.work, self.job = work, job
-
-    @property
-    def status(self) -> str:
-        return self.job.status
-
-    @property
-    def queue(self) -> QueueInfo | None:
-        return self.job.queue
-
-    @property
-    def progress(self) -> float | None:
-        return self.job.progress
-
-    @property
-    def note(self) -> Msg | str:
-        return self.job.note
-
-    def poll(self, timeout_s: float = 0.0) -> bool:
-        return self.job.poll(timeout_s)
-
-    def result(self) -> Any:
-        return self.job.result()
-
-    def cancel(self, force: bool = False) -> None:
-        self.job.cancel(force)
-
-
 class RayExecutor:
     """Work admitted by the cluster's gate actor, with results computed once for the whole cluster (its results
     actor) and this process's shared runs, computed on the Ray cluster at ``address`` (default
@@ -381,8 +348,10 @@ class RayExecutor:
         self.results = results if results is not None else registry.RemoteResults.named()
         self.local = EmbeddedExecutor(self.gate, runs, self.results)
 
-    def submit(self, work: Work, lease: Lease | None = None) -> RayJob:
-        return RayJob(work, self.local.submit(on_ray(work, self.results), lease))
+    def submit(self, work: Work, lease: Lease | None = None) -> EmbeddedJob:
+        """The embedded job that admits ``work`` here and runs it as :func:`on_ray` rewrites it (its task waited
+        for on the cluster); its ``work`` keeps the label, kind, client and key of ``work``."""
+        return self.local.submit(on_ray(work, self.results), lease)
 
     def lease(self, memory_bytes: int, label: str = "", client: str = "") -> Lease:
         return self.local.lease(memory_bytes, label, client)
