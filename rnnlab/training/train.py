@@ -28,14 +28,12 @@ from rnnlab.training.program import Program, get_program, hyper_args
 MAX_SNAPSHOTS = 9
 
 
-@dataclass(frozen=True)
-class RunView:
-    """What a run had computed at one moment, for drawing while another thread may train it further; ``pristine``
-    as the run was then."""
+class RunFacts:
+    """What a :class:`Run` and a :class:`RunView` of it both say from their configuration and history: how far it
+    has got, whether it is done, and its compiled program."""
 
     config: Config
     history: History
-    pristine: bool = False
 
     @property
     def step(self) -> int:
@@ -47,10 +45,22 @@ class RunView:
 
     @property
     def program(self) -> Program:
+        """The compiled program of these settings, from the server-wide cache (built again if it was dropped): a run
+        kept by a session that has gone does not keep its compiled program alive."""
         return get_program(self.config)
 
 
-class Run:
+@dataclass(frozen=True)
+class RunView(RunFacts):
+    """What a run had computed at one moment, for drawing while another thread may train it further; ``pristine``
+    as the run was then."""
+
+    config: Config
+    history: History
+    pristine: bool = False
+
+
+class Run(RunFacts):
     """One training run of ``config``. ``train()`` runs to ``config.steps``; ``run_call()`` does one compiled call.
 
     ``params`` (e.g. from :func:`rnnlab.files.export.load_params`) replaces the seed's initial parameters; the rest
@@ -99,20 +109,6 @@ class Run:
         run.state, run.history, run.snapshots = state, history, list(snapshots)
         run._last_end = None
         return run
-
-    @property
-    def program(self) -> Program:
-        """The compiled program of this run's settings, from the server-wide cache (built again if it was
-        dropped): a run kept by a session that has gone does not keep its compiled program alive."""
-        return get_program(self.config)
-
-    @property
-    def step(self) -> int:
-        return self.history.last_step
-
-    @property
-    def done(self) -> bool:
-        return self.step >= self.config.steps or self.history.stop_reason is not None
 
     @property
     def params(self):
