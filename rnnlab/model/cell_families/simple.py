@@ -45,6 +45,6 @@ def probe_backward(saved, carry: Carry, d_new: Carry):
 
 SPECS = [
     CellSpec("simple", N_("Simple RNN"), nn.SimpleCell, ("h",), saved_per_step=2, matmuls=1,
-             description=N_("h_t = probe.tanh(W h_{t-1} + U x_t + b): no gates, the textbook vanishing gradient."),
+             description=N_("h_t = tanh(W h_{t-1} + U x_t + b): no gates, the textbook vanishing gradient."),
              fused=FUSED, place=5, probe=probe.probe_of_fused(FUSED, probe_forward, probe_backward)),
 ]
