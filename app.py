@@ -1,5 +1,7 @@
 """rnnlab: the Streamlit entry point (language, page config, navigation, warm-up; each page lives in app_pages/).
 
+Nothing imported here loads JAX: a fresh server's first page says what it is loading from its first second.
+
 The page scripts are in app_pages/, not pages/: Streamlit runs a folder named pages/ next to the entry point as a
 legacy multipage app (each file alone, without this script) until some session has called st.navigation, so the
 first requests of a fresh server would skip the language, the navigation and the session set up here.
@@ -8,8 +10,10 @@ first requests of a fresh server would skip the language, the navigation and the
 import streamlit as st
 
 from rnnlab.i18n import _
+from rnnlab.server.warm import wait_imported, warm_server
 from ui.language import language_selector, page_style, use_language
 from ui.navigation import page_links
+from ui.starting import import_helpers, wait_for_start
 
 lang = use_language()  # first: every message of this run is in the reader's language
 st.set_page_config(page_title="rnnlab", page_icon="🌀", layout="wide")
@@ -31,15 +35,6 @@ page_links(pages)
 language_selector()
 
 
-@st.cache_resource(show_spinner=False)
-def compile_default_preset() -> None:
-    """Once per server: reuse compiled programs from disk, and compile the default preset in the background."""
-    from rnnlab.server.precompile import warm_up
-    from rnnlab.training.compiled import enable_persistent_cache
-
-    enable_persistent_cache()
-    warm_up()
-
-
-compile_default_preset()
+warm_server(import_helpers)  # once per server: the pages' imports, then every preset's programs, in the background
+wait_for_start(wait_imported)  # a fresh server's first visitors read what it is loading meanwhile
 navigation.run()

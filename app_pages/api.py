@@ -7,8 +7,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from rnnlab.config import SETTING
 from rnnlab.flaxapi import breakages, columns, legacy, migrate, recipes, shapes
-from rnnlab.i18n import _, language, t, tn, using
+from rnnlab.i18n import _, join_clauses, join_numbers, language, t, tn, using
 from rnnlab.model.cells import CARRY_INITS, CELLS
 from rnnlab.sharing.urlstate import parse_dims
 from rnnlab.text import error_text, escape_markdown
@@ -50,7 +51,7 @@ def checked(source: str, lang: str) -> tuple[migrate.CheckResult, migrate.Rewrit
 
 def leaf_table(column: columns.Column) -> pd.DataFrame:
     return pd.DataFrame([{_("leaf"): leaf.name, _("shape"): str(leaf.shape), "dtype": leaf.dtype,
-                          _("first values"): ", ".join(f"{v:.4g}" for v in leaf.first_values)}
+                          _("first values"): join_numbers(leaf.first_values, ".4g")}
                          for leaf in column.leaves])
 
 
@@ -69,10 +70,13 @@ batch_label = _("Batch dims")
 batch_text = c2.text_input(batch_label, "4", key="api_batch", help=_("e.g. 4, or 2, 3, or empty for none"))
 in_features = int(c3.number_input(_("Input features"), 1, 1024, 3, key="api_in"))
 hidden = int(c4.number_input(_("Hidden features"), 1, 1024, 5, key="api_hidden"))
-c1, c2, c3, c4 = st.columns(4)
-init_name = c1.selectbox("carry_init", list(CARRY_INITS), index=list(CARRY_INITS).index("normal"), key="api_init")
+c1, c2, c3, c4 = st.columns([3, 2, 2, 2])  # room for an initialiser's name (and its gloss) in the first
+init_labels = {name: spec.word for name, spec in CARRY_INITS.items()}  # in this run's language, for format_func
+init_name = c1.selectbox(SETTING["carry_init"].label, list(CARRY_INITS), index=list(CARRY_INITS).index("normal"),
+                         key="api_init", format_func=init_labels.__getitem__)
 init_spec = CARRY_INITS[init_name]
-init_label = f"carry_init {init_spec.param}" if init_spec.param else _("carry_init parameter")
+# TRANSLATORS: {param} is the initialiser's parameter (stddev, scale, value), kept as Flax names it
+init_label = t("carry_init {param}", param=init_spec.param) if init_spec.param else _("carry_init parameter")
 init_value = float(c2.number_input(init_label, -100.0, 100.0,
                                    init_spec.default, format="%g", key=f"api_init_{init_name}",
                                    disabled=init_spec.param is None))
@@ -121,7 +125,8 @@ if comparison is not None:
                 st.warning(column.error, icon=":material/error:")
             else:
                 st.markdown(f"**{column.structure}**")
-                st.dataframe(leaf_table(column), hide_index=True)
+                # a table that wraps its long cells: a data grid in a third of the page would be cut at its edge
+                st.table(leaf_table(column), hide_index=True)
             for note in column.notes + column.caveats:
                 st.caption(note)
     first, *rest = comparison.verdict.splitlines()
@@ -237,10 +242,8 @@ result, rewritten = checked(source, language())
 
 
 def rule_name(rule: str) -> str:
-    """A checker rule's name in the reader's language (the rules are the migration checker's: a plain marked
-    string, or a message that renders itself with ``str``)."""
-    title = migrate.RULES[rule]
-    return _(title) if type(title) is str else str(title)
+    """A checker rule's name in the reader's language (a kept message of the migration checker)."""
+    return str(migrate.RULES[rule])
 
 
 for problem in result.problems:
@@ -268,8 +271,7 @@ if rewritten.changed:
     st.download_button(_("Download the rewritten code"), rewritten.source, "rewritten.py", "text/x-python",
                        icon=":material/download:", on_click="ignore")
     if rewritten.remaining:
-        separator = "；" if language() == "zh" else "; "
-        items = separator.join(t("line {line}: {note}", line=f.line, note=rule_name(f.rule))
+        items = join_clauses(t("line {line}: {note}", line=f.line, note=rule_name(f.rule))
                                for f in rewritten.remaining)
         # TRANSLATORS: {n} findings the rewrite could not fix; {items} each as: line N: what
         st.info(tn("{n} finding needs a person: {items}", "{n} findings need a person: {items}",

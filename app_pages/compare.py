@@ -2,34 +2,28 @@
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import streamlit as st
 
 from rnnlab import sweep
 from rnnlab.figures import compare_views
 from rnnlab.figures.compare_words import (
     describe_plan,
-    over_memory,
-    progress_note,
-    too_many_runs,
 )
 from rnnlab.figures.shared import VIEWS
-from rnnlab.grids import FIELDS, carry_mode_word
-from rnnlab.i18n import _, t, tn, tp
+from rnnlab.grids import FIELDS
+from rnnlab.i18n import _, sentences, t, tn, tp
 from rnnlab.model.cells import CARRY_INITS, CELLS
-from rnnlab.model.network import CARRY_MODES
+from rnnlab.model.network import CARRY_MODES, carry_mode_label
 from rnnlab.server import jobs
 from rnnlab.server.executor import Work
-from rnnlab.server.executors import current_executor
 from rnnlab.sweep import SweepError
 from rnnlab.text import escape_markdown
 from rnnlab.training import estimate
 from rnnlab.training.train import CALL_SECONDS
-from ui.charts import chart
+from ui.charts import chart, number_table
 from ui.controls import config_controls, explain
 from ui.progress import job_progress, settle
-from ui.queue import client_id, wait
+from ui.queue import client_id, submit, wait
 from ui.session import kept, show_url_notes, url_state, write_url
 from ui.slots import LazyContainer
 
@@ -92,10 +86,11 @@ def as_in_sidebar(value: str) -> str:
 cols = st.columns(3)
 cols[0].multiselect(FIELDS["carry_mode"].shown_label, list(CARRY_MODES), key="w_cmp_carry_mode",
                     format_func=FIELDS["carry_mode"].option,
-                    placeholder=as_in_sidebar(carry_mode_word(base.carry_mode)),
+                    placeholder=as_in_sidebar(carry_mode_label(base.carry_mode)),
                     help=FIELDS["carry_mode"].shown_help)
-cols[1].multiselect("carry_init", list(CARRY_INITS), key="w_cmp_carry_init",
-                    placeholder=as_in_sidebar(base.carry_init), help=FIELDS["carry_init"].shown_help)
+cols[1].multiselect(FIELDS["carry_init"].shown_label, list(CARRY_INITS), key="w_cmp_carry_init",
+                    format_func={name: FIELDS["carry_init"].option(name) for name in CARRY_INITS}.__getitem__,
+                    placeholder=as_in_sidebar(CARRY_INITS[base.carry_init].word), help=FIELDS["carry_init"].shown_help)
 cols[2].multiselect(FIELDS["cell"].shown_label, list(CELLS), key="w_cmp_cell", format_func=FIELDS["cell"].option,
                     placeholder=as_in_sidebar(_(CELLS[base.cell].label)))
 numbers = st.columns(2)
@@ -120,16 +115,11 @@ for name in url.compare:  # what can be used goes into the URL, so that a reload
     url.compare[name] = text
 write_url(url)
 configs: list = []
-if not errors and (refused := too_many_runs(base, axes)):  # said here, in the reader's language
-    errors.append(refused)
 if not errors:
     try:
-        configs = sweep.expand(base, axes, budget=2**63)  # the memory is checked below, in the reader's language
+        configs = sweep.expand(base, axes)  # its refusals (too many runs, too much memory) in the reader's language
     except SweepError as e:
         errors.extend(e.messages)
-    if configs and (refused := over_memory(configs)):
-        errors.append(refused)
-        configs = []
 
 if configs:
     st.markdown(describe_plan(configs, base))
@@ -191,20 +181,16 @@ if action == "run" and configs and not errors:
     progress_slot.progress(0.0, text=_("Starting…"))
     stop_slot.button(_("Stop"), icon=":material/stop:", key="cmp_stop",
                      help=_("Stop the sweep within about a second; the steps trained so far are shown."))
-    job = current_executor().submit(Work(jobs.compare_sweep, (configs, CALL_SECONDS), kind="sweep",
-                                         label="compare sweep", memory_bytes=sweep.total_memory_bytes(configs),
-                                         client=client_id(), key=compare_views.sweep_key(configs)))
+    job = submit(Work(jobs.compare_sweep, (configs, CALL_SECONDS), kind="sweep", label="compare sweep",
+                      memory_bytes=sweep.total_memory_bytes(configs), client=client_id(),
+                      key=compare_views.sweep_key(configs)))
     stopped_sweeps["job"] = job  # picked up by the next script run when a click interrupts this one
-    bar = job_progress(tp("progress", "Sweep"), progress_slot)
-
-    def draw(job) -> None:
-        """The job's queue place and progress, its note (English, from the worker thread) in the reader's words."""
-        bar(SimpleNamespace(queue=job.queue, progress=job.progress, note=progress_note(job.note, configs)))
-
+    # the job's place in the queue, then its progress and note (a message: in the reader's language)
+    draw = job_progress(tp("progress", "Sweep"), progress_slot, guess.total_s if guess is not None else None)
     try:
         ss.cmp_result, ss.cmp_error = wait(job, progress_slot, draw), None
     except SweepError as e:
-        ss.cmp_error = " ".join(str(m) for m in e.messages)
+        ss.cmp_error = sentences(*e.messages)
     stopped_sweeps.pop("job", None)
     progress_slot.empty()
     stop_slot.empty()
@@ -225,9 +211,11 @@ def draw_results() -> None:
     shown = VIEWS.get(compare_views.view_key(result), lambda: compare_views.compare_view(result))
     labels = shown.labels
     if not result.stopped:
-        st.success(tn("Trained {n} run in {programs} compiled program(s) on {devices} device(s) in {seconds:.1f} s.",
-                      "Trained {n} runs in {programs} compiled program(s) on {devices} device(s) in {seconds:.1f} s.",
-                      len(result.configs), programs=result.programs, devices=result.devices, seconds=result.seconds),
+        # TRANSLATORS: {programs} is "2 compiled programs", {devices} "1 device", each counted in its own words.
+        st.success(tn("Trained {n} run in {programs} on {devices} in {seconds:.1f} s.",
+                      "Trained {n} runs in {programs} on {devices} in {seconds:.1f} s.", len(result.configs),
+                      programs=tn("{n} compiled program", "{n} compiled programs", result.programs),
+                      devices=tn("{n} device", "{n} devices", result.devices), seconds=result.seconds),
                    icon=":material/check_circle:")
     if result.stopped:
         trained = sorted({h.last_step for h in result.histories})
@@ -270,7 +258,8 @@ def draw_results() -> None:
               "carry is trained by exactly this gradient: where it has vanished, a learned start cannot move."))
 
     st.subheader(_("3. Final figures"))
-    st.dataframe(shown.table, hide_index=True, key="cmp_table", column_config=column_config(shown.table))
+    number_table(st, shown.table, NUMBER_FORMATS, hide_index=True, key="cmp_table",
+                 column_config=column_config(shown.table))
     # TRANSLATORS: explains the Compare table's columns by their headers (translate the names as in the headers);
     # {baseline} is the memoryless baseline's loss, {solved} and {memory} the verdicts' thresholds (10%, 90%).
     st.caption(t("final_loss: the last training batch's loss; eval_loss and eval_metric: the fixed evaluation "
@@ -285,17 +274,16 @@ def draw_results() -> None:
                        on_click="ignore")
 
 
+# How the results table writes its numbers (each the reader's way: number_table); the CSV keeps them as they are.
+NUMBER_FORMATS = {"lr": "g", "final_loss": ".4g", "eval_loss": ".4g", "eval_metric": ".4g", "h0_log10": ".3f",
+                  "of_baseline": ".2%"}
+
+
 def column_config(table) -> dict:
-    """The results table's column settings as the reader sees them: headers in the reader's words, the numbers'
-    formats."""
+    """The results table's column settings as the reader sees them: headers in the reader's words (the numbers'
+    formats are NUMBER_FORMATS)."""
     names = columns()
-    config = {c: st.column_config.Column(names.get(c, c)) for c in table.columns}
-    config.update({c: st.column_config.NumberColumn(names[c], format="%.4g")
-                   for c in ("final_loss", "eval_loss", "eval_metric")})
-    config.update({"h0_grad_norm": st.column_config.TextColumn(names["h0_grad_norm"]),
-                   "h0_log10": st.column_config.NumberColumn(names["h0_log10"], format="%.3f"),
-                   "of_baseline": st.column_config.NumberColumn(names["of_baseline"], format="percent")})
-    return config
+    return {c: st.column_config.Column(names.get(c, c)) for c in table.columns}
 
 
 with results_slot.container():

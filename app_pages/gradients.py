@@ -8,9 +8,9 @@ import streamlit as st
 
 from rnnlab import grids
 from rnnlab.config import ConfigError
-from rnnlab.figures import gradient_views, size_words
+from rnnlab.figures import gradient_views
 from rnnlab.figures.shared import VIEWS, view_key
-from rnnlab.i18n import N_, _, t, tn
+from rnnlab.i18n import N_, _, join_list, join_sentences, t, tn, tp
 from rnnlab.model.cells import CELLS
 from rnnlab.probing import probes
 from rnnlab.server import jobs
@@ -117,7 +117,9 @@ left, middle, right = st.columns([2, 2, 3])
 kept("w_sweep_cells", list(url.sweep_cells))
 kept("w_sweep_lengths", ", ".join(map(str, url.sweep_lengths)))
 kept("w_sweep_weights", url.sweep_weights)
-chosen = left.multiselect(_("Cells"), vector_cells, format_func=lambda n: _(CELLS[n].label), key="w_sweep_cells")
+# TRANSLATORS: the picker of the cells a sweep compares (the unrolled example's "Cells" is a row of one cell per step)
+chosen = left.multiselect(tp("cells to compare", "Cells"), vector_cells, format_func=lambda n: _(CELLS[n].label),
+                          key="w_sweep_cells")
 lengths_text = middle.text_input(_("Sequence lengths T (comma-separated)"), key="w_sweep_lengths")
 training = grids.SWEEP_TRAINING
 # TRANSLATORS: an option: {n} training steps at sequence length {T}
@@ -155,7 +157,7 @@ if ss.pop("sweep_requested", False) or ss.pop("autorun_pending", False):
                     if problems:
                         # TRANSLATORS: {cell} is a cell's name at sequence length {T}; {problems} what is wrong
                         raise ConfigError([t("{cell} at T = {T}: {problems}", cell=_(CELLS[c].label), T=T,
-                                             problems=size_words.join_sentences(*map(str, problems)))])
+                                             problems=join_sentences(*map(str, problems)))])
             need = max(replace(base, cell=c, seq_len=T).memory_bytes() for c in cells for T in lengths)
 
             sweep_key = gradient_views.sweep_key(base, tuple(cells), tuple(lengths), weights)
@@ -164,7 +166,7 @@ if ss.pop("sweep_requested", False) or ss.pop("autorun_pending", False):
                                        key=sweep_key), st.empty(), progress=_("Decay sweep"))
             ss.sweep_result, ss.sweep_key = (sweep, fits, base.task, weights), sweep_key
         except ConfigError as e:
-            sweep_error = size_words.join_sentences(*map(str, e.messages))
+            sweep_error = join_sentences(*map(str, e.messages))
         except Exception as e:  # noqa: BLE001 - a message, never a traceback; the last sweep stays
             # TRANSLATORS: {error} is the error's type and message, as Python gives it (in English)
             sweep_error = t("The sweep failed: {error}", error=error_text(e))
@@ -175,8 +177,8 @@ if sweep_error:
         last = ss.sweep_result[0]
         # TRANSLATORS: {cells} lists cells' names (LSTM, GRU); {lengths} the sequence lengths (10, 20, 40)
         st.caption(t("The chart below is the last sweep that worked: {cells} at T = {lengths}.",
-                     cells=", ".join(_(CELLS[c].label) for c in dict.fromkeys(last["cell"])),
-                     lengths=", ".join(str(T) for T in sorted(set(last["T"])))))
+                     cells=join_list(_(CELLS[c].label) for c in dict.fromkeys(last["cell"])),
+                     lengths=join_list(sorted(set(last["T"])))))
 if ss.sweep_result is not None:
     sweep, fits, task_name, swept_weights = ss.sweep_result
     swept_key = ss.sweep_key

@@ -19,6 +19,7 @@ from rnnlab.figures.size_words import describe_zero
 from rnnlab.grids import DEFAULT_SWEEP_CELLS, DEFAULT_SWEEP_LENGTHS
 from rnnlab.i18n import ENGLISH, LANGUAGES, _, localize_number, t, tn, using
 from rnnlab.model.cells import CELLS
+from rnnlab.model.tasks import TASKS
 from rnnlab.probing.probes import (
     F32_LOG10_FLOOR,
     decay_sweep,
@@ -26,6 +27,7 @@ from rnnlab.probing.probes import (
     fit_decay,
     format_log10,
 )
+from rnnlab.server.warm import fill_cache
 from rnnlab.training.compiled import enable_persistent_cache
 from rnnlab.training.history import CallProgress
 from rnnlab.training.train import Run
@@ -75,7 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help=t("comma-separated cells, from: {cells}", cells=", ".join(CELLS)))
     grad.add_argument("--lengths", default=",".join(map(str, DEFAULT_SWEEP_LENGTHS)),
                       help=_("comma-separated sequence lengths T"))
-    for command in (train, grad):  # after the subcommand too; not given there, the main parser's value stays
+    warm = sub.add_parser("warm", help=_("compile every preset's programs into the disk cache, so that a server "
+                                         "started later serves each preset link's first chart at once"))
+    for command in (train, grad, warm):  # after the subcommand too; not given there, the main parser's value stays
         _add_lang_option(command, argparse.SUPPRESS)
     return parser
 
@@ -132,8 +136,9 @@ def run_grad(args: argparse.Namespace) -> int:
     unknown = [c for c in cells if c not in CELLS]
     if unknown:
         # TRANSLATORS: {cells} is what was asked, {known} the cells' ids.
-        raise ConfigError([t("Unknown cell(s): {cells}; choose from {known}.", cells=", ".join(unknown),
-                             known=", ".join(CELLS))])
+        raise ConfigError([tn("Unknown cell: {cells}; choose from {known}.",
+                              "Unknown cells: {cells}; choose from {known}.", len(unknown), cells=", ".join(unknown),
+                              known=", ".join(CELLS))])
     try:
         lengths = [int(t) for t in args.lengths.split(",") if t.strip()]
     except ValueError as e:
@@ -146,9 +151,9 @@ def run_grad(args: argparse.Namespace) -> int:
                 raise ConfigError(errors)
     sweep = decay_sweep(config, cells, lengths)
     table = sweep.pivot(index="T", columns="cell", values="log10")[cells]
-    # TRANSLATORS: {task} is the task's id (adding, copy...), {seed} a random seed; a table follows.
-    print(t("||dL/dh_0|| on the {task} task (untrained weights, seed {seed}), at its true size:", task=config.task,
-            seed=config.seed))
+    # TRANSLATORS: {task} is the task named in a sentence (adding, copy...), {seed} a random seed; a table follows.
+    print(t("||dL/dh_0|| on the {task} task (untrained weights, seed {seed}), at its true size:",
+            task=TASKS[config.task].noun, seed=config.seed))
     print(table.map(format_log10).to_string())
     for row in sweep[sweep["zero_cause"] != ""].itertuples():
         # TRANSLATORS: {cell} is a cell's id, {T} a sequence length, {why} a sentence.
@@ -172,6 +177,8 @@ def main(argv: list[str] | None = None) -> int:
         args = build_parser().parse_args(argv)
         enable_persistent_cache()
         try:
+            if args.command == "warm":
+                return 0 if fill_cache() else 1
             return run_train(args) if args.command == "train" else run_grad(args)
         except ConfigError as e:
             for message in e.messages:

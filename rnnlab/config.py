@@ -8,7 +8,7 @@ from dataclasses import Field, asdict, dataclass, field, make_dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from rnnlab.device import memory_budget_bytes
-from rnnlab.i18n import N_, _, language, t
+from rnnlab.i18n import N_, _, join_clauses, join_list, t, tn
 from rnnlab.model.cells import CARRY_INITS, CELLS
 from rnnlab.model.network import CARRY_MODES
 from rnnlab.model.optimizers import OPTIMIZERS
@@ -78,7 +78,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("carry_mode", "learnable", N_("Carry mode"),
             N_("how the initial carry h_0 is made: fixed: drawn once; noisy: redrawn for every batch; learnable: a "
                "parameter trained with the weights"), "choice", CARRY_MODES, recompiles=True),
-    Setting("carry_init", "zeros", "carry_init",
+    # TRANSLATORS: the control's label: Flax's argument name, kept; a translation may put a few words before it that
+    # say what it is ("初始化函数 carry_init")
+    Setting("carry_init", "zeros", N_("carry_init"),
             N_("the function that fills the initial carry h_0 with numbers before training (zeros, ones, a normal "
                "or uniform draw, a constant); Flax calls it with a key, a shape and a dtype"), "choice", CARRY_INITS,
             recompiles=True),
@@ -199,7 +201,7 @@ class ConfigMethods:
             return errors
         task, cell = TASKS[self.task], CELLS[self.cell]
         if not compatible(cell.spatial, task):
-            fits = _list([other.label for other in TASKS.values() if compatible(cell.spatial, other)])
+            fits = join_list([other.label for other in TASKS.values() if compatible(cell.spatial, other)])
             if cell.spatial:
                 # TRANSLATORS: {cell} is a cell's name (ConvLSTM), {task} and {tasks} tasks' names.
                 errors.append(t("{cell} cannot run {task}: it needs a spatial task. Tasks it can run: {tasks}.",
@@ -215,11 +217,14 @@ class ConfigMethods:
         budget = memory_budget_bytes() if budget is None else budget
         need = self.memory_bytes()
         if need > budget:
-            # TRANSLATORS: {need} and {limit} are sizes in bytes, already written with their unit ('1.2 GB').
-            errors.append(t("T={T} with batch {batch} and {features} features needs about {need} for "
-                            "backpropagation through time; the limit is {limit}. Lower the sequence length, the "
-                            "batch or the features.", T=self.seq_len, batch=self.batch, features=self.features,
-                            need=format_bytes(need), limit=format_bytes(budget)))
+            # TRANSLATORS: {n} hidden features; {need} and {limit} are sizes in bytes, already written with their unit
+            # ('1.2 GB').
+            errors.append(tn("T={T} with batch {batch} and {n} feature needs about {need} for backpropagation through "
+                             "time; the limit is {limit}. Lower the sequence length, the batch or the features.",
+                             "T={T} with batch {batch} and {n} features needs about {need} for backpropagation "
+                             "through time; the limit is {limit}. Lower the sequence length, the batch or the "
+                             "features.", self.features, T=self.seq_len, batch=self.batch,
+                             need=format_bytes(need), limit=format_bytes(budget)))
         return errors
 
     # ---- flat string form (URL query parameters, CLI) ------------------------------------------
@@ -256,11 +261,6 @@ class ConfigMethods:
             values[key] = value
         config = replace(base, **values)
         return config, notes
-
-
-def _list(items: list[str]) -> str:
-    """Names listed one after another: 'a, b' ('a、b' in Chinese)."""
-    return ("、" if language() == "zh" else ", ").join(items)
 
 
 def _fmt(value) -> str:
@@ -343,4 +343,4 @@ def describe_changes(cell: str, changes: Mapping[str, object]) -> str:
         parts.append(t("{setting}: {value}", setting=setting.label, value=shown))
     # TRANSLATORS: {cell} is a cell's name; {changes} lists 'setting: value' pairs separated by semicolons.
     return t("{cell} needs other settings to run, so these changed with it: {changes}. Change them as you like.",
-             cell=CELLS[cell].label, changes=("；" if language() == "zh" else "; ").join(parts))
+             cell=CELLS[cell].label, changes=join_clauses(parts))

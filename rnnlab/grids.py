@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from rnnlab.i18n import N_, _, language, t, tp
+from rnnlab.i18n import N_, _, join_list, t
 from rnnlab.model.cells import CARRY_INITS, CELLS
-from rnnlab.model.network import CARRY_MODES
+from rnnlab.model.network import CARRY_MODES, carry_mode_label, carry_mode_phrase
 from rnnlab.text import parse_float, parse_int
 
 DEFAULT_SWEEP_CELLS = ("gru", "lstm", "simple")  # the decay sweep's default: two gated cells and the plain one
@@ -78,10 +78,10 @@ class SweepField:
         if self.name == "cell":
             return _(CELLS[value].label)
         if self.name == "carry_mode":
-            return carry_mode_carry(value)
+            return str(carry_mode_phrase(value))
         if self.name == "carry_init":
             # TRANSLATORS: a run's label piece: the carry_init function it uses, e.g. "init zeros".
-            return t("init {name}", name=value)
+            return t("init {name}", name=CARRY_INITS[value].word)
         if self.name == "lr":
             # TRANSLATORS: a run's label piece: its learning rate, e.g. "lr 0.01" ("lr" is the usual abbreviation).
             return t("lr {lr:g}", lr=value)
@@ -93,26 +93,10 @@ class SweepField:
         if self.name == "cell":
             return _(CELLS[value].label)
         if self.name == "carry_mode":
-            return carry_mode_word(value)
+            return carry_mode_label(value)
+        if self.name == "carry_init":
+            return CARRY_INITS[value].word
         return str(value)
-
-
-def carry_mode_word(mode: str) -> str:
-    """A carry mode ('fixed', 'noisy', 'learnable') as the reader's word (its id when it has none)."""
-    words = {"fixed": tp("carry mode", "fixed"), "noisy": tp("carry mode", "noisy"),
-             "learnable": tp("carry mode", "learnable")}
-    return words.get(mode, mode)
-
-
-def carry_mode_carry(mode: str) -> str:
-    """'fixed carry', 'noisy carry', 'learnable carry' in the reader's language (a run's label piece)."""
-    words = {"fixed": _("fixed carry"), "noisy": _("noisy carry"), "learnable": _("learnable carry")}
-    return words.get(mode) or t("{mode} carry", mode=mode)
-
-
-def list_separator() -> str:
-    """Between the pieces of a run's label: ', ' (Chinese: '，')."""
-    return "，" if language() == "zh" else ", "
 
 
 def shown_label(config, varying: tuple[str, ...]) -> str:
@@ -121,7 +105,7 @@ def shown_label(config, varying: tuple[str, ...]) -> str:
     parts = [FIELDS[name].shown(getattr(config, name)) for name in varying if name != "seed"]
     if not parts:
         parts = [FIELDS[name].shown(getattr(config, name)) for name in ("cell", "carry_mode", "carry_init")]
-    return list_separator().join(parts)
+    return join_list(parts)
 
 
 SWEEP_FIELDS: tuple[SweepField, ...] = (
@@ -129,7 +113,7 @@ SWEEP_FIELDS: tuple[SweepField, ...] = (
                help=N_("fixed: sampled once per run from carry_init (not trained). noisy: resampled from carry_init "
                        "for every batch (not trained). learnable: a parameter initialised by carry_init and trained "
                        "with the weights.")),
-    SweepField("carry_init", "carry_init", CARRY_INITS,
+    SweepField("carry_init", N_("carry_init"), CARRY_INITS,
                help=N_("Each initialiser uses the sidebar's initialiser parameter where it has one.")),
     SweepField("cell", N_("Cell"), CELLS),
     SweepField("lr", N_("Learning rate"), None, parse_float,

@@ -24,7 +24,9 @@ F64_TINY = 2.2250738585072014e-308  # float64's (np.finfo(np.float64).tiny)
 F32_LOG10_FLOOR = math.log10(F32_TINY)  # about -37.93: a float32 gradient below this comes out 0
 F64_LOG10_FLOOR = math.log10(F64_TINY)  # about -307.65: a float64 one below this loses precision, then is 0
 
-ZERO_NORM = N_("0 in float32")  # how an exact 0 is shown (in tables; translated where shown in prose: _())
+# A value that float32 gives as 0 (a loss, a float32 backward pass), said so where shown (translated: _()); a true
+# size that is 0 by the arithmetic is rnnlab.probing.probes.EXACT_ZERO.
+FLOAT32_ZERO = N_("0 in float32")
 
 
 def scaled_norm(x: jax.Array, axis: int | Sequence[int] | None = None) -> jax.Array:

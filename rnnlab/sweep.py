@@ -37,8 +37,9 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from rnnlab.config import Config, ConfigError, Static, static_part
 from rnnlab.device import memory_budget_bytes
 from rnnlab.grids import FIELDS, SWEEP_FIELDS
-from rnnlab.i18n import N_, Msg, _, t, tn
-from rnnlab.model.cells import CELLS
+from rnnlab.i18n import N_, Msg, _, t, times_sign, tn
+from rnnlab.model.cells import CARRY_INITS, CELLS
+from rnnlab.model.network import carry_mode_phrase
 from rnnlab.model.tasks import TASKS
 from rnnlab.probing import logscale, probe_segments
 from rnnlab.probing.probes import PROBE_COMPILE_S, probe_batch
@@ -58,6 +59,23 @@ class SweepError(ConfigError):
     """A sweep that cannot run; ``messages`` says why."""
 
 
+def too_many_runs(base: Config, axes: dict[str, list]) -> str | None:
+    """Why the grid ``axes`` over ``base`` is refused when it has more runs than a sweep trains, in the reader's
+    language; None when it is not."""
+    values = {name: list(dict.fromkeys(axes.get(name) or [getattr(base, name)])) for name in FIELDS}
+    count = math.prod(len(v) for v in values.values())
+    if count <= MAX_RUNS:
+        return None
+    # TRANSLATORS: one factor of a grid's size: {n} values of the field {field}, e.g. "25 values of seed".
+    sizes = [tn("{n} value of {field}", "{n} values of {field}", len(v), field=_(FIELDS[name].label).lower())
+             for name, v in values.items() if len(v) > 1]
+    # TRANSLATORS: {sizes} is how many values each setting takes ("3 values of learning rate x 4 values of seed");
+    # {n} the runs
+    return tn("{sizes} make {n} run; a sweep trains at most {most}. Choose fewer values.",
+              "{sizes} make {n} runs; a sweep trains at most {most}. Choose fewer values.", count,
+              sizes=times_sign().join(sizes), most=MAX_RUNS)
+
+
 def expand(base: Config, axes: dict[str, list], budget: int | None = None) -> list[Config]:
     """Every combination of ``axes`` (field -> values; a missing or empty list keeps ``base``'s value).
 
@@ -70,14 +88,10 @@ def expand(base: Config, axes: dict[str, list], budget: int | None = None) -> li
         # TRANSLATORS: {unknown} and {fields} list settings' ids (lr, seed)
         raise SweepError([t("A sweep cannot vary {unknown}; it varies {fields}.", unknown=", ".join(unknown),
                             fields=", ".join(FIELDS))])
+    refused = too_many_runs(base, axes)
+    if refused:
+        raise SweepError([refused])
     values = {name: list(dict.fromkeys(axes.get(name) or [getattr(base, name)])) for name in FIELDS}
-    count = math.prod(len(v) for v in values.values())
-    if count > MAX_RUNS:
-        sizes = " x ".join(f"{len(v)} {_(FIELDS[n].label).lower()}" for n, v in values.items() if len(v) > 1)
-        # TRANSLATORS: {sizes} is how many values each setting takes ("3 learning rate x 4 seed"); {n} the runs
-        raise SweepError([tn("{sizes} make {n} run; a sweep trains at most {most}. Choose fewer values.",
-                             "{sizes} make {n} runs; a sweep trains at most {most}. Choose fewer values.",
-                             count, sizes=sizes, most=MAX_RUNS)])
     configs = [replace(base, **dict(zip(values, combo))) for combo in itertools.product(*values.values())]
     messages: list[str] = []
     for config in configs:
@@ -88,11 +102,11 @@ def expand(base: Config, axes: dict[str, list], budget: int | None = None) -> li
     need = total_memory_bytes(configs)
     if not messages and need > budget:
         # TRANSLATORS: {n} runs; {need} and {limit} are sizes in bytes (1.2 GB)
-        messages.append(tn("The {n} run together need about {need} for backpropagation through time; the limit is "
+        messages.append(tn("The {n} run together needs about {need} for backpropagation through time; the limit is "
                            "{limit}. Choose fewer runs, or lower the sequence length, the batch or the features.",
                            "The {n} runs together need about {need} for backpropagation through time; the limit is "
                            "{limit}. Choose fewer runs, or lower the sequence length, the batch or the features.",
-                           count, need=format_bytes(need), limit=format_bytes(budget)))
+                           len(configs), need=format_bytes(need), limit=format_bytes(budget)))
     if messages:
         raise SweepError(messages)
     return configs
@@ -243,7 +257,7 @@ def memory_verdict(eval_loss: float, baseline: float) -> str:
 @dataclass(frozen=True)
 class H0Size:
     """||dL/dh_0|| of one run at its true size: ``log10`` (-inf for an exact 0, nan when not measured) and, for
-    an exact 0, why (``cause``, :data:`rnnlab.figures.size_words.ZERO_CAUSES`) and the step that cut it."""
+    an exact 0, why (``cause``, :data:`rnnlab.figures.log10_scale.ZERO_CAUSES`) and the step that cut it."""
 
     log10: float = math.nan
     cause: str = ""
@@ -484,8 +498,8 @@ def _train_round(progress: _Progress, max_seconds: float | None) -> bool:
         _train_call(progress, group, max_seconds)
         # kept as a message: made in a worker thread, shown in the reader's language on the page
         # TRANSLATORS: progress of a sweep: training step {step} of {steps}, compiled program {n} of {total}
-        note = Note(N_("step {step} / {steps} of program {n} of {total}"), step=group.step, steps=progress.steps,
-                    n=number, total=len(groups))
+        note = Msg("step {step} / {steps} of program {n} of {total}", step=group.step, steps=progress.steps,
+                   n=number, total=len(groups))
         if not progress.report(note):
             return False
     return True
@@ -519,21 +533,8 @@ def _train_call(progress: _Progress, group: _Group, max_seconds: float | None) -
     group.step += n_active
 
 
-class Note(Msg):
-    """A progress note, kept as a message (made in a worker thread, shown in the reader's language on the page),
-    that also equals its text in the current language ("step 5 / 15 of program 1 of 2" in English)."""
-
-    __slots__ = ()
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, str):
-            return str(self) == other
-        return super().__eq__(other)
-
-    __hash__ = Msg.__hash__
-
-
-MEASURING = Note(N_("Measuring the gradient that reaches the initial carry…"))  # a progress note, made in a worker
+# a progress note, kept as a message (made in a worker thread, shown in the reader's language on the page)
+MEASURING = Msg("Measuring the gradient that reaches the initial carry…")
 
 
 def _collect(progress: _Progress, seconds: float, stopped: bool) -> SweepResult:
@@ -573,9 +574,10 @@ def _probe_h0(group: _Group, config: Config, host_params, roots) -> list[H0Size]
     return out
 
 
-def _compiling(number: int, total: int, static: Static) -> Note:
+def _compiling(number: int, total: int, static: Static) -> Msg:
     """The progress note before a compile, kept as a message (made in a worker thread, shown on the page)."""
-    # TRANSLATORS: progress: compiling program {n} of {total}; {cell} is a cell's name, {mode} a carry mode's id
-    # (fixed, noisy, learnable), {init} an initialiser's id (zeros, normal)
-    return Note(N_("Compiling program {n} of {total} ({cell}, {mode} carry, init {init})…"), n=number, total=total,
-                cell=Msg(CELLS[static.cell].label), mode=static.carry_mode, init=static.carry_init)
+    # TRANSLATORS: progress: compiling program {n} of {total}; {cell} is a cell's name, {mode} a carry mode
+    # ("learnable carry"), {init} an initialiser's name ("zeros")
+    return Msg("Compiling program {n} of {total} ({cell}, {mode}, init {init})…", n=number, total=total,
+               cell=Msg(CELLS[static.cell].label), mode=carry_mode_phrase(static.carry_mode),
+               init=Msg(CARRY_INITS[static.carry_init].word_en))

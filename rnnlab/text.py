@@ -7,8 +7,14 @@ message, and turning an exception into one readable line.
 from __future__ import annotations
 
 import math
+import threading
 
 from rnnlab.i18n import language, localize_number
+
+# CPython 3.11 keeps the syntax tree builder's recursion counter per interpreter, not per thread: two threads parsing
+# Python source at once (two readers opening the Old vs new API page) can fail with "SystemError: AST constructor
+# recursion depth mismatch" (CPython gh-106905). Every parse of Python source a page asks for holds this lock.
+PYTHON_PARSE_LOCK = threading.Lock()
 
 
 def parse_int(text: str) -> int:

@@ -8,6 +8,9 @@ import pytest
 
 # Runs kept for reloads are also written to disk; the tests (and the servers they start) keep theirs apart.
 os.environ.setdefault("RNNLAB_RUNS_DIR", tempfile.mkdtemp(prefix="rnnlab-test-runs-"))
+# A server (or AppTest's app) warms nothing ahead: no import or compile in the background of the tests' own. The tests
+# of the start-up warm-up set it themselves.
+os.environ.setdefault("RNNLAB_WARM", "off")
 
 
 def pytest_collection_modifyitems(config, items):

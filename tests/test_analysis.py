@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rnnlab.figures import plots, true_size
+from rnnlab.figures import log10_scale, plots, true_size
 from rnnlab.probing import analysis
 from rnnlab.training.history import History
 
@@ -114,6 +114,6 @@ def test_a_log_axis_within_two_decades_labels_several_plain_ticks(values, expect
 
 def test_log_floor_is_a_decade_below_the_smallest_positive_value_of_every_column():
     columns = pd.Series([0.0, 3e-7, 0.2]), np.array([[5e-5, np.nan], [np.inf, 0.0]])
-    assert plots.log_floor(*columns) == pytest.approx(1e-8)
-    assert plots.log_floor(pd.Series([0.0, np.nan]), np.zeros(3)) == 1e-45  # nothing positive to sit below
-    assert plots.log_floor() == 1e-45
+    assert log10_scale.zero_level(*columns) == pytest.approx(1e-8)
+    assert log10_scale.zero_level(pd.Series([0.0, np.nan]), np.zeros(3)) == 1e-45  # nothing positive to sit below
+    assert log10_scale.zero_level() == 1e-45

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from rnnlab.config import Config
-from rnnlab.figures import example_words, size_words
+from rnnlab.figures import example_words, log10_scale, size_words
 from rnnlab.model.cells import CELLS
 from rnnlab.model.tasks import COPY_BLANK, COPY_LEN, ORDER_SYMBOLS, SINE_OMEGA, TASKS, sine_prompt
 from rnnlab.norms import F32_LOG10_FLOOR
@@ -244,11 +244,11 @@ def test_a_long_sequence_draws_every_kth_cell_and_names_the_zeros():
     figure = example_plots.unrolled_figure(looks)
     cells = next(t for t in figure.data if t.name.startswith("cells"))
     every = -(-9001 // example_plots.MAX_CELLS)
-    assert len(cells.x) <= example_plots.MAX_CELLS and cells.name.endswith(f"every {every}th")
+    assert len(cells.x) <= example_plots.MAX_CELLS and cells.name.endswith(f"one in {every}")
     np.testing.assert_array_equal(cells.x, np.arange(0, 9001, every))
     saturated = size_words.describe_zero("saturated", 3, "h", 0)
     assert cells.hovertext[0] == f"h_0: {saturated}" and "units so saturated that their derivative is 0" in saturated
-    zeros = next(t for t in figure.data if t.name == example_plots.ZERO_LABEL)
+    zeros = next(t for t in figure.data if t.name == log10_scale.zero_name(""))
     np.testing.assert_array_equal(zeros.x, [0, 1, 2])
     assert zeros.hovertext[2] == size_words.describe_zero("saturated", 3, "h", 2)
     assert [f.name for f in figure.frames] == ["0", "10"]
@@ -362,4 +362,4 @@ def test_saturated_units_zero_float32_but_the_true_size_is_shown_and_float32s_ze
     line = next(t for t in figure.data if t.name.startswith("||dL/dh_t||"))
     np.testing.assert_allclose(np.asarray(line.y, float), log10)
     assert line.hovertext[0] == sentence
-    assert not any(t.name == example_plots.ZERO_LABEL and len(t.x) for t in figure.data)  # no exact 0 left
+    assert not any(t.name == log10_scale.zero_name("") and len(t.x) for t in figure.data)  # no exact 0 left

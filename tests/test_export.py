@@ -103,9 +103,9 @@ def test_load_params_refuses_what_does_not_fit(runs):
         (b"\xc0", GRU, "not a msgpack parameter file"),  # valid msgpack (None), but no tree of arrays
         (params_msgpack(runs["lstm"].params), GRU, "missing params/GRUCell_0"),
         (params_msgpack(runs["lstm"].params), GRU,
-         "The file seems to hold parameters of an LSTM cell with 8 features and a learnable carry."),
+         "The file seems to hold LSTM parameters (8 features, learnable carry)."),
         (good, replace(GRU, carry_mode="noisy", features=4),
-         "The file seems to hold parameters of a GRU cell with 8 features and a learnable carry."),
+         "The file seems to hold GRU parameters (8 features, learnable carry)."),
         (params_msgpack(jax.tree_util.tree_map(lambda a: np.full_like(a, np.nan), runs["gru"].params)), GRU,
          "holds NaN or infinite values (in params/GRUCell_0/hn/bias, "),
         (good, replace(GRU, features=16), "expected params/GRUCell_0/hn/kernel of shape (16, 16), got (8, 8)"),
@@ -225,6 +225,7 @@ def test_downloads_are_the_same_bytes_in_every_language(runs):
     with using("ru"), pytest.raises(ExportError) as info:
         load_params(good, GRU)
     message = str(info.value)
-    assert message.startswith("файл параметров не подходит к этой конфигурации (ячейка gru, скрытых нейронов: 8")
+    assert message.startswith("файл параметров не подходит к этой конфигурации (ячейка GRU, скрытых нейронов: 8, "
+                              "задача сложения, начальное состояние обучаемое)")  # names, not ids
     assert "нет params/GRUCell_0" in message
-    assert "Похоже, в файле параметры ячейки LSTM (скрытых нейронов: 8, обучаемое начальное состояние)." in message
+    assert "Похоже, в файле параметры ячейки LSTM (8 скрытых нейронов, обучаемое начальное состояние)." in message

@@ -39,8 +39,9 @@ def test_app_pages_folder_holds_only_the_pages_app_py_registers():
 
 
 def test_rnnlab_never_imports_streamlit():
-    driver = ROOT / "rnnlab" / "bench" / "app_latency.py"  # drives the app from outside with AppTest, as a test does
-    for path in set((ROOT / "rnnlab").rglob("*.py")) - {driver}:
+    # The two benchmark rows that drive the app from outside with AppTest, as a test does.
+    drivers = {ROOT / "rnnlab" / "bench" / "app_latency.py", ROOT / "rnnlab" / "bench" / "first_link.py"}
+    for path in set((ROOT / "rnnlab").rglob("*.py")) - drivers:
         assert not any(m.split(".")[0] == "streamlit" for m in imported_modules(path)), path
 
 
@@ -214,12 +215,12 @@ def test_no_import_cycle_even_through_imports_inside_functions():
 
 
 # ---- heavy work goes through the seam ---------------------------------------------------------------------------
-# Pages and ui/ reach the server only through the executor (how work runs: rnnlab.server.executor, the one chosen
-# for this process: rnnlab.server.executors, and rnnlab.server.embedded for a page's own gate), the work it runs
-# (rnnlab.server.jobs) and the tab's reload token (rnnlab.server.session_store, which computes nothing), and never
-# call heavy work themselves: they name it in a Work(...) that the executor runs.
-SEAM = {"rnnlab.server.executor", "rnnlab.server.executors", "rnnlab.server.embedded", "rnnlab.server.jobs",
-        "rnnlab.server.session_store"}
+# Pages and ui/ reach the server only through the executor (how work runs: rnnlab.server.executor, and the one
+# chosen for this process: rnnlab.server.executors), the work it runs (rnnlab.server.jobs) and the tab's reload
+# token (rnnlab.server.session_store, which computes nothing, and its name in the URL, rnnlab.server.tab_token), and
+# never call heavy work themselves: they name it in a Work(...) that the executor runs.
+SEAM = {"rnnlab.server.executor", "rnnlab.server.executors", "rnnlab.server.jobs",
+        "rnnlab.server.session_store", "rnnlab.server.tab_token"}
 HEAVY_CALLS = {"Run", "run_call", "compute_call", "shared_call_job", "train_steps", "run_sweep",
                "compile_in_worker", "trained_params", "run_grad_through_time", "run_connectivity", "start_robustness",
                "decay_sweep", "carry_grad_norms", "connectivity", "look"}
@@ -254,3 +255,40 @@ def test_no_function_is_over_80_lines():
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
             and node.end_lineno is not None and node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES]
     assert not long, "functions over 80 lines:\n" + "\n".join(long)
+
+
+LANGUAGE_CODES = {"en", "zh", "ru"}
+
+
+def language_branches(path: Path) -> list[str]:
+    """Where ``path`` branches on the reader's language: a comparison of a call of ``language`` (or a name bound to
+    one), or a comparison with a language's code (``lang == "zh"``, ``x != ENGLISH``, ``lang in ("zh", "ru")``)."""
+    module = tree(path)
+    bound = {target.id for node in ast.walk(module) if isinstance(node, ast.Assign)
+             and isinstance(node.value, ast.Call) and getattr(node.value.func, "id", None) == "language"
+             for target in node.targets if isinstance(target, ast.Name)}
+
+    def is_language(node: ast.AST) -> bool:
+        if isinstance(node, ast.Call):
+            return getattr(node.func, "id", getattr(node.func, "attr", None)) == "language"
+        if isinstance(node, ast.Name):
+            return node.id in bound or node.id == "ENGLISH"
+        if isinstance(node, ast.Constant):
+            return node.value in LANGUAGE_CODES
+        if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+            return bool(node.elts) and all(is_language(e) for e in node.elts)
+        return False
+
+    lines = sorted(node.lineno for node in ast.walk(module)
+                   if isinstance(node, ast.Compare) and any(is_language(n) for n in (node.left, *node.comparators)))
+    return [f"{path.relative_to(ROOT)}:{line}" for line in lines]
+
+
+def test_only_rnnlab_i18n_branches_on_the_readers_language():
+    """How each language writes lists, sentences, numbers and plurals lives in rnnlab/i18n; code elsewhere asks it
+    (join_list, join_sentences, tn...) instead of comparing the language itself."""
+    found = [where for path in SOURCES if ROOT / "rnnlab" / "i18n" not in path.parents
+             for where in language_branches(path)]
+    assert not found, "branches on the reader's language outside rnnlab/i18n:\n" + "\n".join(found)
+    planted = ROOT / "tests" / "fixtures" / "language_branch.py"
+    assert language_branches(planted) == [f"{planted.relative_to(ROOT)}:{n}" for n in (5, 6, 8, 9)]

@@ -15,7 +15,7 @@ import pytest
 
 from rnnlab.bench.probe import saturating
 from rnnlab.config import Config
-from rnnlab.figures import size_words
+from rnnlab.figures import log10_scale, size_words
 from rnnlab.model import probe_step
 from rnnlab.model.cells import CELLS
 from rnnlab.norms import F32_LOG10_FLOOR, F64_LOG10_FLOOR
@@ -342,12 +342,12 @@ def test_sizes_and_tables():
     assert np.isneginf(logscale.log10_hypot(np.array([-np.inf, -np.inf]), axis=0))
     assert probes.format_log10(math.log10(4.7e-54)) == "4.700e-54"
     assert probes.format_log10(-600.0) == "1.000e-600"
-    assert probes.format_log10(-math.inf) == probes.ZERO_GRADIENT
+    assert probes.format_log10(-math.inf) == probes.EXACT_ZERO
     program, params, root, scale = setup("lstm")
     df = probes.carry_grad_df(program, params, root, scale, step=3)
     assert list(df.columns) == probes.GRAD_COLUMNS
     np.testing.assert_allclose(df["grad_norm"], logscale.to_float(df["log10"]))
-    assert set(df["zero_cause"]) <= {"", *size_words.ZERO_CAUSES}
+    assert set(df["zero_cause"]) <= {"", *log10_scale.ZERO_CAUSES}
     fit = probes.fit_log10(np.array([10, 20, 30, 40]), np.array([-1.0, -2.0, -3.0, -np.inf]))
     assert fit["points"] == 3 and fit["rate"] == pytest.approx(10 ** -0.1)
     assert fit["halving"] == pytest.approx(math.log10(2) / 0.1)

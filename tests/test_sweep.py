@@ -138,7 +138,8 @@ def test_changing_lr_and_seed_reuses_the_compiled_sweep(configs, result):
 def test_expand_refuses_bad_sweeps_with_messages():
     with pytest.raises(SweepError) as err:
         expand(BASE, {"lr": [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1.0], "seed": list(range(7))})
-    assert "7 learning rate x 7 seed make 49 runs" in str(err.value) and f"at most {MAX_RUNS}" in str(err.value)
+    said = str(err.value)
+    assert "7 values of learning rate x 7 values of seed make 49 runs" in said and f"at most {MAX_RUNS}" in said
     assert len(expand(BASE, {"lr": [0.001, 0.01, 0.1], "seed": list(range(16))})) == MAX_RUNS
     with pytest.raises(SweepError) as err:
         expand(BASE, {"cell": ["gru", "conv_lstm"]})

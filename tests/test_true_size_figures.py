@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rnnlab.figures import plots, size_words, true_size
+from rnnlab.figures import log10_scale, size_words, true_size
 from rnnlab.probing import probes
 
 
@@ -19,7 +19,7 @@ def grads_table(log10: list[float], leaf: str = "h", causes: list[str] | None = 
 
 
 def annotations(fig) -> dict[str, str]:
-    return {a.name: a.text for a in fig.layout.annotations if a.name in plots.FLOORS_SHOWN}
+    return {a.name: a.text for a in fig.layout.annotations if a.name in log10_scale.FLOORS_SHOWN}
 
 
 def floor_lines(fig) -> list[float]:
@@ -27,7 +27,7 @@ def floor_lines(fig) -> list[float]:
 
 
 def legend_lines(fig) -> list[str]:
-    return [t.name for t in fig.data if t.legendgroup in plots.FLOORS_SHOWN]
+    return [t.name for t in fig.data if t.legendgroup in log10_scale.FLOORS_SHOWN]
 
 
 @pytest.mark.parametrize("bottom, top, labels", [
@@ -40,26 +40,26 @@ def legend_lines(fig) -> list[str]:
     (-1.1, 0.1, ["0.1", "0.2", "0.5", "1"]),
 ])
 def test_ticks_are_powers_of_ten_and_at_most_eight(bottom, top, labels):
-    values, texts = plots.log10_ticks(bottom, top)
-    assert texts == labels and len(values) <= plots.MAX_TICKS
+    values, texts = log10_scale.log10_ticks(bottom, top)
+    assert texts == labels and len(values) <= log10_scale.MAX_TICKS
     assert all(bottom <= v <= top for v in values)
 
 
 def test_floors_are_drawn_where_the_values_reach_them_and_said_in_words_where_not():
-    near_zero = plots.log10_axis(np.array([-6.0, -1.0]))
+    near_zero = log10_scale.log10_axis(np.array([-6.0, -1.0]))
     assert near_zero.floors == ()
     assert size_words.floors_note(near_zero) == (
         "float32's smallest normal number (1.2e-38) is not drawn: the smallest value is 32 decades above it; "
         "float64's smallest normal number (2.2e-308) is not drawn: the smallest value is 302 decades above it.")
-    lstm = plots.log10_axis(np.array([-6.8, -53.26]))  # the LSTM at T = 50 and 500
+    lstm = log10_scale.log10_axis(np.array([-6.8, -53.26]))  # the LSTM at T = 50 and 500
     assert lstm.floors == ("float32",) and lstm.bottom < -53.26 and lstm.top > -6.8
     assert "float64's smallest normal number (2.2e-308) is not drawn: the smallest value is 254 decades" in \
         size_words.floors_note(lstm)
-    deep = plots.log10_axis(np.array([-0.3, -600.0, -np.inf]))
+    deep = log10_scale.log10_axis(np.array([-0.3, -600.0, -np.inf]))
     assert deep.floors == ("float32", "float64") and deep.zero_y < -600 and deep.bottom < deep.zero_y
     assert size_words.floors_note(deep) == ""
     # float32's floor is drawn when at most about doubling the axis: 20 decades of values 15 above it
-    assert plots.log10_axis(np.array([-3.0, -23.0])).floors == ("float32",)
+    assert log10_scale.log10_axis(np.array([-3.0, -23.0])).floors == ("float32",)
 
 
 def test_carry_gradient_chart_plots_true_sizes_with_hover_floors_and_named_zeros():
@@ -67,7 +67,7 @@ def test_carry_gradient_chart_plots_true_sizes_with_hover_floors_and_named_zeros
     grads = grads_table(log10, causes=["saturated", "saturated", "", "", "", "", ""], at=[2, 2, -1, -1, -1, -1, -1])
     fig = true_size.grad_through_time_figure(grads)
     line = fig.data[0]
-    assert line.name == "after 0 training steps, h"
+    assert line.name == "before training, h"
     np.testing.assert_array_equal(np.asarray(line.y, float), [np.nan, np.nan, -600.25, -320, -40, -1, -0.5])
     assert list(line.customdata) == [probes.format_log10(v) for v in log10]
     assert line.customdata[2] == "5.623e-601" and "%{customdata}" in line.hovertemplate
@@ -80,8 +80,8 @@ def test_carry_gradient_chart_plots_true_sizes_with_hover_floors_and_named_zeros
                                  "float64's smallest normal number (2.2e-308):<br>below it float64 gives 0"]
     assert [s.line.dash for s in fig.layout.shapes] == ["dash", "dot"]
     low, high = fig.layout.yaxis.range
-    assert low < min(zeros.y) and high > -0.5 and len(fig.layout.yaxis.tickvals) <= plots.MAX_TICKS
-    assert list(fig.layout.xaxis.range) == plots.step_range(6) == [-0.5, 6.5]  # a marker at an end shows whole
+    assert low < min(zeros.y) and high > -0.5 and len(fig.layout.yaxis.tickvals) <= log10_scale.MAX_TICKS
+    assert list(fig.layout.xaxis.range) == log10_scale.step_range(6) == [-0.5, 6.5]  # a marker at an end shows whole
 
 
 def test_the_final_lstm_cell_state_is_marked_as_read_by_nothing():
@@ -122,13 +122,21 @@ def test_decay_chart_names_an_exact_zero_by_its_cause():
     assert fig.data[0].name == "simple (no decay fitted)"
 
 
+def test_decay_chart_says_a_gradient_that_does_not_shrink_with_T_does_not_decay():
+    sweep = pd.DataFrame({"cell": "lstm", "T": [10, 20, 40], "h0_grad_norm": [1e-3, 2e-3, 4e-3],
+                          "log10": np.log10([1e-3, 2e-3, 4e-3]), "zero_cause": "", "zero_at": -1})
+    fits = probes.fit_decay(sweep)
+    assert math.isinf(fits["halving_steps"].iloc[0])
+    assert true_size.decay_figure(sweep, fits).data[0].name == "lstm (does not decay)"
+
+
 def test_connectivity_shares_the_carry_charts_axis():
     grads = grads_table([-80.0 + t for t in range(11)])
     conn = pd.DataFrame({"t": range(1, 11), "connectivity": 0.0, "log10": [-90.0 + t for t in range(10)]})
-    axis = plots.log10_axis(grads["log10"], conn["log10"])
+    axis = log10_scale.log10_axis(grads["log10"], conn["log10"])
     a, b = true_size.grad_through_time_figure(grads, axis), true_size.connectivity_figure(conn, axis)
     assert list(a.layout.yaxis.range) == list(b.layout.yaxis.range) == [axis.bottom, axis.top]
-    assert list(a.layout.xaxis.range) == list(b.layout.xaxis.range) == plots.step_range(10)
+    assert list(a.layout.xaxis.range) == list(b.layout.xaxis.range) == log10_scale.step_range(10)
     assert list(b.data[0].y) == list(conn["log10"]) and b.data[0].customdata[0] == "1.000e-90"
 
 
@@ -140,9 +148,9 @@ def test_a_straight_decay_is_described_by_its_rate_and_where_it_passes_float32s_
     crossing = max(t for t in range(T + 1) if slope * (T - t) - 0.3 < probes.F32_LOG10_FLOOR)
     assert row["below_float32"] == crossing
     assert size_words.describe_decay_back(grads) == [
-        f"After 0 training steps, h: ×{10 ** slope:.3g} per step back (the gradient halves every "
-        f"{math.log10(2) / -slope:.3g} steps); below float32's smallest normal number from t = {crossing}, "
-        f"{T - crossing} steps before the last."]
+        f"Before training, h: ×{10 ** slope:.3g} per step back (the gradient halves every "
+        f"{math.log10(2) / -slope:.3g} steps); below float32's smallest normal number at t = {crossing}, "
+        f"{T - crossing} steps before the last, so a float32 backward pass gives 0 there and at every earlier step."]
     below = grads["log10"][grads["log10"] < probes.F32_LOG10_FLOOR]
     assert size_words.describe_below_float32(grads["log10"], "||dL/dh_t||") == (
         f"{len(below)} values of ||dL/dh_t|| are below float32's smallest normal number (1.2e-38), where a float32 "
@@ -152,7 +160,7 @@ def test_a_straight_decay_is_described_by_its_rate_and_where_it_passes_float32s_
 def test_exact_zeros_cut_by_a_step_are_named_with_the_step():
     grads = grads_table([-np.inf, -np.inf, -np.inf, -2.0, -1.0], causes=["gate"] * 3 + ["", ""], at=[3, 3, 3, -1, -1])
     assert size_words.describe_exact_zeros(grads) == [
-        "After 0 training steps: " + size_words.describe_zero("gate", 3, "h", 2) + " So are the 2 steps before it."]
+        "Before training: " + size_words.describe_zero("gate", 3, "h", 2) + " So are the 2 steps before it."]
 
 
 def test_a_floors_tag_goes_where_the_values_leave_room():

@@ -25,7 +25,7 @@ def test_list_values_take_the_last_and_hide_flags_both_styles():
     shared = parse_query({"seq_len": ["10", "20"], "lr_hide": "1", "clip_hide": "0", "hide": "seed,nope"})
     assert shared.config.seq_len == 20
     assert shared.hidden == {"lr", "seed"}
-    assert shared.notes == ["Cannot hide unknown control(s): nope."]
+    assert shared.notes == ["Cannot hide unknown control: nope."]
 
 
 def test_settings_that_do_not_fit_together_are_reset_with_notes():
@@ -87,8 +87,8 @@ BAD_URL_VALUES = [  # (query, words in a note, field that must keep its default)
     ({"cell": "conv_lstm"}, "ConvLSTM cannot run Adding problem", "cell"),
     ({"task": "moving_dot"}, "that task is spatial", "task"),
     ({"sweep_lengths": "ten"}, "whole numbers", None),
-    ({"sweep_cells": "foo"}, "Unknown or unusable cell(s) 'foo'", None),
-    ({"hide": "nope"}, "Cannot hide unknown control(s): nope", None),
+    ({"sweep_cells": "foo"}, "Unknown or unusable cell 'foo'", None),
+    ({"hide": "nope"}, "Cannot hide unknown control: nope", None),
     ({"run": "perhaps"}, "use 1 or 0", None),
     ({"sweep_weights": "pretrained"}, "Ignored sweep_weights='pretrained': use trained or untrained", None),
 ]
@@ -186,7 +186,7 @@ def test_hide_flags_accept_1_true_yes_and_ignore_anything_else_silently():
     shared = parse_query({"lr_hide": "TRUE", "clip_hide": " yes ", "seed_hide": "no", "batch_hide": "2",
                           "steps_hide": "1", "hide": " task, ,cell"})
     assert shared.hidden == {"lr", "clip", "steps", "task", "cell"} and shared.notes == []
-    assert parse_query({"nope_hide": "1"}).notes == ["Cannot hide unknown control(s): nope."]
+    assert parse_query({"nope_hide": "1"}).notes == ["Cannot hide unknown control: nope."]
 
 
 def test_every_bad_option_value_keeps_its_default_with_its_own_note_in_one_order():
@@ -198,8 +198,8 @@ def test_every_bad_option_value_keeps_its_default_with_its_own_note_in_one_order
         f"Ignored unknown setting '{'x' * 37}...'.",
         "Ignored unknown setting 'zz'.",
         "Ignored unknown setting 'cmp_steps'.",
-        "Cannot hide unknown control(s): nope.",
-        "Unknown or unusable cell(s) 'foo' for the sweep; use: gru, lstm, optimized_lstm, mgu, simple. "
+        "Cannot hide unknown control: nope.",
+        "Unknown or unusable cell 'foo' for the sweep; use: gru, lstm, optimized_lstm, mgu, simple. "
         "Kept the default cells.",
         "Sequence lengths must be whole numbers separated by commas (got 'ten'). Kept the default lengths.",
         "Ignored sweep_weights='pretrained': use trained or untrained.",

@@ -4,7 +4,8 @@
   the sidebar's language selector.
 - :mod:`ui.session`: the session's experiment, kept in step with the URL, and the tab's reload token.
 - :mod:`ui.controls`: the sidebar's experiment controls, generated from ``rnnlab.config.SETTINGS``.
-- :mod:`ui.queue`: waiting for a server-wide training slot, with the queue position on screen.
+- :mod:`ui.queue`: heavy work through the executor and the one loop that waits for it, drawing the queue position,
+  what runs and for how long.
 - :mod:`ui.work`: a page's heavy work on runs, submitted to the executor and waited for on the page.
 - :mod:`ui.navigation`: the sidebar's page links; every page runs through ``app.py``'s navigation, even for a
   link on a fresh server.
@@ -18,4 +19,5 @@
   :mod:`ui.explore_charts` (its progress line and charts).
 - :mod:`ui.share`: the "Share with the class" dialog: controls to hide, autorun, the link and its QR code.
 - :mod:`ui.slots`: a place on the page that stays one element in every script run.
+- :mod:`ui.starting`: a fresh server's first seconds on a page: what it is loading, before the page can draw.
 """

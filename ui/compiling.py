@@ -3,7 +3,6 @@ process Stop kills."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 
 from streamlit.runtime import Runtime
@@ -12,10 +11,9 @@ from rnnlab.config import Config
 from rnnlab.i18n import N_, t
 from rnnlab.server import jobs
 from rnnlab.server.executor import CANCELLED, Work
-from rnnlab.server.executors import current_executor
 from rnnlab.training import estimate
 from rnnlab.training.program import get_program
-from ui.queue import POLL_S, client_id
+from ui.queue import client_id, poll_until_ready, submit
 from ui.session import connected, session_id
 
 
@@ -29,27 +27,30 @@ def compile_first(config: Config, status_slot, keep_going: Callable[[], bool]) -
     """
     if get_program(config).is_compiled():
         return True
-    if not jobs.long_compile(config):
-        status_slot.info(t("Compiling the training step for this configuration (once per configuration)…"),
-                         icon=":material/hourglass_top:")
-        return True
     expected = estimate.estimate(config, 1).compile_s
-    started, shown, me = time.monotonic(), -1, session_id()
-    job = current_executor().submit(Work(jobs.compile_program, (config, estimate.max_job_seconds()), kind="compile",
-                                         label=N_("compiling"), client=client_id(), slot=False))
+    if not jobs.long_compile(config):
+        # TRANSLATORS: {expected} is a duration such as "6 s"
+        status_slot.info(t("Compiling the training step for this configuration (once per configuration), about "
+                           "{expected}…", expected=estimate.format_seconds(expected)), icon=":material/hourglass_top:")
+        return True
+    me, shown = session_id(), -1
+    job = submit(Work(jobs.compile_program, (config, estimate.max_job_seconds()), kind="compile",
+                      label=N_("compiling"), client=client_id(), slot=False))
+
+    def draw(waited: float) -> None:
+        nonlocal shown
+        if int(waited) != shown:  # once a second; also where a Stop click or a page change interrupts the wait
+            shown = int(waited)
+            # TRANSLATORS: {elapsed} and {expected} are durations such as "12 s"
+            status_slot.info(t("Compiling the training step for this configuration (once per configuration): "
+                               "{elapsed} so far, about {expected} expected. Stop ends it at once.",
+                               elapsed=estimate.format_seconds(shown), expected=estimate.format_seconds(expected)),
+                             icon=":material/hourglass_top:")
+        if not keep_going() or (Runtime.exists() and not connected(me)):  # stopped, or the tab is gone
+            job.cancel(force=True)
+
     try:
-        while not job.poll(POLL_S):
-            elapsed = int(time.monotonic() - started)
-            if elapsed != shown:  # also where a Stop click or a page change interrupts the wait
-                shown = elapsed
-                # TRANSLATORS: {elapsed} and {expected} are durations such as "12 s"
-                status_slot.info(t("Compiling the training step for this configuration (once per configuration): "
-                                   "{elapsed} so far, about {expected} expected. Stop ends it at once.",
-                                   elapsed=estimate.format_seconds(elapsed),
-                                   expected=estimate.format_seconds(expected)),
-                                 icon=":material/hourglass_top:")
-            if not keep_going() or (Runtime.exists() and not connected(me)):  # stopped, or the tab is gone
-                job.cancel(force=True)
+        poll_until_ready(job, draw)
     finally:
         job.cancel(force=True)
     return job.status != CANCELLED and bool(job.result())

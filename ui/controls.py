@@ -8,7 +8,7 @@ from dataclasses import fields, replace
 import streamlit as st
 
 from rnnlab.config import CHOICES, CONTROL_RANGES, LIMITS, SETTING, SETTINGS, Config, describe_changes, with_cell
-from rnnlab.i18n import _, language, t, using
+from rnnlab.i18n import _, join_sentences, language, t, using
 from rnnlab.model.cells import CARRY_INITS
 from rnnlab.model.network import carry_mode_label
 from rnnlab.sharing.urlstate import UrlState
@@ -22,7 +22,8 @@ def _choice_help(setting) -> str:
                  for k, v in entries]
     if all(d for _label, d in described) and setting.name != "carry_mode":
         # TRANSLATORS: one choice in a control's help: its name, then its description (a sentence).
-        choices = " ".join(t("{label}: {description}", label=label, description=_(str(d))) for label, d in described)
+        choices = join_sentences(*(t("{label}: {description}", label=label, description=_(str(d)))
+                                   for label, d in described))
         # TRANSLATORS: a control's help (without a full stop), then a description of each of its choices.
         return t("{help}. {choices}", help=setting.help, choices=choices)
     return setting.help

@@ -13,12 +13,12 @@ import streamlit as st
 from rnnlab.figures import ab
 from rnnlab.figures.run_views import carry_view, loss_view, per_step_view
 from rnnlab.figures.shared import VIEWS, view_key
-from rnnlab.i18n import _, number, t, text, tn
+from rnnlab.i18n import _, count_for, join_sentences, number, t, text, tn
+from rnnlab.model.network import carry_mode_phrase
 from rnnlab.probing import probes
-from rnnlab.probing.analysis import join_sentences
 from rnnlab.training import estimate
 from rnnlab.training.train import Run, RunView
-from ui.charts import chart
+from ui.charts import chart, number_table
 from ui.controls import explain
 from ui.marks import clickable_chart, marked
 
@@ -158,15 +158,16 @@ def draw_initial_carry(run: Run | RunView, shown: RunView, n: int, zero: Run | N
 def draw_robustness(run: Run, zero: Run | None, robustness: Robustness) -> None:
     """How the model does when started from other initial carries, beside its zero-carry twin when there is one."""
     # TRANSLATORS: a table's column: "this run (fixed carry)".
-    losses = {t("this run ({mode})", mode=ab.carry_mode_label(run.config.carry_mode)):
+    losses = {t("this run ({mode})", mode=carry_mode_phrase(run.config.carry_mode)):
               robustness(run).set_index("start")["loss"]}
     if zero is not None:
         losses[_("trained from a zero carry")] = robustness(zero).set_index("start")["loss"]
     table = pd.DataFrame(losses)
     table.index = start_names(run, table.index)
-    st.markdown(t("**Started from other initial carries** (the evaluation batch's loss; fresh carries: the mean "
-                  "of {draws} draws):", draws=probes.ROBUSTNESS_DRAWS))
-    st.dataframe(table, column_config={c: st.column_config.NumberColumn(format="%.3g") for c in table.columns})
+    st.markdown(tn("**Started from other initial carries** (the evaluation batch's loss; fresh carries: the mean "
+                   "of {n} draw):", "**Started from other initial carries** (the evaluation batch's loss; fresh "
+                   "carries: the mean of {n} draws):", probes.ROBUSTNESS_DRAWS))
+    number_table(st, table, {c: ".3g" for c in table.columns})
     if zero is not None:
         mine, theirs = table.iloc[1, 0], table.iloc[1, 1]
         st.markdown(describe_twin(probes.start_sigma(run.config), float(mine), float(theirs)))
@@ -192,7 +193,7 @@ def describe_twin(sigma: float, mine: float, theirs: float) -> str:
         return tn("From fresh N(0, {sigma:g}) carries, this run's loss is {mine:.3g} and the zero-trained twin's "
                   "{theirs:.3g}: {ratio} times as large.",
                   "From fresh N(0, {sigma:g}) carries, this run's loss is {mine:.3g} and the zero-trained twin's "
-                  "{theirs:.3g}: {ratio} times as large.", ab.ratio_count(ratio), ratio=number(ratio, ".3g"),
+                  "{theirs:.3g}: {ratio} times as large.", count_for(ratio), ratio=number(ratio, ".3g"),
                   **values)
     ratio = mine / theirs
     # TRANSLATORS: {ratio} is a number written the reader's way; the plural form follows it: the twin's loss is
@@ -200,7 +201,7 @@ def describe_twin(sigma: float, mine: float, theirs: float) -> str:
     return tn("From fresh N(0, {sigma:g}) carries, this run's loss is {mine:.3g} and the zero-trained twin's "
               "{theirs:.3g}: {ratio} times smaller.",
               "From fresh N(0, {sigma:g}) carries, this run's loss is {mine:.3g} and the zero-trained twin's "
-              "{theirs:.3g}: {ratio} times smaller.", ab.ratio_count(ratio), ratio=number(ratio, ".3g"), **values)
+              "{theirs:.3g}: {ratio} times smaller.", count_for(ratio), ratio=number(ratio, ".3g"), **values)
 
 
 def draw_per_step_loss(run: RunView, n: int, pinned: RunView | None, zero: Run | None) -> None:

@@ -7,7 +7,7 @@ import streamlit as st
 
 from rnnlab.config import STATIC_FIELDS, Config
 from rnnlab.files import export
-from rnnlab.i18n import N_, Msg, t, tn, tp
+from rnnlab.i18n import N_, Msg, join_list, t, tn, tp
 from rnnlab.session.explore_actions import Question
 from rnnlab.sharing.urlstate import UrlState
 from rnnlab.text import escape_markdown
@@ -83,7 +83,7 @@ def stale_note(old: Config, new: Config) -> str:
     changed = [k for k in STATIC_FIELDS + ("seed",) if getattr(old, k) != getattr(new, k)]
     # TRANSLATORS: {changed} lists the settings' names as in the link, e.g. "cell, seq_len"
     return t("The charts show the previous run; you changed {changed}. Press Train or Step to start a new run with "
-             "the new settings.", changed=", ".join(changed))
+             "the new settings.", changed=join_list(changed))
 
 
 def draw_loader(key: str, message: tuple[str, Msg | str] | None) -> None:
@@ -105,10 +105,14 @@ def draw_downloads(run: Run) -> None:
     st.subheader(t("Download"))
     stem = export.filename_stem(run.config)
     cols = st.columns(3)
-    cols[0].download_button(t("History (CSV)"), export.history_csv(run.history), f"{stem}_history.csv", "text/csv",
-                            icon=":material/table:", on_click="ignore")
-    cols[1].download_button(t("Parameters (msgpack)"), export.params_msgpack(run.params), f"{stem}_params.msgpack",
-                            "application/octet-stream", icon=":material/data_object:", on_click="ignore")
+    # The files are made when clicked (a class on one link would otherwise make them for every student on every
+    # script run), from the run as shown now.
+    history, params = run.view().history, run.params
+    cols[0].download_button(t("History (CSV)"), lambda: export.history_csv(history), f"{stem}_history.csv",
+                            "text/csv", icon=":material/table:", on_click="ignore")
+    cols[1].download_button(t("Parameters (msgpack)"), lambda: export.params_msgpack(params),
+                            f"{stem}_params.msgpack", "application/octet-stream", icon=":material/data_object:",
+                            on_click="ignore")
     cols[2].download_button(t("Reproduction script (.py)"), export.reproduce_script(run.config), f"{stem}.py",
                             "text/x-python", icon=":material/code:", on_click="ignore")
     if run.origin:

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from rnnlab.config import Config, ConfigError
-from rnnlab.i18n import Msg
+from rnnlab.i18n import sentences
 from rnnlab.session.explore_actions import (
     ActionState,
     Cost,
@@ -126,22 +126,7 @@ def start_new_run(state: ExploreState, config: Config) -> None:
         state.run = start_run(config)
     except ConfigError as e:
         state.run = None
-        state.apply(RunFailed(Sentences(e.messages)))
+        state.apply(RunFailed(sentences(*e.messages)))
     else:
         state.apply(RunStarted(state.run.done))
 
-
-class Sentences(Msg):
-    """Messages (or text) shown one after another, each rendered in the reader's language when shown."""
-
-    __slots__ = ("parts",)
-
-    def __init__(self, parts):
-        super().__init__(" ")
-        self.parts = tuple(parts)
-
-    def __str__(self) -> str:
-        return " ".join(str(part) for part in self.parts)
-
-    def key(self) -> tuple:
-        return ("Sentences", tuple(repr(part) for part in self.parts))

@@ -1,21 +1,31 @@
 """The reader's language for this script run: the link's ``lang`` first, then the browser's languages, then English;
-and the sidebar's selector, which writes ``lang`` into the URL."""
+the page's document language and fonts for it; and the sidebar's selector, which writes ``lang`` into the URL."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from rnnlab.i18n import ENGLISH, LANGUAGES, language, negotiate, parse_language, set_language
-from rnnlab.server.session_store import TOKEN_PARAM
-from rnnlab.sharing.urlstate import UrlState, to_query
+from rnnlab.i18n import (
+    LANGUAGES,
+    css_font_family,
+    document_language,
+    negotiate,
+    parse_language,
+    selectable_language,
+    set_language,
+)
+from rnnlab.server.tab_token import TOKEN_PARAM  # light: app.py reads the language before JAX is imported
+
+if TYPE_CHECKING:
+    from rnnlab.sharing.urlstate import UrlState
 
 SELECTOR_KEY = "w_lang"
 # The selector's label stays in all three languages, so that a reader who cannot read the current one finds it.
 SELECTOR_LABEL = "Language · 语言 · Язык"
-ZH_FONTS = '"Source Sans", "Source Sans Pro", "Noto Sans CJK SC", "Noto Sans SC", "PingFang SC", ' \
-           '"Microsoft YaHei", "WenQuanYi Micro Hei", sans-serif'
 
 
 def browser_language() -> str:
@@ -52,32 +62,55 @@ def use_language() -> str:
     return lang
 
 
+# Every element that names a font (Streamlit's own styles name "Source Sans" on headings, widgets and tables); text
+# inside them inherits it, while icons (Material Symbols) and code keep the fonts their own elements name.
+FONT_SELECTORS = ("html, body, .stApp, .stApp h1, .stApp h2, .stApp h3, .stApp h4, .stApp h5, .stApp h6, .stApp p, "
+                  ".stApp li, .stApp label, .stApp div, button, input, textarea, select")
+# A multiselect's chips wrap onto more lines instead of scrolling out of sight (Streamlit keeps them on one line);
+# a table in a narrow column keeps its short cells on one line and wraps the last, long one.
+FIT_TEXT = (" [data-testid='stMultiSelectTagsContainer'] {flex-wrap: wrap; overflow: visible; height: auto;"
+            " padding-top: 2px; padding-bottom: 2px;}"
+            " div:has(> [data-testid='stMultiSelectTagsContainer']) {height: auto; max-height: none;}"
+            " [data-testid='stTable'] :is(th, td):not(:last-child) :is(p, div) {white-space: nowrap;}")
+
+
 def page_style(lang: str) -> str:
-    """The app's CSS for ``lang`` (Chinese glyphs from a Simplified Chinese font)."""
-    css = "[data-testid='stMainBlockContainer'] {padding-top: 2.5rem;}"
-    if lang == "zh":
-        css += f" html, body, .stApp, .stMarkdown, button, input, textarea, select {{font-family: {ZH_FONTS};}}"
+    """The app's CSS for ``lang``: where the language names its fonts (Chinese: a Simplified Chinese face first, so
+    that no Japanese glyph forms are drawn), every element uses them; code keeps its monospace font."""
+    css = "[data-testid='stMainBlockContainer'] {padding-top: 2.5rem;}" + FIT_TEXT
+    family = css_font_family(lang)
+    if family:
+        css += f" {FONT_SELECTORS} {{font-family: {family};}}"
     return f"<style>{css}</style>"
+
+
+def document_language_script(lang: str) -> str:
+    """A script that sets the page's language (``<html lang="zh-Hans">``): the browser then picks each language's
+    glyph forms and fonts (Simplified Chinese, not Japanese), hyphenation and quotes, and a screen reader its voice.
+    Streamlit's page says ``lang="en"`` whatever the reader reads, and no public setting changes it."""
+    return f"<script>document.documentElement.lang = {json.dumps(document_language(lang))};</script>"
 
 
 def _language_chosen() -> None:
     """The selector's callback: the new language goes into the session's experiment and the URL."""
     ss = st.session_state
     lang = ss[SELECTOR_KEY]
+    from ui.session import write_url  # here, not at import: app.py reads the language before JAX is imported
+
     state: UrlState | None = ss.get("url_state")
     if state is None:
         st.query_params["lang"] = lang
         return
-    state = replace(state, lang=lang)
-    ss.url_state = state
-    query = to_query(replace(state, autorun=False))
-    full = {**query, TOKEN_PARAM: ss.sid} if "sid" in ss else query
-    st.query_params.from_dict(full)
-    ss.url_written = query
+    ss.url_state = replace(state, lang=lang)
+    write_url(ss.url_state)
 
 
 def language_selector() -> None:
-    """The sidebar's language selector (English · 中文 · Русский), showing the language in use."""
-    st.session_state[SELECTOR_KEY] = language() if language() in LANGUAGES else ENGLISH
+    """The sidebar's language selector (English · 中文 · Русский), showing the language in use, and the page's
+    document language (:func:`document_language_script`)."""
+    st.session_state[SELECTOR_KEY] = selectable_language()
     st.sidebar.selectbox(SELECTOR_LABEL, list(LANGUAGES), key=SELECTOR_KEY, format_func=LANGUAGES.__getitem__,
                          on_change=_language_chosen)
+    # Below the selector, where an empty element costs no room: our own constant script, never a reader's text.
+    # It runs whenever its text changes (another language) and on every page, as every run draws the sidebar.
+    st.sidebar.html(document_language_script(st.session_state[SELECTOR_KEY]), unsafe_allow_javascript=True)

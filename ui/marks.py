@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from rnnlab.figures.plots import marked_figure
-from ui.charts import CHART_CONFIG
+from ui.charts import CHART_CONFIG, copied_once
 
 MARK = "marked_t"  # the session's marked step t (step t reads input t; t = 0 is the initial carry)
 SLIDER = "w_example_mark"
@@ -35,8 +35,8 @@ def _from_click(key: str, offset: float) -> None:
 def clickable_chart(container, figure: go.Figure, key: str, offset: float = 0.0) -> None:
     """Draw a per-step ``figure`` (x = step + ``offset``, made clickable by :func:`rnnlab.figures.plots.clickable`)
     whose points mark their step when clicked. The figure is not changed: it may be shared between sessions."""
-    container.plotly_chart(figure, key=key, config=CHART_CONFIG, on_select=lambda: _from_click(key, offset),
-                           selection_mode="points")
+    container.plotly_chart(copied_once(figure), key=key, config=CHART_CONFIG,
+                           on_select=lambda: _from_click(key, offset), selection_mode="points")
 
 
 def marked_chart(container, figure: go.Figure, key: str, first: int, last: int, offset: float = 0.0) -> None:

@@ -6,16 +6,17 @@ cancels the job, so nothing runs that nobody waits for.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from rnnlab.cluster.browser import client_key
-from rnnlab.server.embedded import EmbeddedExecutor
-from rnnlab.server.executor import Executor, Job, Lease, QueueInfo, Work
+from rnnlab.i18n import Msg
+from rnnlab.server.executor import Job, Lease, QueueInfo, Work
 from rnnlab.server.executors import current_executor
 from ui.progress import job_progress
 
@@ -34,9 +35,22 @@ def client_id() -> str:
     return client_key(address, ctx.session_id if ctx is not None else "", headers)
 
 
-def executor_of(gate=None) -> Executor:
-    """The server's executor; one on a given gate (a :class:`rnnlab.server.gate.JobGate`) when ``gate``."""
-    return current_executor() if gate is None else EmbeddedExecutor(gate=gate)
+class Polled(Protocol):
+    """A job or a lease: polled until it is ready (the job finished, the lease admitted)."""
+
+    def poll(self, timeout_s: float = 0.0) -> bool: ...
+
+
+def poll_until_ready(handle: Polled, draw: Callable[[float], None]) -> None:
+    """The one waiting loop of the pages: poll ``handle`` every :data:`POLL_S` until it is ready, calling
+    ``draw(seconds waited)`` between polls. Drawing is where Streamlit delivers Stop, a page change or a closed tab:
+    the caller's ``finally`` then cancels the job or releases the lease."""
+    began = time.monotonic()
+    if handle.poll(0):
+        return
+    draw(0.0)  # at once: what it waits for is on the page before the first poll's wait
+    while not handle.poll(POLL_S):
+        draw(time.monotonic() - began)
 
 
 def show_queue(placeholder, info: QueueInfo | None) -> None:
@@ -47,38 +61,42 @@ def show_queue(placeholder, info: QueueInfo | None) -> None:
         placeholder.info(str(info.message), icon=":material/hourglass_top:")  # a message: in the reader's language
 
 
-def wait(job: Job, placeholder=None, draw: Callable[[Job], None] | None = None) -> Any:
-    """Poll ``job`` until it finishes, drawing it between polls (``draw``, else its queue place and progress in
-    ``placeholder``); its value, or its exception raised. Leaving in any other way cancels it."""
+def submit(work: Work, lease: Lease | None = None) -> Job:
+    """``work`` submitted to the server's executor (inside ``lease``'s slot when given): the job to wait for."""
+    return current_executor().submit(work, lease=lease)
+
+
+def wait(job: Job, placeholder=None, draw: Callable[[Job, float], None] | None = None) -> Any:
+    """Wait for ``job``, drawing it between polls (``draw(job, seconds waited)``, else its queue place, what it does
+    and its progress in ``placeholder``); its value, or its exception raised. Leaving in any other way cancels it."""
     placeholder = placeholder if placeholder is not None else st.empty()
     draw = draw or job_progress(job.work.label or job.work.kind, placeholder)
     try:
-        while not job.poll(POLL_S):
-            draw(job)
+        poll_until_ready(job, lambda waited: draw(job, waited))
         placeholder.empty()
     finally:
         job.cancel()
     return job.result()
 
 
-def run_job(work: Work, placeholder=None, lease: Lease | None = None, progress: str | None = None,
-            executor: Executor | None = None) -> Any:
-    """``work`` through the executor (inside ``lease``'s slot when given), waited for on the page with the queue
-    place and (``progress``: what to call it) a progress bar; its value."""
-    job = (executor or current_executor()).submit(work, lease=lease)
+def run_job(work: Work, placeholder=None, lease: Lease | None = None, progress: Msg | str | None = None,
+            expected_s: float | None = None, quiet_s: float = 0.0) -> Any:
+    """``work`` through the executor (inside ``lease``'s slot when given), waited for on the page: its queue place,
+    then what it does (``progress``, else its label) with the time so far (and ``expected_s``, about how long it
+    takes; said once it has taken ``quiet_s``) or the share it reports done; its value."""
+    job = submit(work, lease)
     placeholder = placeholder if placeholder is not None else st.empty()
-    return wait(job, placeholder, job_progress(progress, placeholder) if progress else None)
+    return wait(job, placeholder, job_progress(progress or work.label or work.kind, placeholder, expected_s, quiet_s))
 
 
 @contextmanager
-def job_slot(memory_bytes: int, placeholder=None, label: str = "", gate=None) -> Iterator[Lease]:
+def job_slot(memory_bytes: int, placeholder=None, label: str = "") -> Iterator[Lease]:
     """Hold one slot of the gate for the ``with`` body (a lease: pass it to :func:`run_job` for work inside it),
     showing the queue position while waiting. Leaving the body in any way frees the slot or the place."""
     placeholder = placeholder if placeholder is not None else st.empty()
-    lease = executor_of(gate).lease(memory_bytes, label, client_id())
+    lease = current_executor().lease(memory_bytes, label, client_id())
     try:
-        while not lease.poll(POLL_S):
-            show_queue(placeholder, lease.queue)
+        poll_until_ready(lease, lambda _waited: show_queue(placeholder, lease.queue))
         placeholder.empty()
         yield lease
     finally:

@@ -16,21 +16,31 @@ import pandas as pd
 import streamlit as st
 
 from rnnlab.config import Config
-from rnnlab.i18n import N_
+from rnnlab.i18n import N_, _, t
+from rnnlab.model.cells import CELLS
+from rnnlab.model.tasks import TASKS
 from rnnlab.server import jobs
 from rnnlab.server.executor import RunLease, Work
 from rnnlab.server.executors import current_executor
+from rnnlab.training import estimate
 from rnnlab.training.history import CallProgress
+from rnnlab.training.program import is_compiled
 from rnnlab.training.train import CALL_SECONDS, Run
-from ui.queue import POLL_S, client_id, run_job, show_queue
+from ui.queue import client_id, poll_until_ready, run_job, show_queue
 
 
 def start_run(config: Config, placeholder=None) -> Run:
     """A run of ``config`` (``Run(config)``: an initialisation and one evaluation), or a copy of the one another
     session trained. It takes no slot of its own: a page builds the run before it draws its buttons, and the
     run's training (where Stop acts) is what waits for a slot."""
+    compiled = is_compiled(config)
+    names = {"cell": _(CELLS[config.cell].label), "task": _(TASKS[config.task].label)}
+    # TRANSLATORS: what the page waits for; {cell} is a cell's name, {task} a task's name
+    what = t("Starting a run of {cell} on {task}", **names) if compiled else \
+        t("Starting a run of {cell} on {task}: compiling its model (once per configuration)", **names)
     return run_job(Work(jobs.start_run, (config,), kind="start run", label=N_("starting a run"),
-                        memory_bytes=config.memory_bytes(), client=client_id(), slot=False), placeholder)
+                        memory_bytes=config.memory_bytes(), client=client_id(), slot=False), placeholder,
+                   progress=what, expected_s=None if compiled else estimate.estimate(config, 0).compile_s)
 
 
 def untrained_run(config: Config, placeholder=None) -> Run:
@@ -70,8 +80,13 @@ class Training:
     def call(self, placeholder=None) -> CallProgress | None:
         """One compiled call of the run (about :data:`CALL_SECONDS`), or, while another watcher's call on it is in
         progress, a wait for that one (None then)."""
-        return run_job(Work(jobs.call_job, (self.run, CALL_SECONDS), kind="train call", label=N_("training"),
-                            client=client_id()), placeholder, lease=self.lease)
+        run = self.run
+        # TRANSLATORS: said when a compiled call of training takes long (the first one compiles first)
+        what = t("Training from step {step} of {steps}: the first call compiles the training step first",
+                 step=run.step, steps=run.config.steps)
+        return run_job(Work(jobs.call_job, (run, CALL_SECONDS), kind="train call", label=N_("training"),
+                            client=client_id()), placeholder, lease=self.lease, progress=what,
+                       quiet_s=3 * CALL_SECONDS)  # the progress bar shows the training; a long call says why
 
 
 @contextmanager
@@ -83,8 +98,7 @@ def training(run: Run, keep: Callable[[Run], None], placeholder=None, what: str 
     placeholder = placeholder if placeholder is not None else st.empty()
     lease = current_executor().run_lease(run, what, client_id())
     try:
-        while not lease.poll(POLL_S):
-            show_queue(placeholder, lease.queue)
+        poll_until_ready(lease, lambda _waited: show_queue(placeholder, lease.queue))
         placeholder.empty()
         yield Training(lease.run, lease)
     finally:

@@ -19,7 +19,7 @@ DEFAULT_OUT = Path(__file__).resolve().parents[2] / "docs" / "benchmarks.md"
 
 
 def run_row(key: str, quick: bool) -> RowResult:
-    """Run one row (``steps``, ``compile``, ``probe``, ``sweep`` or ``app``)."""
+    """Run one row (``steps``, ``compile``, ``probe``, ``sweep``, ``app`` or ``first_link``)."""
     module = "app_latency" if key == "app" else key
     return importlib.import_module(f"rnnlab.bench.{module}").run(quick=quick)
 

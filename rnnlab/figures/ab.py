@@ -11,21 +11,15 @@ import numpy as np
 import plotly.graph_objects as go
 
 from rnnlab.config import CHOICES, SETTING, SETTINGS, Config
-from rnnlab.figures.plots import COLORS, NUMBER_AXIS, log_floor, style_figure
-from rnnlab.i18n import N_, _, language, number, t, text, tn, tp
+from rnnlab.figures.log10_scale import zero_level
+from rnnlab.figures.plots import COLORS, NUMBER_AXIS, style_figure
+from rnnlab.i18n import N_, _, count_for, join_list, join_sentences, number, t, text, tn
+from rnnlab.model.network import carry_mode_phrase
 from rnnlab.probing import analysis
 
 LOSS_TITLE = N_("A/B: evaluation loss")  # the titles in English (tests find the figures by them): shown with _()
 MOVED_TITLE = N_("A/B: how far the initial carry moved")
 SHOWN_FIRST = ("cell", "carry_mode", "carry_init", "task", "seq_len")  # named even when equal, in this order
-CARRY_MODE_LABELS = {"fixed": N_("fixed carry"), "noisy": N_("noisy carry"), "learnable": N_("learnable carry")}
-
-
-def carry_mode_label(mode: str) -> str:
-    """'learnable carry' in the reader's language."""
-    label = CARRY_MODE_LABELS.get(mode)
-    # TRANSLATORS: {mode} is a carry mode's id (fixed, noisy, learnable) that has no label of its own.
-    return _(label) if label else tp("carry mode", "{mode} carry", mode=mode)
 
 
 def describe_setting(config: Config, name: str) -> str:
@@ -35,7 +29,7 @@ def describe_setting(config: Config, name: str) -> str:
     if name == "seq_len":
         return f"T = {value}"  # notation
     if name == "carry_mode":
-        return carry_mode_label(value)
+        return str(carry_mode_phrase(value))
     if name == "carry_init":
         return f"carry_init {value}"  # code: the argument and its value
     if setting.kind == "choice":
@@ -49,8 +43,7 @@ def labels(a: Config, b: Config) -> tuple[str, str]:
     differ = [s.name for s in SETTINGS if getattr(a, s.name) != getattr(b, s.name)]
     names = [n for n in SHOWN_FIRST if n in ("cell", "carry_mode") or n in differ]
     names += [n for n in differ if n not in names]
-    comma = "，" if language() == "zh" else ", "
-    return tuple(comma.join(describe_setting(c, n) for n in names) for c in (a, b))  # type: ignore[return-value]
+    return tuple(join_list(describe_setting(c, n) for n in names) for c in (a, b))  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -71,13 +64,6 @@ def side(config: Config, history, label: str) -> Side:
     loss = history.chunks[-1]["eval_loss"] if history.chunks else float("nan")
     trained = history.last_step if history.last_step > history.evaluated_step else -1
     return Side(label, history.evaluated_step, float(loss), moved, config.carry_mode == "learnable", trained)
-
-
-def ratio_count(ratio: float) -> int:
-    """The count whose plural form agrees with ``ratio`` written to three significant digits: the whole number
-    itself, or 2 for a fraction (Russian writes «в 3,2 раза», the form of 2; gettext's counts are whole)."""
-    rounded = float(f"{ratio:.3g}")
-    return int(rounded) if np.isfinite(rounded) and rounded.is_integer() else 2
 
 
 def _amount(ratio: float) -> str:
@@ -110,7 +96,7 @@ def compare(what: str, x: float, y: float) -> str:
         if y == 0 or x == 0:
             return _("B's loss is more than A's.") if x > y else _("B's loss is less than A's.")
         ratio = max(x, y) / min(x, y)
-        amount, n = written_ratio(ratio), ratio_count(ratio)
+        amount, n = written_ratio(ratio), count_for(ratio)
         if x > y:
             # TRANSLATORS: {ratio} is a number written the reader's way ("3.2", "230,000"); the plural form follows it.
             return tn("B's loss is {ratio} times more than A's.", "B's loss is {ratio} times more than A's.", n,
@@ -123,7 +109,7 @@ def compare(what: str, x: float, y: float) -> str:
     if y == 0 or x == 0:
         return _("B's initial carry moved more than A's.") if x > y else _("B's initial carry moved less than A's.")
     ratio = max(x, y) / min(x, y)
-    amount, n = written_ratio(ratio), ratio_count(ratio)
+    amount, n = written_ratio(ratio), count_for(ratio)
     if x > y:
         # TRANSLATORS: {ratio} is a number written the reader's way ("3.2", "230,000"); the plural form follows it.
         return tn("B's initial carry moved {ratio} times more than A's.",
@@ -167,7 +153,7 @@ def describe(a: Side, b: Side) -> str:
         parts.append(compare("loss", b.eval_loss, a.eval_loss))
     if a.learnable and b.learnable:
         parts.append(compare("moved", b.moved, a.moved))
-    return analysis.join_sentences(*parts)
+    return join_sentences(*parts)
 
 
 def loss_figure(a_history, b_history, a_label: str, b_label: str, baseline: float | None) -> go.Figure:
@@ -187,13 +173,12 @@ def moved_figure(a_history, b_history, a_label: str, b_label: str) -> go.Figure:
     """How far each run's initial carry moved from its start, per leaf, on one log axis (zeros marked)."""
     fig = go.Figure()
     tables = {"A": analysis.carry_distance_df(a_history), "B": analysis.carry_distance_df(b_history)}
-    floor = log_floor(*(table["distance"] for table in tables.values()))
-    comma = "，" if language() == "zh" else ", "
+    floor = zero_level(*(table["distance"] for table in tables.values()))
     for (name, table), color, label in zip(tables.items(), (COLORS[0], COLORS[1]), (a_label, b_label)):
         for leaf, group in table.groupby("leaf", sort=False):
             shown = group["distance"].where(group["distance"] > 0, floor)
             fig.add_trace(go.Scatter(x=group["step"], y=shown, mode="lines+markers",
-                                     name=f"{name}: {label}{comma}{leaf}",
+                                     name=f"{name}: {join_list([label, leaf])}",
                                      line=dict(color=color, dash="dot" if leaf == "c" else "solid"),
                                      marker=dict(size=5)))
     fig = style_figure(fig, _(MOVED_TITLE), _("training step"), _("||carry - carry at step 0|| (log scale)"),

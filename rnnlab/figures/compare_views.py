@@ -15,8 +15,9 @@ from rnnlab import sweep
 from rnnlab.figures import plots, true_size
 from rnnlab.figures.compare_words import shown_size, shown_verdict, shown_zero_cause
 from rnnlab.figures.size_words import describe_zero
-from rnnlab.grids import carry_mode_word, shown_label
-from rnnlab.i18n import _, language, t
+from rnnlab.grids import shown_label
+from rnnlab.i18n import _, join_sentences, language, t
+from rnnlab.model.network import carry_mode_label
 
 MAX_CURVE_POINTS = 500  # steps per curve drawn (the table and the CSV keep every number)
 
@@ -55,9 +56,9 @@ def compare_view(result: sweep.SweepResult) -> CompareView:
     zero_caption = ""
     if zero:
         # TRANSLATORS: a run's exact zero, e.g. "GRU (seed 1): ||dL/dh_0|| is exactly 0: ...".
-        runs = " ".join(t("{label} (seed {seed}): {why}", label=label, seed=seed,
-                          why=describe_zero(size.cause, size.at, "h", 0))
-                        for label, seed, size in zero)
+        runs = join_sentences(*(t("{label} (seed {seed}): {why}", label=label, seed=seed,
+                                  why=describe_zero(size.cause, size.at, "h", 0))
+                                for label, seed, size in zero))
         zero_caption = t("Exactly 0 by the arithmetic, not too small to store (the probe keeps any size), drawn on "
                          "the bottom row: {runs}", runs=runs)
     return CompareView(tuple(labels), curves, final_loss, h0, zero_caption, results_table(summary), result.to_csv())
@@ -69,7 +70,7 @@ def results_table(summary: pd.DataFrame) -> pd.DataFrame:
     table = summary.assign(h0_grad_norm=[shown_size(v) for v in summary["h0_log10"]],
                            verdict=[shown_verdict(v) for v in summary["verdict"]])
     if "carry_mode" in table:
-        table["carry_mode"] = [carry_mode_word(v) for v in table["carry_mode"]]
+        table["carry_mode"] = [carry_mode_label(v) for v in table["carry_mode"]]
     if not (table["h0_zero_cause"] != "").any():  # the columns that say why an exact 0 is 0: only when one is
         table = table.drop(columns=["h0_zero_cause", "h0_zero_at"])
     else:

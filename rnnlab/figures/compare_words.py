@@ -1,16 +1,13 @@
-"""The Compare page's words in the reader's language: what a sweep keeps in English (its labels, verdicts and
-progress notes, which the CSV and the worker thread write), its plan and its refusals."""
+"""The Compare page's words in the reader's language: what a sweep keeps in English (its labels and verdicts, which
+the CSV writes), its plan and its refusals."""
 
 from __future__ import annotations
 
 import math
-import re
 
 from rnnlab import sweep
-from rnnlab.grids import FIELDS, carry_mode_carry, list_separator
-from rnnlab.i18n import _, language, t, tn, tp
-from rnnlab.model.cells import CELLS
-from rnnlab.probing.probes import format_log10
+from rnnlab.figures.log10_scale import size_text
+from rnnlab.i18n import _, t, tn, tp
 from rnnlab.text import format_bytes
 
 
@@ -33,7 +30,7 @@ def shown_verdict(verdict: str) -> str:
 
 
 def shown_zero_cause(cause: str) -> str:
-    """Why an exact 0 is 0 (a key of :data:`rnnlab.figures.size_words.ZERO_CAUSES`) as the table shows it."""
+    """Why an exact 0 is 0 (a key of :data:`rnnlab.figures.log10_scale.ZERO_CAUSES`) as the table shows it."""
     words = {"unread": tp("why a gradient is exactly 0", "unread"),
              "saturated": tp("why a gradient is exactly 0", "saturated"),
              "gate": tp("why a gradient is exactly 0", "gate"),
@@ -42,71 +39,11 @@ def shown_zero_cause(cause: str) -> str:
 
 
 def shown_size(log10: float) -> str:
-    """||dL/dh_0|| as the table writes it: the machine format of :func:`format_log10`, or words."""
+    """||dL/dh_0|| as the table writes it: its true size written the reader's way (an exact 0 named as everywhere),
+    or that it was not measured."""
     if math.isnan(log10):
         return _("not measured")
-    if math.isinf(log10) and log10 < 0:
-        return _("0 in float32")
-
-    return format_log10(log10)
-
-
-def program_of(configs: list, number: int) -> str:
-    """The reader's words for the compiled program ``number`` (from 1) of ``configs``: 'GRU, fixed carry, init
-    zeros'."""
-    groups = sweep.group_configs(configs)
-    if not 1 <= number <= len(groups):
-        return ""
-    config = configs[groups[number - 1][0]]
-    return list_separator().join([_(CELLS[config.cell].label), carry_mode_carry(config.carry_mode),
-                                  t("init {name}", name=config.carry_init)])
-
-
-COMPILING = re.compile(r"^Compiling program (\d+) of (\d+) \(.*\)…$")
-TRAINING = re.compile(r"^step (\d+) / (\d+) of program (\d+) of (\d+)$")
-
-
-def progress_note(note, configs: list) -> str:
-    """What the sweep says it does (its worker thread writes English) in the reader's language."""
-    text = str(note or "")
-    if (match := COMPILING.match(text)) is not None:
-        number, total = int(match[1]), int(match[2])
-        return t("Compiling program {number} of {total} ({program})…", number=number, total=total,
-                 program=program_of(configs, number))
-    if (match := TRAINING.match(text)) is not None:
-        # TRANSLATORS: progress of a sweep: the training step reached by compiled program {number} of {total}.
-        return t("step {step} / {steps} of program {number} of {total}", step=int(match[1]), steps=int(match[2]),
-                 number=int(match[3]), total=int(match[4]))
-    if text == sweep.MEASURING:
-        return _("Measuring the gradient that reaches the initial carry…")
-    return text
-
-
-def too_many_runs(base, axes: dict[str, list]) -> str | None:
-    """Why the grid is refused when it has more runs than a sweep trains (what
-    :func:`rnnlab.sweep.expand` says in English), in the reader's language; None when it is not."""
-    values = {name: list(dict.fromkeys(axes.get(name) or [getattr(base, name)])) for name in FIELDS}
-    count = math.prod(len(v) for v in values.values())
-    if count <= sweep.MAX_RUNS:
-        return None
-    # TRANSLATORS: one factor of a grid's size: {n} values of the field {field}, e.g. "25 seed".
-    sizes = [t("{n} {field}", n=len(v), field=FIELDS[n].shown_label.lower()) for n, v in values.items()
-             if len(v) > 1]
-    return tn("{sizes} make {n} run; a sweep trains at most {most}. Choose fewer values.",
-              "{sizes} make {n} runs; a sweep trains at most {most}. Choose fewer values.", count,
-              sizes=(" x " if language() == "en" else " × ").join(sizes), most=sweep.MAX_RUNS)
-
-
-def over_memory(configs: list) -> str | None:
-    """Why the grid is refused when its runs together need more memory than the server allows."""
-    need, budget = sweep.total_memory_bytes(configs), sweep.memory_budget_bytes()
-    if need <= budget:
-        return None
-    return tn("The {n} run together needs about {need} for backpropagation through time; the limit is {limit}. "
-              "Choose fewer runs, or lower the sequence length, the batch or the features.",
-              "The {n} runs together need about {need} for backpropagation through time; the limit is {limit}. "
-              "Choose fewer runs, or lower the sequence length, the batch or the features.", len(configs),
-              need=format_bytes(need), limit=format_bytes(budget))
+    return size_text(log10)
 
 
 def describe_plan(configs: list, base) -> str:

@@ -3,8 +3,8 @@
 The unrolled view stacks the example, the prediction, the gates, the carry's norm and ||dL/dh_t|| on ONE
 time axis, so hovering any of them marks the same step t in all of them; its frames replay the kept snapshots
 of training (play, pause, or drag the slider), computed from the parameters the run kept, not by training again.
-||dL/dh_t|| is drawn at its true size (its log10, :mod:`rnnlab.figures.true_size`), with float32's floor once the
-values come near it and exact zeros on a row of their own, their hover saying why they are 0.
+||dL/dh_t|| is drawn at its true size (its log10, on the true-size axis of :mod:`rnnlab.figures.log10_scale`), with
+float32's floor once the values come near it and exact zeros on a row of their own, their hover saying why they are 0.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from rnnlab.figures import true_size
 from rnnlab.figures.example_words import grad_text
+from rnnlab.figures.log10_scale import ZERO_MARKER, Log10Axis, apply_log10_axis, log10_axis, zero_name
 from rnnlab.figures.plots import COLORS, LEAF_NAMES, NUMBER_AXIS, mark_step
 from rnnlab.i18n import N_, _, language_layout, t, text
 from rnnlab.model.gates import GateSpec
@@ -60,27 +60,13 @@ def _domains(rows: list[str]) -> dict[str, tuple[float, float]]:
     return out
 
 
-ZERO_LABEL = true_size.ZERO_NAME
+GRADIENT_TICKS = 6  # labelled ticks on the gradient panel at most (a short panel)
 
 
-@dataclass(frozen=True)
-class GradAxis:
-    """The gradient panel's scale, shared by every frame: log10 from ``low`` (where exact zeros sit) to ``high``,
-    and the floors drawn (float32's, float64's) when the values come near them."""
-
-    low: float
-    high: float
-    floors: tuple[str, ...]
-
-
-def grad_axis(looks: list[Look]) -> GradAxis:
-    """One log10 scale for ||dL/dh_t|| in every frame of ``looks``."""
-    values = np.concatenate([v for look in looks for v in look.grad_log10.values()])
-    shown = true_size.finite(values)
-    floors = true_size.floors_near(float(shown.min()) if len(shown) else math.inf)
-    low = true_size.zero_row(values, floors)
-    high = max([*shown, *(true_size.FLOORS[f] for f in floors), low + 1.0])
-    return GradAxis(low, float(high), tuple(floors))
+def grad_axis(looks: list[Look]) -> Log10Axis:
+    """One true-size axis (:func:`~rnnlab.figures.log10_scale.log10_axis`) for ||dL/dh_t|| in every frame of
+    ``looks``: exact zeros on its bottom row, the floors its values come near."""
+    return log10_axis(*(v for look in looks for v in look.grad_log10.values()))
 
 
 @dataclass(frozen=True)
@@ -92,18 +78,18 @@ class CellsRow:
     domain: tuple[float, float]
 
 
-def _cells_trace(look: Look, x: np.ndarray, axis: dict[str, str], scale: GradAxis, row: CellsRow) -> go.Scatter:
+def _cells_trace(look: Look, x: np.ndarray, axis: dict[str, str], scale: Log10Axis, row: CellsRow) -> go.Scatter:
     """One square per cell, h_0 at the left, coloured by the log10 of the gradient that reaches its carry."""
     every = max(1, math.ceil(len(x) / MAX_CELLS))  # a long sequence: every k-th cell, to stay light
     picked = np.arange(0, len(x), every)
     grads = look.grad_log10["h"][picked]
-    shown = np.where(np.isfinite(grads), grads, scale.low)
+    shown = np.where(np.isfinite(grads), grads, scale.zero_y)
     text = [f"h_{t}: {grad_text(look, 'h', int(t))}" for t in picked]
     size = float(np.clip(700 / len(picked), 3, 16))
     bar = dict(title=dict(text="log10<br>||dL/dh_t||", side="right", font=dict(size=10)), thickness=10,
                len=max(0.12, row.domain[1] - row.domain[0]) * 2.2, y=sum(row.domain) / 2, yanchor="middle")
-    # TRANSLATORS: a long sequence draws every k-th cell: "every 4th".
-    name = t("cells (colour: ||dL/dh_t||), every {every}th", every=every) if every > 1 else _(
+    # TRANSLATORS: a long sequence draws one cell in every {every} (4).
+    name = t("cells (colour: ||dL/dh_t||), one in {every}", every=every) if every > 1 else _(
         "cells (colour: ||dL/dh_t||)")
     return go.Scatter(x=x[picked], y=np.zeros(len(picked)), mode="markers", name=name,
                       hovertext=text, hoverinfo="text", showlegend=False, yaxis=axis["cells"],
@@ -112,7 +98,7 @@ def _cells_trace(look: Look, x: np.ndarray, axis: dict[str, str], scale: GradAxi
                                   line=dict(width=0.5, color="white")))
 
 
-def _changing_traces(look: Look, untrained: Look, x: np.ndarray, axis: dict[str, str], scale: GradAxis,
+def _changing_traces(look: Look, untrained: Look, x: np.ndarray, axis: dict[str, str], scale: Log10Axis,
                      gate_names: dict[str, str], row: CellsRow) -> list[go.Scatter]:
     """The traces that change with training, in a fixed order (frames replace them one for one)."""
     steps_x = x[1:]
@@ -139,11 +125,10 @@ def _changing_traces(look: Look, untrained: Look, x: np.ndarray, axis: dict[str,
                               hovertext=[grad_text(look, leaf, t) if ok else "" for t, ok in enumerate(live)],
                               hoverinfo="text", yaxis=axis["gradient"], legendgroup=f"grad_{leaf}"))
         zero = np.flatnonzero(np.isneginf(log10))  # exact zeros (the unread c_T is NaN: no value, not drawn)
-        out.append(go.Scatter(x=x[zero], y=np.full(len(zero), scale.low), name=text(ZERO_LABEL),
+        out.append(go.Scatter(x=x[zero], y=np.full(len(zero), scale.zero_y), name=zero_name(""),
                               mode="markers",
                               hovertext=[grad_text(look, leaf, int(t)) for t in zero], hoverinfo="text",
-                              showlegend=bool(len(zero)),
-                              marker=dict(symbol="triangle-down-open", size=8, color="black"),
+                              showlegend=bool(len(zero)), marker=dict(ZERO_MARKER, size=8),
                               yaxis=axis["gradient"], legendgroup="zero"))
     return out
 
@@ -167,8 +152,9 @@ def unrolled_figure(looks: list[Look], mark: int | None = None, log_time: bool =
 
     fig = go.Figure()
     fig.add_traces([*_example_traces(now, x[1:], axis["example"]),
-                    *_reference_traces(now, untrained, x[1:], axis["prediction"]),
-                    *true_size.floor_traces(list(scale.floors), [x[0], x[-1]], axis["gradient"])])
+                    *_reference_traces(now, untrained, x[1:], axis["prediction"])])
+    apply_log10_axis(fig, scale, [(x, look.grad_log10[leaf]) for look in looks for leaf in look.grad_log10],
+                     log_time, axis["gradient"], GRADIENT_TICKS)  # its floors: fixed traces, before the frames'
     fixed = len(fig.data)
     row = _cells_row(looks, scale, domains["cells"])
     fig.add_traces(_changing_traces(now, untrained, x, axis, scale, gate_names, row))
@@ -176,10 +162,6 @@ def unrolled_figure(looks: list[Look], mark: int | None = None, log_time: bool =
                                                                       row),
                            traces=list(range(fixed, len(fig.data)))) for look in looks]
     fig.update_layout(**_layout(now, rows, axis, domains, x_title, log_time))
-    gradient_title = ROW_TITLES["gradient"]
-    fig.layout[layout_key(axis["gradient"])].update(
-        **true_size.log_axis(scale.low, scale.high, _(gradient_title)))
-    fig.layout[layout_key(axis["gradient"])].title.font.size = 12
     if mark is not None and 0 <= mark <= steps:
         mark_step(fig, x[mark], f"t = {mark}")
     if len(looks) > 1:
@@ -225,11 +207,12 @@ def _reference_traces(now: Look, untrained: Look, steps_x: np.ndarray, yaxis: st
                        marker=dict(symbol="x", size=7 if scored.sum() > 1 else 11, color="black"), yaxis=yaxis)]
 
 
-def _cells_row(looks: list[Look], scale: GradAxis, domain: tuple[float, float]) -> CellsRow:
+def _cells_row(looks: list[Look], scale: Log10Axis, domain: tuple[float, float]) -> CellsRow:
     """One colour scale for the row of cells in every frame: from the zeros' row to the largest gradient."""
-    shown = true_size.finite(np.concatenate([look.grad_log10["h"] for look in looks]))
-    high = float(shown.max()) if len(shown) else scale.low
-    return CellsRow(scale.low, max(high, scale.low + 1), domain)
+    values = np.concatenate([look.grad_log10["h"] for look in looks])
+    shown = values[np.isfinite(values)]
+    high = float(shown.max()) if len(shown) else scale.zero_y
+    return CellsRow(scale.zero_y, max(high, scale.zero_y + 1), domain)
 
 
 def _layout(now: Look, rows: list[str], axis: dict[str, str], domains: dict[str, tuple[float, float]],
@@ -299,15 +282,15 @@ def keeper_heatmap(look: Look, gates: GateSpec, mark: int | None = None, log_tim
                                hovertemplate=_("t %{x}<br>unit %{y}<br>%{meta} %{z:.3f}<extra></extra>")))
     gate = text(gates.names[gates.keeper])
     if every > 1:
-        # TRANSLATORS: {gate} is a gate's name ("forget gate f"); a long sequence shows every k-th step.
-        title = t("The {gate} of every unit, step {step} (every {every}th step)", gate=gate, step=look.step,
+        # TRANSLATORS: {gate} is a gate's name ("forget gate f"); a long sequence shows one step in every {every} (4).
+        title = t("The {gate} of every unit, step {step} (one step in {every})", gate=gate, step=look.step,
                   every=every)
     else:
         # TRANSLATORS: {gate} is a gate's name ("forget gate f"); {step} the training step.
         title = t("The {gate} of every unit, step {step}", gate=gate, step=look.step)
     fig.update_layout(title=title, height=320, margin=dict(l=10, r=10, t=50, b=10),
                       xaxis=dict(title=x_title, type="log" if log_time else "linear", **NUMBER_AXIS),
-                      yaxis=dict(title=_("unit")), **language_layout())
+                      yaxis=dict(title=_("unit"), **NUMBER_AXIS), **language_layout())
     if mark is not None and 1 <= mark <= len(values):
         mark_step(fig, x[mark], f"t = {mark}")
     return fig

@@ -6,10 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from rnnlab.figures.size_words import describe_zero
-from rnnlab.i18n import localize_number, t, text
+from rnnlab.i18n import join_clauses, join_sentences, localize_number, t, text
 from rnnlab.model.gates import GateSpec
 from rnnlab.probing import logscale
-from rnnlab.probing.analysis import join_clauses, join_sentences
 from rnnlab.probing.example import Look
 from rnnlab.probing.probes import format_log10
 

@@ -16,13 +16,12 @@ import plotly.graph_objects as go
 
 from rnnlab.config import Config
 from rnnlab.figures import plots, size_words, true_size
-from rnnlab.figures.log10_scale import Log10Axis
+from rnnlab.figures.log10_scale import Log10Axis, log10_axis, log10_column, size_text
 from rnnlab.grids import SWEEP_TRAINING
-from rnnlab.i18n import _, language, t, tn
+from rnnlab.i18n import _, join_sentences, language, t, tn
 from rnnlab.model.cells import CELLS
 from rnnlab.model.tasks import TASKS
 from rnnlab.probing import probes
-from rnnlab.probing.analysis import join_sentences
 
 
 @dataclass(frozen=True)
@@ -39,7 +38,7 @@ class ProbeView:
 
 def probe_view(grads: pd.DataFrame, conn: pd.DataFrame) -> ProbeView:
     """What parts 1 and 3 say of the probes ``grads`` (||dL/dh_t||) and ``conn`` (connectivity)."""
-    axis = plots.log10_axis(plots.log10_column(grads, "grad_norm"), plots.log10_column(conn, "connectivity"))
+    axis = log10_axis(log10_column(grads, "grad_norm"), log10_column(conn, "connectivity"))
     last_t = grads["t"].max()
     captions: list[str] = []
     if ((grads["leaf"] == "c") & (grads["t"] == last_t)).any():
@@ -48,13 +47,13 @@ def probe_view(grads: pd.DataFrame, conn: pd.DataFrame) -> ProbeView:
                           "reads it after the last step, so it is marked at the bottom of the chart, not drawn on "
                           "the line.", t=int(last_t)))
     captions.extend(size_words.describe_exact_zeros(grads))
-    below = size_words.describe_below_float32(plots.log10_column(grads, "grad_norm"), "||dL/dh_t||")
+    below = size_words.describe_below_float32(log10_column(grads, "grad_norm"), "||dL/dh_t||")
     float32 = describe_float32_zeros(grads, "||dL/dh_t||")
     note = size_words.floors_note(axis)
     if below or float32 or note:
         captions.append(join_sentences(below, float32, note))
     decay_back = "\n".join(f"- {sentence}" for sentence in size_words.describe_decay_back(grads))
-    conn_below = size_words.describe_below_float32(plots.log10_column(conn, "connectivity"), "||dy_T/dx_t||")
+    conn_below = size_words.describe_below_float32(log10_column(conn, "connectivity"), "||dy_T/dx_t||")
     return ProbeView(axis, int(last_t), len(conn), tuple(captions), decay_back, conn_below)
 
 
@@ -63,7 +62,7 @@ def float32_zeros(grads: pd.DataFrame) -> int:
     (its column ``float32``, :func:`rnnlab.probing.probes.carry_grad_df`; 0 where it was not run)."""
     if "float32" not in grads:
         return 0
-    return int(((grads["float32"] == 0) & np.isfinite(plots.log10_column(grads, "grad_norm"))).sum())
+    return int(((grads["float32"] == 0) & np.isfinite(log10_column(grads, "grad_norm"))).sum())
 
 
 def describe_float32_zeros(grads: pd.DataFrame, quantity: str) -> str:
@@ -106,15 +105,14 @@ def sweep_view(sweep: pd.DataFrame, fits: pd.DataFrame, task_name: str, weights:
     """What part 2 shows of a decay sweep (``sweep``, ``fits``) of the task ``task_name`` with ``weights``
     ('trained' or 'untrained') from ``seed``."""
     labels = {name: _(spec.label) for name, spec in CELLS.items()}
-    axis = plots.log10_axis(plots.log10_column(sweep, "h0_grad_norm"))
+    axis = log10_axis(log10_column(sweep, "h0_grad_norm"))
     figure = true_size.decay_figure(sweep, fits, labels, axis)
     # TRANSLATORS: a list item: {cell} is a cell's name, {fit} the fitted decay ("×0.787 per step: ...")
     fitted = tuple(t("- **{cell}**: {fit}.", cell=_(CELLS[row.cell].label),
                      fit=probes.describe_fit(row.rate_per_step, row.halving_steps)) for row in fits.itertuples())
-    sizes = sweep.assign(log10=plots.log10_column(sweep, "h0_grad_norm"))
+    sizes = sweep.assign(log10=log10_column(sweep, "h0_grad_norm"))
     table = sizes.pivot(index="T", columns="cell", values="log10")[list(fits["cell"])].rename(columns=labels)
-    zero_text = _(probes.ZERO_GRADIENT)  # the table's sizes stay machine format; an exact 0 is said in words
-    table = table.map(lambda v: zero_text if v == -float("inf") else probes.format_log10(v))
+    table = table.map(size_text)  # every size written the reader's way, an exact 0 as it is named everywhere
     zeros = sweep[sweep["zero_cause"] != ""] if "zero_cause" in sweep else sweep.iloc[:0]
     # TRANSLATORS: {cell} is a cell's name at sequence length {T}; {sentence} why its gradient is exactly 0
     zero_captions = tuple(t("{cell} at T = {T}: {sentence}", cell=_(CELLS[row.cell].label), T=row.T,
@@ -128,16 +126,16 @@ def sweep_view(sweep: pd.DataFrame, fits: pd.DataFrame, task_name: str, weights:
 
 def weights_caption(task_name: str, weights: str, seed: int) -> str:
     """Which weights the sweep probed, and what to compare them with."""
-    # the task by its id in English (as it always read), by its name in the other languages
-    task_words = task_name if language() == "en" or task_name not in TASKS else _(TASKS[task_name].label)
+    task_words = TASKS[task_name].noun if task_name in TASKS else task_name
     if weights == "trained":
-        # TRANSLATORS: {n} training steps on the task {task} at sequence length {T}, with random seed {seed}
+        # TRANSLATORS: {n} training steps on the task {task} (named in a sentence: adding, copy) at sequence length
+        # {T}, with random seed {seed}
         return tn("Each cell trained for {n} step on the {task} task at T = {T} (seed {seed}), then probed at "
                   "every T. Compare with the untrained weights: there, every cell forgets about equally fast.",
                   "Each cell trained for {n} steps on the {task} task at T = {T} (seed {seed}), then probed at "
                   "every T. Compare with the untrained weights: there, every cell forgets about equally fast.",
                   SWEEP_TRAINING["steps"], task=task_words, T=SWEEP_TRAINING["seq_len"], seed=seed)
-    # TRANSLATORS: {task} is the task's name, {seed} the random seed
+    # TRANSLATORS: {task} is the task named in a sentence (adding, copy), {seed} the random seed
     return t("Untrained weights (seed {seed}) on the {task} task: every cell forgets about equally fast before "
              "training. Choose the trained weights to see the gates at work.", seed=seed, task=task_words)
 

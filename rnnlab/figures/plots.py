@@ -5,31 +5,11 @@ from __future__ import annotations
 import math
 import unicodedata
 
-import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from rnnlab.figures.log10_scale import (  # noqa: F401  (re-exported: the figures' names, as they always were)
-    FLOOR_COLOR,
-    FLOOR_DASH,
-    FLOOR_NEAR,
-    FLOORS_SHOWN,
-    MAX_QUOTED,
-    MAX_TICKS,
-    NARROW_MARGIN,
-    Log10Axis,
-    apply_log10_axis,
-    log10_axis,
-    log10_column,
-    log10_ticks,
-    narrow_log_ticks,
-    power_text,
-    size_text,
-    step_range,
-)
-from rnnlab.figures.size_words import zero_hover
+from rnnlab.figures.log10_scale import NARROW_MARGIN, add_float32_zeros, narrow_log_ticks, tick_number, zero_level
 from rnnlab.i18n import N_, _, language_layout, t, tp
-from rnnlab.norms import ZERO_NORM
 
 LEAF_NAMES = {"c": N_("cell state c"), "h": N_("hidden state h")}  # translated where shown: leaf_name(leaf)
 LEAF_DASH = {"c": "dot", "h": "solid"}
@@ -111,7 +91,7 @@ def style_figure(fig: go.Figure, title: str, x: str, y: str, log_y: bool = False
         ticks = narrow_log_ticks(*span) if span else None
         if span and ticks:  # the range spans every value with a margin, so that none sits on the plot's edge
             lo, hi = span
-            fig.update_yaxes(tickvals=ticks, ticktext=[f"{t:g}" for t in ticks],
+            fig.update_yaxes(tickvals=ticks, ticktext=[tick_number(t) for t in ticks],
                              range=[math.log10(lo / NARROW_MARGIN), math.log10(hi * NARROW_MARGIN)])
     return fig
 
@@ -163,29 +143,6 @@ def log_span(fig: go.Figure) -> tuple[float, float] | None:
     values = [float(v) for trace in fig.data if getattr(trace, "y", None) is not None for v in trace.y
               if isinstance(v, (int, float)) and math.isfinite(v) and v > 0]
     return (min(values), max(values)) if values else None
-
-
-ZERO_LABEL = ZERO_NORM  # translated where shown: _(ZERO_LABEL)
-
-
-def log_floor(*columns: pd.Series | np.ndarray) -> float:
-    """Where exact zeros sit on a log axis: a decade below the smallest positive value shown (1e-45 if none;
-    NaN and infinities are not shown, so they do not count)."""
-    values = np.concatenate([np.ravel(np.asarray(c, float)) for c in columns]) if columns else np.zeros(0)
-    positive = values[np.isfinite(values) & (values > 0)]
-    return 10 ** (math.floor(math.log10(positive.min())) - 1) if positive.size else 1e-45
-
-
-def add_zeros(fig: go.Figure, x, y: pd.Series, floor: float, color: str | None = None,
-              showlegend: bool = True) -> None:
-    """Mark the exact zeros of ``y`` at ``floor`` with a labelled marker instead of dropping them (log axes)."""
-    zero = (y == 0).to_numpy()
-    if not zero.any():
-        return
-    xs = pd.Series(list(x))[zero]
-    fig.add_trace(go.Scatter(x=xs, y=[floor] * int(zero.sum()), mode="markers", name=_(ZERO_LABEL),
-                             legendgroup="zero", showlegend=showlegend, hovertext=zero_hover(), hoverinfo="text+x",
-                             marker=dict(symbol="triangle-down-open", size=10, color=color or "black")))
 
 
 def loss_figure(steps: pd.DataFrame, evals: pd.DataFrame, baseline: float, baseline_text: str) -> go.Figure:
@@ -331,7 +288,7 @@ def sweep_bar_figure(summary: pd.DataFrame, column: str, title: str, y_title: st
     fig.add_trace(go.Scatter(x=summary["label"], y=summary[column].where(summary[column] > 0), mode="markers",
                              name=_("each seed"), marker=dict(color="black", size=6),
                              hovertext=[t("seed {seed}", seed=s) for s in summary["seed"]]))
-    add_zeros(fig, summary["label"], summary[column], log_floor(summary[column]))
+    add_float32_zeros(fig, summary["label"], summary[column], zero_level(summary[column]))
     if baseline is not None:
         fig.add_hline(y=baseline, line=dict(color="gray", dash="dash"))
         fig.add_trace(go.Scatter(x=[stats["label"].iloc[0], stats["label"].iloc[-1]] if len(stats) else [],

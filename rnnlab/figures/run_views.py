@@ -11,8 +11,10 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from rnnlab.figures import ab, example_plots, example_words, plots
-from rnnlab.i18n import N_, _, number, t, tn
+from rnnlab.i18n import N_, _, count_for, number, t, tn
+from rnnlab.model.cells import CARRY_INITS
 from rnnlab.model.gates import GateSpec
+from rnnlab.model.network import carry_mode_phrase
 from rnnlab.probing import analysis
 from rnnlab.probing.example import Look
 from rnnlab.training.history import History
@@ -81,23 +83,23 @@ def describe_gap(gap: dict[str, float]) -> str:
                   "fixed zero carry: the zero carry's is {ratio} times as large.",
                   "**Over {first}** the loss is {run:.3g} with this run's initial carry and {zero:.3g} with a "
                   "fixed zero carry: the zero carry's is {ratio} times as large.",
-                  ab.ratio_count(ratio), ratio=number(ratio, ".3g"), **values)
+                  count_for(ratio), ratio=number(ratio, ".3g"), **values)
     # TRANSLATORS: {first} is "the first 3 time steps"; {ratio} a number written the reader's way, whose plural
     # form this message follows: the zero carry's loss is this run's / {ratio}.
     return tn("**Over {first}** the loss is {run:.3g} with this run's initial carry and {zero:.3g} with a fixed "
               "zero carry: the zero carry's is {ratio} times smaller here.",
               "**Over {first}** the loss is {run:.3g} with this run's initial carry and {zero:.3g} with a fixed "
               "zero carry: the zero carry's is {ratio} times smaller here.",
-              ab.ratio_count(1 / ratio), ratio=number(1 / ratio, ".3g"), **values)
+              count_for(1 / ratio), ratio=number(1 / ratio, ".3g"), **values)
 
 
 def per_step_view(run: Run | RunView, t_mark: int, pinned: RunView | None, zero: Run | None) -> PerStepView:
     """The loss at each time step of ``run`` (with its zero-carry twin and run A when given), step ``t_mark``
     marked."""
     history, task, mode = run.history, run.program.task, run.config.carry_mode
-    # TRANSLATORS: a line of the per-step loss chart: "learnable carry (zeros)"; {init} is carry_init's value.
-    table = analysis.per_step_loss_table(history, t("{mode} ({init})", mode=ab.carry_mode_label(mode),
-                                                    init=run.config.carry_init))
+    # TRANSLATORS: a line of the per-step loss chart: "learnable carry (zeros)"; {init} is carry_init's name.
+    table = analysis.per_step_loss_table(history, t("{mode} ({init})", mode=carry_mode_phrase(mode),
+                                                    init=CARRY_INITS[run.config.carry_init].word))
     if zero is not None:
         table = pd.concat([table, analysis.per_step_loss_table(zero.history, _("fixed zero carry"))])
     if pinned is not None and pinned.history.per_step_loss:

@@ -1,6 +1,7 @@
-"""True sizes in words: why an exact 0 is 0 (:data:`ZERO_CAUSES`, the one table of its causes), where a gradient
-passes float32's floor, how fast it decays, and the floors a chart does not draw. The probes compute the sizes and
-the causes (:mod:`rnnlab.probing.logscale`); the sentences are made here, in the reader's language.
+"""True sizes in words: why an exact 0 is 0 (one sentence per cause of
+:data:`~rnnlab.figures.log10_scale.ZERO_CAUSES`), where a gradient passes float32's floor, how fast it decays, and the
+floors a chart does not draw. The probes compute the sizes and the causes (:mod:`rnnlab.probing.logscale`); the
+sentences are made here, in the reader's language.
 """
 
 from __future__ import annotations
@@ -11,23 +12,15 @@ import numpy as np
 import pandas as pd
 
 from rnnlab.figures.log10_scale import FLOORS_SHOWN, Log10Axis, log10_column, size_text
-from rnnlab.i18n import N_, _, localize_number, t, tn
-from rnnlab.probing.analysis import join_sentences
-from rnnlab.probing.probes import F32_LOG10_FLOOR, fit_log10
-
-ZERO_CAUSES = {  # each cause of an exact 0 the probes find (rnnlab.probing.logscale) and its name in a legend: _()
-    "unread": N_("exactly 0: read by nothing"),
-    "saturated": N_("exactly 0: saturated units"),
-    "gate": N_("exactly 0: a closed gate"),
-    "cancelled": N_("exactly 0: cancelled by the weights"),
-}
-EXACT_ZERO = N_("exactly 0")  # the legend name of an exact 0 of no known cause
+from rnnlab.i18n import _, join_sentences, localize_number, t, tn
+from rnnlab.probing.probes import F32_LOG10_FLOOR, describe_halving, fit_log10
 
 
 def describe_zero(cause: str, zero_at: int, leaf: str = "h", at_t: int | None = None,
                   log10: float = -np.inf) -> str:
-    """A sentence for an exact zero: ``cause`` from :data:`ZERO_CAUSES` (and the step that cut it), in the reader's
-    language (one whole sentence per cause); with a finite ``log10`` (the true size), a zero of float32 alone."""
+    """A sentence for an exact zero: ``cause`` from :data:`~rnnlab.figures.log10_scale.ZERO_CAUSES` (and the step that
+    cut it), in the reader's language (one whole sentence per cause); with a finite ``log10`` (the true size), a zero
+    of float32 alone."""
     # TRANSLATORS: {leaf} is the carry leaf's letter (h or c)
     where = f"||dL/d{leaf}_{at_t}||" if at_t is not None else t("the gradient of {leaf}", leaf=leaf)
     if np.isfinite(log10) and cause in ("saturated", "gate"):
@@ -69,13 +62,6 @@ def _float32_zero(cause: str, zero_at: int, where: str, log10: float) -> str:
     # time step that cut it in float32
     return t("In float32 {where} is 0, though its true size is {size}: at step {step}, a gate that is exactly 0 in "
              "float32 closes the path back.", where=where, size=size, step=zero_at)
-
-
-def zero_hover() -> str:
-    """Why a norm shown as an exact 0 on a log axis is 0, in the reader's language."""
-    return _("exactly 0 in float32: on its way back, every element of the gradient fell below float32's smallest "
-             "normal number (about 1.2e-38; smaller results are flushed to 0) or passed through units so saturated "
-             "that their derivative is 0 in float32; drawn at the bottom of the log axis")
 
 
 def zero_sentence(cause: str, zero_at: int, leaf: str, at_t: int) -> str:
@@ -141,34 +127,32 @@ def decay_back(grads: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["step", "leaf", "rate", "halving", "below_float32"])
 
 
+def after_training(step: int) -> str:
+    """When the model was probed, at the start of a sentence: "After 300 training steps", or "Before training"."""
+    if step == 0:
+        return _("Before training")
+    # TRANSLATORS: the start of a sentence about the model after {n} training steps ("After 300 training steps, h: ...")
+    return tn("After {n} training step", "After {n} training steps", step)
+
+
 def _decay_sentence(step: int, leaf: str, rate: float, halving: float, below: int, last: int) -> str:
-    """One line of :func:`describe_decay_back`: a whole sentence for each case."""
-    if below < 0 and math.isinf(halving):
-        # TRANSLATORS: the model after {n} training steps; {leaf} is h or c; {rate} the fitted factor per step (0.87)
-        return tn("After {n} training step, {leaf}: ×{rate:.3g} per step back (the gradient does not decay with T).",
-                  "After {n} training steps, {leaf}: ×{rate:.3g} per step back (the gradient does not decay with "
-                  "T).", step, leaf=leaf, rate=rate)
+    """One line of :func:`describe_decay_back`: when, the factor per step back and how fast the gradient halves
+    (or that it does not decay), and where it falls below float32's floor."""
+    values = dict(when=after_training(step), leaf=leaf, rate=rate, decay=describe_halving(halving))
     if below < 0:
-        # TRANSLATORS: the model after {n} training steps; {leaf} is h or c; {rate} the fitted factor per step (0.87);
-        # {steps} a fractional number of time steps (2.9)
-        return tn("After {n} training step, {leaf}: ×{rate:.3g} per step back (the gradient halves every {steps:.3g} "
-                  "steps).", "After {n} training steps, {leaf}: ×{rate:.3g} per step back (the gradient halves every "
-                  "{steps:.3g} steps).", step, leaf=leaf, rate=rate, steps=halving)
-    if math.isinf(halving):
-        # TRANSLATORS: as "After {n} training steps, {leaf}: ..."; below float32's floor from step {t}, which is
-        # {before} steps before the last step {last} (in Russian write it so that {before} needs no agreement)
-        return tn("After {n} training step, {leaf}: ×{rate:.3g} per step back (the gradient does not decay with T); "
-                  "below float32's smallest normal number from t = {t}, {before} steps before the last.",
-                  "After {n} training steps, {leaf}: ×{rate:.3g} per step back (the gradient does not decay with T); "
-                  "below float32's smallest normal number from t = {t}, {before} steps before the last.",
-                  step, leaf=leaf, rate=rate, t=below, before=last - below)
-    # TRANSLATORS: as "After {n} training steps, {leaf}: ..."; below float32's floor from step {t}, which is {before}
-    # steps before the last step (in Russian write it so that {before} needs no agreement)
-    return tn("After {n} training step, {leaf}: ×{rate:.3g} per step back (the gradient halves every {steps:.3g} "
-              "steps); below float32's smallest normal number from t = {t}, {before} steps before the last.",
-              "After {n} training steps, {leaf}: ×{rate:.3g} per step back (the gradient halves every {steps:.3g} "
-              "steps); below float32's smallest normal number from t = {t}, {before} steps before the last.",
-              step, leaf=leaf, rate=rate, steps=halving, t=below, before=last - below)
+        # TRANSLATORS: {when} is "After 300 training steps" or "Before training"; {leaf} is h or c; {rate} the fitted
+        # factor per step (0.87); {decay} how fast the gradient halves ("the gradient halves every 2.9 steps") or
+        # that it does not decay
+        return t("{when}, {leaf}: ×{rate:.3g} per step back ({decay}).", **values)
+    # TRANSLATORS: going back from the last step, the gradient falls below float32's floor at step {t}, {n} steps
+    # before the last, so float32 gives 0 from there back to h_0
+    floor = tn("below float32's smallest normal number at t = {t}, {n} step before the last, so a float32 backward "
+               "pass gives 0 there and at every earlier step",
+               "below float32's smallest normal number at t = {t}, {n} steps before the last, so a float32 backward "
+               "pass gives 0 there and at every earlier step", last - below, t=below)
+    # TRANSLATORS: as "{when}, {leaf}: ×{rate:.3g} per step back ({decay})."; {floor} says from which step back the
+    # gradient is below float32's smallest normal number
+    return t("{when}, {leaf}: ×{rate:.3g} per step back ({decay}); {floor}.", floor=floor, **values)
 
 
 def describe_decay_back(grads: pd.DataFrame) -> list[str]:
@@ -185,11 +169,12 @@ def describe_exact_zeros(grads: pd.DataFrame) -> list[str]:
     groups = cut.groupby(["step", "leaf", "zero_cause", "zero_at"], sort=False)
     out = []
     for (step, leaf, cause, at), group in groups:
-        # TRANSLATORS: the model after {n} training steps; {sentence} says why a gradient is exactly 0
-        first = tn("After {n} training step: {sentence}", "After {n} training steps: {sentence}", int(step),
-                   sentence=describe_zero(cause, int(at), leaf, int(group["t"].max()),
-                                          float(group.loc[group["t"].idxmax(), "log10"]) if "log10" in group
-                                          else -math.inf))
+        # TRANSLATORS: {when} is "After 300 training steps" or "Before training"; {sentence} says why a gradient is
+        # exactly 0
+        first = t("{when}: {sentence}", when=after_training(int(step)),
+                  sentence=describe_zero(cause, int(at), leaf, int(group["t"].max()),
+                                         float(group.loc[group["t"].idxmax(), "log10"]) if "log10" in group
+                                         else -math.inf))
         # TRANSLATORS: after a sentence saying that a gradient is exactly 0 at some step: so is it at the {n}
         # steps before that one
         more = tn("So are the {n} step before it.", "So are the {n} steps before it.", len(group) - 1) \

@@ -22,8 +22,10 @@ import numpy as np
 import rnnlab
 from rnnlab.config import HELP, Config, ConfigError
 from rnnlab.files.msgpack_scan import TooManyObjects, count_objects
-from rnnlab.i18n import ENGLISH, language, t, tn
+from rnnlab.i18n import join_clauses, join_sentences, t, tn
 from rnnlab.model.cells import CELLS
+from rnnlab.model.network import carry_mode_label
+from rnnlab.model.tasks import TASKS
 from rnnlab.text import error_text
 from rnnlab.training.history import History
 from rnnlab.training.program import get_program, hyper_args
@@ -91,22 +93,27 @@ def load_params(data: bytes, config: Config, max_bytes: int = MAX_PARAMS_BYTES) 
     expected = sum(int(np.prod(leaf.shape)) * np.dtype(leaf.dtype).itemsize
                    for leaf in jax.tree_util.tree_leaves(target))
     if len(data) > 2 * expected + PARAMS_SLACK_BYTES:  # refused before anything is unpacked
-        # TRANSLATORS: {size} and {expected} are sizes with their unit; {cell}, {task} and {mode} are ids (gru,
-        # adding, learnable), {features} a number of hidden features.
-        raise ExportError(t("the file is {size}, while a parameter file for this configuration ({cell} cell, "
-                            "{features} features, {task} task, {mode} carry) is about {expected}: it is for a much "
-                            "larger model, or not a parameter file", size=_size(len(data)), cell=config.cell,
-                            features=config.features, task=config.task, mode=config.carry_mode,
-                            expected=_size(expected)))
+        # TRANSLATORS: {size} and {expected} are sizes with their unit; {cell} is a cell's name (GRU), {task} the task
+        # named in a sentence (adding), {mode} a carry mode's word (learnable), {features} a number of hidden features.
+        raise ExportError(tn("the file is {size}, while a parameter file for this configuration ({cell} cell, "
+                             "{features} feature, {task} task, {mode} carry) is about {expected}: it is for a much "
+                             "larger model, or not a parameter file",
+                             "the file is {size}, while a parameter file for this configuration ({cell} cell, "
+                             "{features} features, {task} task, {mode} carry) is about {expected}: it is for a much "
+                             "larger model, or not a parameter file", config.features, size=_size(len(data)),
+                             expected=_size(expected), **_named(config)))
     nodes = len(jax.tree_util.tree_leaves(target)) + _groups(target)
     try:
         count_objects(bytes(data), OBJECTS_PER_NODE * nodes + OBJECTS_SLACK)
     except TooManyObjects as e:  # refused before anything is unpacked
-        # TRANSLATORS: {cell} is a cell's id, {features} a number of hidden features; {found} says how many
+        # TRANSLATORS: {cell} is a cell's name (GRU), {features} a number of hidden features; {found} says how many
         # msgpack objects the file holds ('more than 1,000 msgpack objects'), {n:,} how many such a file holds.
-        raise ExportError(t("not a parameter file for this configuration ({cell} cell, {features} features): it "
-                            "holds {found}, where such a file holds about {n:,}. Nothing of it was unpacked.",
-                            cell=config.cell, features=config.features, found=str(e), n=8 * nodes)) from None
+        raise ExportError(tn("not a parameter file for this configuration ({cell} cell, {features} feature): it "
+                             "holds {found}, where such a file holds about {n:,}. Nothing of it was unpacked.",
+                             "not a parameter file for this configuration ({cell} cell, {features} features): it "
+                             "holds {found}, where such a file holds about {n:,}. Nothing of it was unpacked.",
+                             config.features, cell=CELLS[config.cell].label, features=config.features,
+                             found=str(e), n=8 * nodes)) from None
     except ValueError:
         pass  # msgpack says below what is wrong with it
     try:
@@ -121,19 +128,21 @@ def load_params(data: bytes, config: Config, max_bytes: int = MAX_PARAMS_BYTES) 
     problems: list[str] = []
     _compare(target, state, "", problems)
     if problems:
-        shown = "; ".join(problems[:6])
+        shown = join_clauses(problems[:6])
         if len(problems) > 6:
             # TRANSLATORS: the end of a list of differences ('missing a; unexpected b; and 3 more').
             shown += tn("; and {n} more", "; and {n} more", len(problems) - 6)
         seems = _guess_origin(state)
-        # TRANSLATORS: {cell}, {task} and {mode} are ids (gru, adding, learnable), {features} a number of hidden
-        # features; {problems} lists what differs ('missing params/readout; unexpected params/h0').
-        message = t("the parameter file does not fit this configuration ({cell} cell, {features} features, {task} "
-                    "task, {mode} carry): {problems}.", cell=config.cell, features=config.features, task=config.task,
-                    mode=config.carry_mode, problems=shown)
+        # TRANSLATORS: {cell} is a cell's name (GRU), {task} the task named in a sentence (adding), {mode} a carry
+        # mode's word (learnable), {features} a number of hidden features; {problems} lists what differs ('missing
+        # params/readout; unexpected params/h0').
+        message = tn("the parameter file does not fit this configuration ({cell} cell, {features} feature, {task} "
+                     "task, {mode} carry): {problems}.",
+                     "the parameter file does not fit this configuration ({cell} cell, {features} features, {task} "
+                     "task, {mode} carry): {problems}.", config.features, problems=shown, **_named(config))
         if seems:
-            # TRANSLATORS: {what} describes the file ('parameters of an LSTM cell with 8 features and ...').
-            message += " " + t("The file seems to hold {what}.", what=seems)
+            # TRANSLATORS: {what} describes the file ('LSTM parameters (8 features, learnable carry)').
+            message = join_sentences(message, t("The file seems to hold {what}.", what=seems))
         raise ExportError(message)
     bad = [path for path, leaf in _leaves(state, "") if not np.isfinite(leaf).all()]
     if bad:
@@ -200,8 +209,14 @@ def _leaves(tree: Any, path: str):
 _CELL_MODULES = {f"{spec.cls.__name__}_0": spec for spec in CELLS.values()}
 
 
+def _named(config: Config) -> dict[str, object]:
+    """A configuration's cell, features, task and carry mode as a message names them, in the reader's words."""
+    return dict(cell=CELLS[config.cell].label, features=config.features, task=TASKS[config.task].noun,
+                mode=carry_mode_label(config.carry_mode))
+
+
 def _guess_origin(state: Mapping) -> str | None:
-    """'parameters of an LSTM cell with 16 features and a learnable carry', or None when it cannot tell."""
+    """'LSTM parameters (16 features, learnable carry)', or None when it cannot tell."""
     params = state.get("params")
     if not isinstance(params, Mapping):
         return None
@@ -213,20 +228,17 @@ def _guess_origin(state: Mapping) -> str | None:
     kernel = readout.get("kernel") if isinstance(readout, Mapping) else None
     if isinstance(kernel, np.ndarray) and kernel.ndim == 2:
         features = kernel.shape[0]
-    label = cells[0].label
-    if language() == ENGLISH:  # an LSTM, an MGU, a GRU: the article goes with the name, in English only
-        label = f"{'an' if cells[0].label_en[0] in 'AEIOULM' else 'a'} {label}"
-    learnable = "h0" in params
+    label, learnable = cells[0].label, "h0" in params
     if features and learnable:
-        # TRANSLATORS: {cell} is a cell's name; in English it comes with its article ('an LSTM', 'a GRU').
-        return t("parameters of {cell} cell with {features} features and a learnable carry", cell=label,
-                 features=features)
+        # TRANSLATORS: {cell} is a cell's name, {n} its hidden size ("LSTM parameters (16 features, learnable carry)").
+        return tn("{cell} parameters ({n} feature, learnable carry)",
+                  "{cell} parameters ({n} features, learnable carry)", features, cell=label)
     if features:
-        return t("parameters of {cell} cell with {features} features and a fixed or noisy carry", cell=label,
-                 features=features)
+        return tn("{cell} parameters ({n} feature, fixed or noisy carry)",
+                  "{cell} parameters ({n} features, fixed or noisy carry)", features, cell=label)
     if learnable:
-        return t("parameters of {cell} cell and a learnable carry", cell=label)
-    return t("parameters of {cell} cell and a fixed or noisy carry", cell=label)
+        return t("{cell} parameters (learnable carry)", cell=label)
+    return t("{cell} parameters (fixed or noisy carry)", cell=label)
 
 
 def _compare(target: Any, got: Any, path: str, problems: list[str]) -> None:

@@ -111,7 +111,8 @@ def upgrade_breakages() -> list[Breakage]:
     out.append(Breakage(
         _("nn.RNN no longer takes cell_size"),
         "rnn = nn.RNN(nn.LSTMCell(features=4), cell_size=4)", err or _("no error"),
-        "rnn = nn.RNN(nn.LSTMCell(features=4))  # the cell knows its size",
+        # TRANSLATORS: a comment in a code snippet
+        "rnn = nn.RNN(nn.LSTMCell(features=4))  # " + _("the cell knows its size"),
         t("on x of shape {input} the output has shape {output}", input=tuple(x.shape), output=tuple(y.shape)), False,
         _("cell_size fed the old static initialize_carry; the cell's features replace it.")))
 

@@ -21,13 +21,13 @@ from rnnlab.flaxapi.legacy import (
     LATER_CELLS,
     NEW_API_VERSION,
     OLD_JAX_VERSION,
-    OLD_MISSING_INITS,
+    OLD_MISSING_INIT_MESSAGES,
     legacy_initialize_carry,
     old_missing_init,
     old_prng,
 )
 from rnnlab.flaxapi.trees import Initializer, kernel_shape, param_count, resolve_cell
-from rnnlab.i18n import N_, _, language, t, tn, tp
+from rnnlab.i18n import N_, _, join_clauses, t, tn, tp
 from rnnlab.model.cell_spec import CellSpec
 from rnnlab.model.cells import CARRY_INITS, CELLS, CarryInitSpec
 from rnnlab.text import error_text
@@ -157,11 +157,6 @@ def status_label(status: str) -> str:
     return tp("verdict", "not comparable")
 
 
-def _join(parts: list[str] | tuple[str, ...]) -> str:
-    """Clauses joined the way the language joins them with a semicolon."""
-    return ("；" if language() == "zh" else "; ").join(parts)
-
-
 def _key_bits(key: jax.Array) -> tuple[int, ...]:
     if jnp.issubdtype(key.dtype, jax.dtypes.prng_key):
         key = jax.random.key_data(key)
@@ -199,6 +194,11 @@ def _structure(spec: CellSpec) -> str:
     return t("array {leaf}", leaf=spec.leaves[0])
 
 
+def comment(text: str) -> str:
+    """A line's comment in a code snippet, in the reader's language: '# text' and the line's end."""
+    return f"# {text}\n"
+
+
 def _done(key: str, code: str, spec: CellSpec, carry: Any, calls: list[InitCall], notes=(), caveats=()) -> Column:
     arrays = tuple(np.asarray(a) for a in spec.carry_as_tuple(carry))
     return Column(key, title(key), code, _structure(spec), _leaves(spec, carry), None, tuple(notes),
@@ -209,22 +209,28 @@ def _old_column(spec, batch_dims, hidden, spatial, kernel, init_spec, value, see
     name = spec.cls.__name__
     size = tuple(spatial) + (hidden,) if spec.spatial else hidden
     init_arg = "" if init_spec.name == "zeros" else f", init_fn={_init_expr(init_spec, value)}"
-    head = (f"# flax <= {LAST_OLD_VERSION}: a static method; you pass batch_dims and size yourself\n"
-            "import jax\nimport flax.linen as nn\nfrom jax.nn import initializers\n\n")
+    # TRANSLATORS: a comment in a code snippet (after "# "): keep the code words (batch_dims, size) as they are
+    head = (comment(t("flax <= {version}: a static method; you pass batch_dims and size yourself",
+                      version=LAST_OLD_VERSION))
+            + "import jax\nimport flax.linen as nn\nfrom jax.nn import initializers\n\n")
     if name in LATER_CELLS:
-        code = f"# nn.{name} did not exist in flax 0.6.x (added in flax {LATER_CELLS[name]})\n"
+        # TRANSLATORS: a comment in a code snippet: {cell} (nn.MGUCell) was added to Flax in version {version}
+        code = comment(t("{cell} did not exist in flax 0.6.x (added in flax {version})", cell=f"nn.{name}",
+                         version=LATER_CELLS[name]))
         return Column("old_linen", title("old_linen"), head + code,
                       error=t("{cell} did not exist in flax 0.6.x: it was added in flax {version}", cell=name,
                               version=LATER_CELLS[name]))
-    if init_spec.name in OLD_MISSING_INITS:
-        return Column("old_linen", title("old_linen"), head + f"# {OLD_MISSING_INITS[init_spec.name]}\n",
+    if init_spec.name in OLD_MISSING_INIT_MESSAGES:
+        return Column("old_linen", title("old_linen"), head + comment(old_missing_init(init_spec.name)),
                       # TRANSLATORS: {missing} says which initializer jax lacked; {version} is a flax version
                       error=t("{missing}, so flax {version} code could not use it",
                               missing=old_missing_init(init_spec.name), version=LAST_OLD_VERSION))
     code = head + (f"key = jax.random.PRNGKey({seed})\n"
                    f"carry = nn.{name}.initialize_carry(key, {tuple(batch_dims)!r}, {size!r}{init_arg})\n")
     if spec.spatial:
-        code += f"# size = spatial + (features,); the cell itself: nn.{name}(features={hidden}, kernel_size={kernel})\n"
+        # TRANSLATORS: a comment in a code snippet; {cell} is code (nn.ConvLSTMCell(features=4, kernel_size=(3, 3)))
+        code += comment(t("size = spatial + (features,); the cell itself: {cell}",
+                          cell=f"nn.{name}(features={hidden}, kernel_size={kernel})"))
     calls: list[InitCall] = []
     init = init_spec.build(value)
     carry = legacy_initialize_carry(name, jax.random.PRNGKey(seed), tuple(batch_dims), size, _spy(init, calls))
@@ -247,13 +253,16 @@ def _new_column(spec, batch_dims, input_shape, hidden, kernel, init_spec, value,
         args.append(f"carry_init={_init_expr(init_spec, value)}")
     if param_dtype != "float32":
         args.append(f"param_dtype=jnp.{param_dtype}")
-    code = (f"# flax >= {NEW_API_VERSION}: the cell holds features and carry_init; "
-            "initialize_carry is an instance method\n"
-            "import jax\n" + ("import jax.numpy as jnp\n" if param_dtype != "float32" else "")
+    # TRANSLATORS: a comment in a code snippet: keep the code words (features, carry_init, initialize_carry)
+    code = (comment(t("flax >= {version}: the cell holds features and carry_init; initialize_carry is an instance "
+                      "method", version=NEW_API_VERSION))
+            + "import jax\n" + ("import jax.numpy as jnp\n" if param_dtype != "float32" else "")
             + "import flax.linen as nn\nfrom jax.nn import initializers\n\n"
             f"key = jax.random.key({seed})\n"
             f"cell = nn.{name}({', '.join(args)})\n"
-            f"carry = cell.initialize_carry(key, {tuple(input_shape)!r})  # input_shape: one time step of input\n")
+            f"carry = cell.initialize_carry(key, {tuple(input_shape)!r})  "
+            # TRANSLATORS: a comment at the end of a line of code: what initialize_carry's argument input_shape is
+            + comment(_("input_shape: one time step of input")))
     calls: list[InitCall] = []
     kwargs: dict[str, Any] = {"carry_init": _spy(init_spec.build(value), calls), "param_dtype": jnp.dtype(param_dtype)}
     if spec.spatial:
@@ -314,12 +323,13 @@ def _nnx_column(spec, input_shape, in_features, hidden, init_spec, value, seed, 
     nnx_cls = getattr(nnx, name, None)
     if nnx_cls is None:
         have = ", ".join(s.cls.__name__ for s in CELLS.values() if hasattr(nnx, s.cls.__name__))
-        return Column("nnx", title("nnx"), head + f"# flax.nnx has no {name}\n",
+        return Column("nnx", title("nnx"), head + comment(t("flax.nnx has no {cell}", cell=name)),
                       error=t("flax.nnx has no {cell} (NNX cells: {cells})", cell=name, cells=have))
     dtype_arg = f", param_dtype=jnp.{param_dtype}" if param_dtype != "float32" else ""
     init_arg = "" if init_spec.name == "zeros" else f", carry_init={_init_expr(init_spec, value)}"
-    code = ("# flax.nnx: the cell is built eagerly (in_features, hidden_features, rngs); "
-            "the carry draws its keys from an Rngs stream\n"
+    # TRANSLATORS: a comment in a code snippet: keep the code words (in_features, hidden_features, rngs, Rngs)
+    code = (comment(_("flax.nnx: the cell is built eagerly (in_features, hidden_features, rngs); the carry draws its "
+                      "keys from an Rngs stream"))
             + ("import jax.numpy as jnp\n" if param_dtype != "float32" else "") + head
             + f"cell = nnx.{name}({in_features}, {hidden}, rngs=nnx.Rngs({seed}){dtype_arg})\n"
             f"carry = cell.initialize_carry({tuple(input_shape)!r}, rngs=nnx.Rngs({seed}){init_arg})\n")
@@ -430,7 +440,7 @@ def _verdict(columns: tuple[Column, ...], pairs: tuple[PairVerdict, ...]) -> str
         # TRANSLATORS: {left}, {right}: column titles; {status}: identical / different / not comparable;
         # {reasons}: why, clauses joined by semicolons
         lines.append(t("{left} vs {right}: {status}: {reasons}", left=title(p.left), right=title(p.right),
-                       status=status_label(p.status), reasons=_join(p.reasons)))
+                       status=status_label(p.status), reasons=join_clauses(p.reasons)))
     lines += [caveat for c in columns for caveat in c.caveats]
     return "\n".join(lines)
 

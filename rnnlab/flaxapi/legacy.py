@@ -35,9 +35,6 @@ OLD_PRNG = ("jax < 0.5 random numbers (jax_threefry_partitionable=False, as on j
 OLD_MISSING_INIT_MESSAGES: dict[str, str] = {  # carry initializers jax 0.4.13 did not have ({jax}: its version)
     "truncated_normal": N_("jax.nn.initializers.truncated_normal did not exist in jax {jax}"),
 }
-OLD_MISSING_INITS: dict[str, str] = {  # the same in English, for code comments
-    name: message.format(jax=OLD_JAX_VERSION) for name, message in OLD_MISSING_INIT_MESSAGES.items()
-}
 
 
 def old_missing_init(name: str) -> str:

@@ -18,6 +18,7 @@ from jax.nn import initializers
 
 from rnnlab.flaxapi.trees import Initializer, attempt, output, param_count, shapes
 from rnnlab.i18n import N_, _, t, tn
+from rnnlab.text import PYTHON_PARSE_LOCK
 
 SEED_LOOP_CODE = """\
 class RNN(nn.Module):
@@ -276,7 +277,8 @@ def _mean_square_output(model: nn.Module, params: Any, x: jax.Array) -> jax.Arra
 
 def _source(*objs: Any) -> str:
     """The source of ``objs`` as shown, without the type checker's and the linter's comments."""
-    text = "\n\n".join(textwrap.dedent(inspect.getsource(o)).strip() for o in objs) + "\n"
+    with PYTHON_PARSE_LOCK:  # inspect.getsource parses the module
+        text = "\n\n".join(textwrap.dedent(inspect.getsource(o)).strip() for o in objs) + "\n"
     return re.sub(r"  # (type: ignore\[[\w-]+\]|noqa: [A-Z0-9]+)", "", text)
 
 

@@ -1,5 +1,5 @@
-"""The interface's language: gettext catalogs (one domain, ``rnnlab``), chosen per script run, and numbers written
-as each language writes them.
+"""The interface's language: gettext catalogs (one domain, ``rnnlab``), chosen per script run, and the words of each
+language in one place: numbers, lists, sentences, plural counts, the page's language tag and fonts.
 
 One server serves every reader, so the language is a context variable that the entry point sets at the top of each
 script run (:func:`set_language`), never a process-wide ``gettext.install``. English is the source language.
@@ -10,7 +10,9 @@ script run (:func:`set_language`), never a process-wide ``gettext.install``. Eng
   ``1.6e-07`` in English, ``1.6×10⁻⁷`` in Chinese, ``1,6·10⁻⁷`` in Russian).
 - ``N_(text)`` marks text made at import (a setting's label) for extraction; translate it where it is shown.
 - :class:`Msg` is a message kept as its id and values (in session state, or made in a worker thread) and
-  rendered in the language of whoever reads it: ``str(Msg(...))``.
+  rendered in the language of whoever reads it: ``str(Msg(...))``; ``MsgN`` counts, ``sentences`` joins.
+- ``join_list``, ``join_clauses``, ``join_sentences``, ``join_numbers``: words joined as the language joins them;
+  ``count_for``: the count that gives a number its plural form as it prints. No other module compares the language.
 
 The catalogs are ``rnnlab/i18n/locale/<locale>/LC_MESSAGES/rnnlab.po``; their ``.mo`` files are compiled from them
 on first use whenever missing or older (:func:`compile_catalogs`). :mod:`.catalogs` (``python -m rnnlab.i18n``, see
@@ -20,12 +22,13 @@ on first use whenever missing or older (:func:`compile_catalogs`). :mod:`.catalo
 from __future__ import annotations
 
 import gettext
+import math
 import os
 import re
 import string
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
 from numbers import Number
@@ -217,24 +220,46 @@ def tp(context: str, message: str, /, **values: Any) -> str:
 
 
 class Msg:
-    """A message kept as its id and values, rendered in the reader's language when shown (``str(msg)``).
+    """A message kept as its id and values (in session state, or made in a worker thread), rendered in the language
+    of whoever reads it when shown: ``str(msg)``. One type, three shapes:
 
-    Values may be messages themselves. A counted message is a :class:`MsgN`."""
+    - ``Msg(text, **values)``: a message; values may be messages themselves;
+    - ``MsgN(one, many, n, **values)``: a counted message (its form chosen by ``n`` in the reader's language);
+    - ``sentences(*parts)``: messages (or text kept as it is: code, Python's own words) said one after another, as
+      :func:`join_sentences` joins them in the reader's language.
 
-    __slots__ = ("message", "values")
+    Two messages are equal when their ids, counts, values and parts are; a message never equals its text.
+    """
+
+    __slots__ = ("message", "plural", "n", "values", "parts")
 
     def __init__(self, message: str, /, **values: Any):
         self.message, self.values = message, values
+        self.plural: str | None = None
+        self.n: int | None = None
+        self.parts: tuple[Msg | str, ...] = ()
 
     def __str__(self) -> str:
+        if self.parts:
+            return join_sentences(*(str(part) for part in self.parts))
+        if self.plural is not None and self.n is not None:
+            return tn(self.message, self.plural, self.n, **self.values)
         return t(self.message, **self.values)
+
+    def __format__(self, spec: str) -> str:
+        return format(str(self), spec)
 
     def key(self) -> tuple:
         """What tells two messages apart."""
-        return (type(self).__name__, self.message, tuple(sorted((k, repr(v)) for k, v in self.values.items())))
+        return ("Msg", self.message, self.plural, self.n, tuple(sorted((k, repr(v)) for k, v in self.values.items())),
+                tuple(part.key() if isinstance(part, Msg) else part for part in self.parts))
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.message!r}, {self.values!r})"
+        if self.parts:
+            return f"sentences{self.parts!r}"
+        if self.plural is not None:
+            return f"MsgN({self.message!r}, {self.plural!r}, {self.n!r}, {self.values!r})"
+        return f"Msg({self.message!r}, {self.values!r})"
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Msg) and self.key() == other.key()
@@ -242,21 +267,42 @@ class Msg:
     def __hash__(self) -> int:
         return hash(self.key())
 
+    def __getstate__(self) -> tuple:
+        return (self.message, self.plural, self.n, self.values, self.parts)
 
-class MsgN(Msg):
-    """A counted message kept as its id, its count and its values: ``MsgN(one, many, n, **values)``."""
+    def __setstate__(self, state: tuple) -> None:
+        self.message, self.plural, self.n, self.values, self.parts = state
 
-    __slots__ = ("plural", "n")
+    @property
+    def counted(self) -> bool:
+        """Whether this is a counted message (:func:`MsgN`)."""
+        return self.plural is not None
 
-    def __init__(self, singular: str, plural: str, n: int, /, **values: Any):
-        super().__init__(singular, **values)
-        self.plural, self.n = plural, int(n)
+    def value(self, name: str) -> Any:
+        """The value of placeholder ``name`` (of the first sentence, for sentences); None where it has none."""
+        first = self.parts[0] if self.parts else self
+        return first.values.get(name) if isinstance(first, Msg) else None
 
-    def __str__(self) -> str:
-        return tn(self.message, self.plural, self.n, **self.values)
 
-    def key(self) -> tuple:
-        return (*super().key(), self.plural, self.n)
+def MsgN(singular: str, plural: str, n: int, /, **values: Any) -> Msg:
+    """A counted message kept as its id, its count and its values (:class:`Msg`)."""
+    message = Msg(singular, **values)
+    message.plural, message.n = plural, int(n)
+    return message
+
+
+def sentences(*parts: Msg | str | None) -> Msg:
+    """Messages said one after another, each in the reader's language when shown (:class:`Msg`); a part that is
+    text is kept as it is (code, Python's own words), empty parts are left out, nested sentences flattened."""
+    flat: list[Msg | str] = []
+    for part in parts:
+        if isinstance(part, Msg) and part.parts:
+            flat.extend(part.parts)
+        elif part:
+            flat.append(part)
+    message = Msg("")
+    message.parts = tuple(flat)
+    return message
 
 
 def text(value: object) -> str:
@@ -266,6 +312,83 @@ def text(value: object) -> str:
     if isinstance(value, str):
         return _(value) if value else value
     return str(value)
+
+
+# ---- joining words: lists, clauses, sentences --------------------------------------------------------------------
+def _babel_locale(lang: str | None = None) -> Any:
+    from babel import Locale
+
+    lang = lang or language()
+    return Locale.parse(CATALOGS.get(lang, ENGLISH))
+
+
+def join_list(items: Iterable[object], conjunction: bool = False) -> str:
+    """Items listed in the reader's language, each as :func:`text` gives it: 'GRU, LSTM' (Chinese: 'GRU、LSTM', one
+    list mark); with ``conjunction``, the last joined by 'and' as Babel's ``format_list`` writes it ('a, b, and c',
+    'a、b和c', 'a, b и c')."""
+    shown = [text(item) if isinstance(item, Msg) else str(item) for item in items]
+    if not shown:
+        return ""
+    if conjunction:
+        from babel.lists import format_list
+
+        return format_list(shown, "standard", _babel_locale())
+    middle = _babel_locale().list_patterns["standard"]["middle"]
+    joined = shown[0]
+    for item in shown[1:]:
+        joined = middle.format(joined, item)
+    return joined
+
+
+def join_numbers(values: Iterable[float], spec: str = "g") -> str:
+    """Numbers listed, each written the reader's way: '0.5, 1.2' ('0,5; 1,2' in Russian, where a comma is the
+    decimal mark; '0.5、1.2' in Chinese)."""
+    shown = [number(value, spec) for value in values]
+    return "; ".join(shown) if language() == "ru" else join_list(shown)
+
+
+def join_clauses(parts: Iterable[object]) -> str:
+    """Clauses of one sentence, one after the other: '; ' (Chinese: '；')."""
+    mark = "；" if language() == "zh" else "; "
+    return mark.join(str(p) for p in parts)
+
+
+def join_sentences(*parts: object) -> str:
+    """Whole sentences, one after the other (the empty ones left out): a space between them, none in Chinese."""
+    mark = "" if language() == "zh" else " "
+    return mark.join(s for s in (str(p) for p in parts if p is not None) if s)
+
+
+def times_sign() -> str:
+    """Between the factors of a product in words ('5 seeds x 4 learning rates'): ' x ' in English, ' × ' else."""
+    return " x " if language() == ENGLISH else " × "
+
+
+def count_for(value: float, spec: str = ".3g") -> int:
+    """The count that chooses a counted message's form for ``value`` as ``spec`` writes it (``tn``'s ``n``): the
+    whole number itself when it prints as one ('150 steps': «150 шагов»), 2 for a fraction (English and Russian
+    write a fraction as the plural of 2: '2.9 steps', «2,9 шага»); a number that is not finite counts as 2."""
+    try:
+        printed = float(format(value, spec).replace(",", ""))
+    except (TypeError, ValueError):
+        return 2
+    if math.isfinite(printed) and printed.is_integer():
+        return abs(int(printed))
+    return 2
+
+
+def bilingual(message: str, /, **values: Any) -> str:
+    """``message`` in the reader's language, followed by its English where that differs (for a reader who chose a
+    language by mistake)."""
+    said = t(message, **values)
+    with using(ENGLISH):
+        english = t(message, **values)
+    return said if english == said else f"{said} {english}"
+
+
+def selectable_language() -> str:
+    """The language in use as the language selector shows it (a test-only language shows as English)."""
+    return language() if language() in LANGUAGES else ENGLISH
 
 
 # ---- numbers --------------------------------------------------------------------------------------------------
@@ -322,15 +445,34 @@ def number(value: float, spec: str = "g") -> str:
     return localize_number(format(value, spec))
 
 
-CJK_FONTS = "Source Sans, Noto Sans CJK SC, Noto Sans SC, PingFang SC, Microsoft YaHei, sans-serif"
+DOCUMENT_LANGUAGES = {"en": "en", "zh": "zh-Hans", "ru": "ru"}  # each language's BCP 47 tag (<html lang>)
+# The fonts each language names, first choice first: Simplified Chinese faces before any other, so that a browser whose
+# default CJK face is Japanese (centred ：and ？, other glyph forms) draws Chinese as it is written in China.
+FONT_FAMILIES: dict[str, tuple[str, ...]] = {
+    "zh": ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "PingFang SC", "Microsoft YaHei",
+           "WenQuanYi Micro Hei", "Source Sans", "Source Sans Pro", "sans-serif"),
+}
+GENERIC_FONTS = {"serif", "sans-serif", "monospace", "system-ui"}
+
+
+def document_language(lang: str | None = None) -> str:
+    """The page's language tag for ``lang`` (the reader's by default): 'en', 'zh-Hans', 'ru'."""
+    return DOCUMENT_LANGUAGES.get(lang or language(), ENGLISH)
+
+
+def css_font_family(lang: str | None = None) -> str:
+    """The CSS ``font-family`` value of ``lang``'s fonts ('' where the language names none: the default fonts)."""
+    names = FONT_FAMILIES.get(lang or language(), ())
+    return ", ".join(name if name in GENERIC_FONTS else f'"{name}"' for name in names)
 
 
 def language_layout(lang: str | None = None) -> dict[str, Any]:
-    """What a Plotly figure's layout needs for the language: its decimal mark, and Chinese glyphs' font."""
+    """What a Plotly figure's layout needs for the language: its decimal mark, and the fonts it names."""
     lang = lang or language()
     layout: dict[str, Any] = {}
     if lang == "ru":
         layout["separators"] = ", "  # Plotly's decimal mark, then its thousands separator
-    if lang == "zh":
-        layout["font"] = {"family": CJK_FONTS}
+    family = css_font_family(lang)
+    if family:  # Streamlit's chart theme names its own font for the title and the hover labels: named here too
+        layout.update(font={"family": family}, title_font_family=family, hoverlabel_font_family=family)
     return layout

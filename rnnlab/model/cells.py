@@ -42,16 +42,22 @@ class CarryInitSpec:
     """
 
     name: str
-    label_en: str  # English (the code-like ones are not translated): see ``label``
+    label_en: str  # the menu's entry: its code name with its parameter, marked for the catalog (glossed there)
     build: Callable[[float], Initializer]
     param: str | None = None  # name of the parameter, e.g. "stddev"; None for zeros and ones
     default: float = 1.0
     random: bool = False  # draws from the key
+    word_en: str = ""  # its bare code name, marked for the catalog: in legends and progress ("learnable carry (zeros)")
 
     @property
     def label(self) -> str:
-        """The readable name in the reader's language."""
+        """The menu's entry in the reader's language ('normal(stddev)', '正态 normal(stddev)')."""
         return _(self.label_en)
+
+    @property
+    def word(self) -> str:
+        """The bare name in the reader's language ('zeros', '全零 zeros')."""
+        return _(self.word_en or self.name)
 
     def unit(self) -> Initializer:
         """The initialiser with its parameter set to 1 (the compiled functions multiply by the parameter)."""
@@ -67,15 +73,18 @@ class CarryInitSpec:
 CARRY_INITS: dict[str, CarryInitSpec] = {
     spec.name: spec
     for spec in [
-        CarryInitSpec("zeros", "zeros", lambda p: initializers.zeros),
-        CarryInitSpec("ones", "ones", lambda p: initializers.ones),
-        CarryInitSpec("constant", "constant(value)", lambda p: initializers.constant(p), "value", 0.5),
-        CarryInitSpec("normal", "normal(stddev)", lambda p: initializers.normal(stddev=p), "stddev", 0.1,
-                      random=True),
-        CarryInitSpec("uniform", "uniform(scale)", lambda p: initializers.uniform(scale=p), "scale", 0.1,
-                      random=True),
-        CarryInitSpec("truncated_normal", N_("truncated normal(stddev)"),
-                      lambda p: initializers.truncated_normal(stddev=p), "stddev", 0.1, random=True),
+        # TRANSLATORS: the initialisers are jax.nn.initializers' code names: keep each name, and gloss it
+        CarryInitSpec("zeros", N_("zeros"), lambda p: initializers.zeros, word_en=N_("zeros")),
+        CarryInitSpec("ones", N_("ones"), lambda p: initializers.ones, word_en=N_("ones")),
+        CarryInitSpec("constant", N_("constant(value)"), lambda p: initializers.constant(p), "value", 0.5,
+                      word_en=N_("constant")),
+        CarryInitSpec("normal", N_("normal(stddev)"), lambda p: initializers.normal(stddev=p), "stddev", 0.1,
+                      random=True, word_en=N_("normal")),
+        CarryInitSpec("uniform", N_("uniform(scale)"), lambda p: initializers.uniform(scale=p), "scale", 0.1,
+                      random=True, word_en=N_("uniform")),
+        CarryInitSpec("truncated_normal", N_("truncated_normal(stddev)"),
+                      lambda p: initializers.truncated_normal(stddev=p), "stddev", 0.1, random=True,
+                      word_en=N_("truncated_normal")),
     ]
 }
 

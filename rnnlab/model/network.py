@@ -16,7 +16,7 @@ import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from rnnlab.i18n import N_, tp
+from rnnlab.i18n import N_, Msg, tp
 from rnnlab.model.cell_spec import CellSpec
 from rnnlab.model.cells import CELLS, carry_init_fn
 from rnnlab.model.fused import fused_scan
@@ -40,6 +40,19 @@ def carry_mode_label(mode: str) -> str:
         "learnable": tp("carry mode", "learnable"),
     }
     return labels.get(mode, mode)
+
+
+CARRY_MODE_PHRASES: dict[str, str] = {  # a run's carry in words (English, marked: translate where shown)
+    "fixed": N_("fixed carry"), "noisy": N_("noisy carry"), "learnable": N_("learnable carry"),
+}
+
+
+def carry_mode_phrase(mode: str) -> Msg:
+    """A run's carry in words, 'learnable carry', kept as a message (said in the reader's language when shown)."""
+    if mode in CARRY_MODE_PHRASES:
+        return Msg(CARRY_MODE_PHRASES[mode])
+    # TRANSLATORS: {mode} is a carry mode's id (fixed, noisy, learnable) that has no words of its own.
+    return Msg("{mode} carry", mode=mode)
 
 
 class ProbedCell(nn.RNNCellBase):

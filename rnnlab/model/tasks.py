@@ -56,11 +56,17 @@ class TaskSpec:
     description: str = ""  # English, marked for the catalog: translate where shown
     metric_is_loss: bool = False  # the readable metric is the loss itself (MSE tasks): no chart of its own
     view: Callable[[np.ndarray, np.ndarray], SequenceView] | None = None  # (one example's x, y) -> what to draw
+    noun_en: str = ""  # the task named inside a sentence ("the adding task"), marked for the catalog: see ``noun``
 
     @property
     def label(self) -> str:
         """The readable name in the reader's language ('Adding problem', '加法问题', 'Задача сложения')."""
         return _(self.label_en)
+
+    @property
+    def noun(self) -> str:
+        """The task named inside a sentence, in the reader's language: 'adding' in "on the adding task"."""
+        return _(self.noun_en) if self.noun_en else self.name
 
     def steps(self, T: int) -> int:
         """Number of scanned time steps for sequence length T."""
@@ -321,6 +327,8 @@ TASKS: dict[str, TaskSpec] = {
             baseline_text=N_("guess 1 (the last value + 0.5 when it is marked): about 1/6"),
             min_T=4, metric_is_loss=True, view=adding_view,
             description=N_("Add the two marked numbers of a long sequence; the answer is read at the last step."),
+            # TRANSLATORS: a task named inside a sentence: "trained on the {task} task".
+            noun_en=N_("adding"),
         ),
         TaskSpec(
             "copy", N_("Copy memory"), COPY_SYMBOLS, COPY_SYMBOLS, copy_generate, _ce_steps,
@@ -329,6 +337,8 @@ TASKS: dict[str, TaskSpec] = {
             baseline_text=N_("blanks, then uniform over 8 symbols: 10 ln 8 / (T + 20)"),
             min_T=1, extra_steps=20, view=copy_view,
             description=N_("Read 10 symbols, wait T steps, then write them back after the delimiter."),
+            # TRANSLATORS: a task named inside a sentence: "trained on the {task} task".
+            noun_en=N_("copy"),
         ),
         TaskSpec(
             "temporal_order", N_("Temporal order"), len(ORDER_SYMBOLS), 4, order_generate, _order_steps,
@@ -338,6 +348,8 @@ TASKS: dict[str, TaskSpec] = {
             step_baselines=order_step_baselines, baseline_text=N_("chance over 4 classes: ln 4"),
             min_T=10, view=order_view,
             description=N_("Classify the order of two X/Y symbols hidden among distractors (XX, XY, YX, YY)."),
+            # TRANSLATORS: a task named inside a sentence: "trained on the {task} task".
+            noun_en=N_("temporal order"),
         ),
         TaskSpec(
             "sine", N_("Sine continuation"), 1, 1, sine_generate, _mse_steps,
@@ -348,6 +360,8 @@ TASKS: dict[str, TaskSpec] = {
             description=N_("See one period of sin(w t + phi) (each step's input is the previous value), then "
                            "continue the curve alone (input 0); phi is near a fixed phase, so a learned initial "
                            "carry can know the start."),
+            # TRANSLATORS: a task named inside a sentence: "trained on the {task} task".
+            noun_en=N_("sine"),
         ),
         TaskSpec(
             "moving_dot", N_("Moving dot (spatial)"), 1, DOT_SIDE * DOT_SIDE, dot_generate, _ce_steps,
@@ -356,6 +370,8 @@ TASKS: dict[str, TaskSpec] = {
             baseline_text=N_("sees only the current frame: uniform over the 8 moves, ln 8"),
             min_T=2, spatial=True, view=dot_view,
             description=N_("A dot moves on a 6x6 torus at a constant velocity; predict its next position."),
+            # TRANSLATORS: a task named inside a sentence: "trained on the {task} task".
+            noun_en=N_("moving dot"),
         ),
     ]
 }

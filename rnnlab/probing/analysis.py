@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rnnlab.i18n import language, t
+from rnnlab.i18n import join_clauses, t
 from rnnlab.training.history import History
 
 
@@ -40,16 +40,6 @@ def carry_movement(history: History) -> dict[str, dict[str, float]]:
         out[leaf] = {"distance": float(np.linalg.norm(change)), "largest_unit": float(np.max(np.abs(change))),
                      "start_size": float(np.linalg.norm(snaps[0]))}
     return out
-
-
-def join_clauses(parts: list[str]) -> str:
-    """Clauses of one sentence, one after the other: '; ' (Chinese: '；')."""
-    return ("；" if language() == "zh" else "; ").join(parts)
-
-
-def join_sentences(*parts: str) -> str:
-    """Whole sentences, one after the other (the empty ones left out): a space between them, none in Chinese."""
-    return ("" if language() == "zh" else " ").join(p for p in parts if p)
 
 
 def _moved_clause(leaf: str, m: dict[str, float]) -> str:

@@ -26,11 +26,11 @@ import pandas as pd
 
 from rnnlab.config import Config
 from rnnlab.grids import SWEEP_TRAINING
-from rnnlab.i18n import Msg, _, t
+from rnnlab.i18n import N_, Msg, _, count_for, t, tn
 from rnnlab.model.cells import CELLS
 from rnnlab.model.network import SeqModel
 from rnnlab.model.tasks import TASKS
-from rnnlab.norms import ZERO_NORM, scaled_norm, tree_norm
+from rnnlab.norms import scaled_norm, tree_norm
 from rnnlab.probing import logscale, probe_segments
 from rnnlab.probing.logscale import (  # noqa: F401  (re-exported for the pages' reference lines)
     F32_LOG10_FLOOR,
@@ -45,20 +45,15 @@ from rnnlab.training.train import Run
 
 FractionDone = probe_segments.FractionDone
 
-ZERO_GRADIENT = ZERO_NORM
-
-
-def format_gradient(value: float) -> str:
-    """A gradient norm for a table: '3.430e-07', or :data:`ZERO_GRADIENT` for an exact 0."""
-    if value == 0:
-        return ZERO_GRADIENT
-    return f"{value:.3e}" if math.isfinite(value) else str(value)
+# A size that is 0 by the arithmetic (the log-scaled probe keeps any other size: its log10 is -inf), in tables, hovers
+# and legends alike (translated where shown: _()); a value that float32 alone gives as 0 is norms.FLOAT32_ZERO.
+EXACT_ZERO = N_("exactly 0")
 
 
 def format_log10(log10: float, digits: int = 3) -> str:
-    """A size from its log10, however small: '4.700e-54', or :data:`ZERO_GRADIENT` for -inf (an exact 0)."""
+    """A size from its log10, however small: '4.700e-54', or :data:`EXACT_ZERO` for -inf (an exact 0)."""
     if math.isinf(log10) and log10 < 0:
-        return ZERO_GRADIENT
+        return EXACT_ZERO
     if not math.isfinite(log10):
         return str(log10)
     exponent = math.floor(log10)
@@ -357,8 +352,10 @@ def describe_halving(halving: float) -> str:
         return _("no decay fitted: fewer than two lengths have a non-zero gradient (the others are exactly 0)")
     if math.isinf(halving):
         return _("the gradient does not decay with T")
-    # TRANSLATORS: {steps} is a fractional number of time steps (2.9), never a count
-    return t("the gradient halves every {steps:.3g} steps", steps=halving)
+    # TRANSLATORS: {steps} is a number of time steps written to three digits (2.9, 150); the form follows it as
+    # written: «каждые 2,9 шага», «каждые 150 шагов»
+    return tn("the gradient halves every {steps:.3g} step", "the gradient halves every {steps:.3g} steps",
+              count_for(halving), steps=halving)
 
 
 def describe_fit(rate: float, halving: float) -> str:
@@ -368,8 +365,9 @@ def describe_fit(rate: float, halving: float) -> str:
     if math.isinf(halving):
         # TRANSLATORS: {rate} is the factor the gradient is multiplied by per step of T (0.787)
         return t("×{rate:.3g} per step: the gradient does not decay with T", rate=rate)
-    # TRANSLATORS: {rate} is the factor per step of T (0.787); {steps} a fractional number of time steps (2.9)
-    return t("×{rate:.3g} per step: the gradient halves every {steps:.3g} steps", rate=rate, steps=halving)
+    # TRANSLATORS: {rate} is the factor per step of T (0.787); {halves} says how fast it halves ("the gradient halves
+    # every 2.9 steps")
+    return t("×{rate:.3g} per step: {halves}", rate=rate, halves=describe_halving(halving))
 
 
 def run_grad_through_time(run, count: int = 3, progress: FractionDone | None = None) -> pd.DataFrame:

@@ -12,5 +12,8 @@
 - :mod:`.shared_runs`: identical runs trained once, for every session watching them.
 - :mod:`.results`: deterministic results (probes, sweeps) computed once for everyone.
 - :mod:`.precompile`: long first compiles in a worker process that can be killed.
-- :mod:`.session_store`, :mod:`.run_files`: runs kept for a browser reload.
+- :mod:`.session_store`, :mod:`.run_files`: runs kept for a browser reload (all written at exit); :mod:`.tab_token`:
+  the token's name in a page's URL.
+- :mod:`.warm`: what a class needs, ready before it arrives: the pages' imports and every preset's compiled
+  programs (``python -m rnnlab warm``).
 """

@@ -405,30 +405,30 @@ def queue_message(ticket: T, gate: Gate[T]) -> Msg:
     if reason == "share":
         # TRANSLATORS: {n} is how many jobs this person runs (their share); {running} and {waiting} count every
         # person's jobs on the server
-        return MsgN("You already have {n} job(s) running on this server, your share while others may be waiting "
+        return MsgN("You already have {n} job running on this server, your share while others may be waiting "
                     "({running} running, {waiting} waiting in all). This one starts by itself when one of yours "
                     "ends (Stop it in its tab to start this one sooner).",
-                    "You already have {n} job(s) running on this server, your share while others may be waiting "
+                    "You already have {n} jobs running on this server, your share while others may be waiting "
                     "({running} running, {waiting} waiting in all). This one starts by itself when one of yours "
                     "ends (Stop it in its tab to start this one sooner).",
                     gate.per_client, running=running, waiting=waiting)
     if reason == "address":
         # TRANSLATORS: {n} is how many jobs the browsers of this person's machine (one network address) run, the
         # share of one machine; {running} and {waiting} count every person's jobs on the server
-        return MsgN("Your machine (its network address) already runs {n} job(s) on this server, the share of one "
+        return MsgN("Your machine (its network address) already runs {n} job on this server, the share of one "
                     "machine while others may be waiting ({running} running, {waiting} waiting in all). This one "
                     "starts by itself when one of them ends.",
-                    "Your machine (its network address) already runs {n} job(s) on this server, the share of one "
+                    "Your machine (its network address) already runs {n} jobs on this server, the share of one "
                     "machine while others may be waiting ({running} running, {waiting} waiting in all). This one "
                     "starts by itself when one of them ends.",
                     gate.per_address, running=running, waiting=waiting)
     if reason == "memory":
         # TRANSLATORS: {need} and {free} are memory sizes such as "1.2 GB"; {n} counts the jobs running now
         return MsgN("Waiting for memory: this needs about {need} and {free} of the server's budget is free while "
-                    "{n} job(s) run. It starts by itself when enough is freed; smaller settings (T, batch, "
+                    "{n} job runs. It starts by itself when enough is freed; smaller settings (T, batch, "
                     "features) need less.",
                     "Waiting for memory: this needs about {need} and {free} of the server's budget is free while "
-                    "{n} job(s) run. It starts by itself when enough is freed; smaller settings (T, batch, "
+                    "{n} jobs run. It starts by itself when enough is freed; smaller settings (T, batch, "
                     "features) need less.",
                     running, need=Bytes(ticket.memory_bytes), free=Bytes(max(0, gate.available_bytes())))
     # TRANSLATORS: {limit} is the number of jobs the server runs at once (its slots); {position} is the place in

@@ -15,11 +15,9 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable
 
-import jax
 import numpy as np
 
 from rnnlab.config import Config
@@ -104,27 +102,6 @@ def main(argv: list[str]) -> int:
     lr, clip, scale = hyper_args(config)
     run.program.train_steps.lower(run.state, lr, clip, scale, np.int32(1)).compile()
     return 0
-
-
-def warm_up(config=None) -> threading.Thread:
-    """Compile ``config``'s program (default: the default preset) in a background thread.
-
-    The jitted functions are shared by every session, so the first user who presses Train finds them
-    compiled. ``train_steps`` is called for no step: nothing is computed that a user's run computes again.
-    Returns the started thread.
-    """
-    def work() -> None:
-        chosen = config or Config()
-        run = Run(chosen)  # compiles the initialisation and the evaluation
-        lr, clip, scale = hyper_args(chosen)
-        jax.block_until_ready(run.program.train_steps(run.state, lr, clip, scale, np.int32(0)))  # trains no step
-        estimate.record_compiled(chosen)
-
-    # Not a daemon (a thread started by a daemon, such as a Streamlit script thread, would inherit that): exit
-    # waits for the compile instead of killing a thread inside XLA, which aborts the process.
-    thread = threading.Thread(target=work, name="rnnlab-warm-up", daemon=False)
-    thread.start()
-    return thread
 
 
 if __name__ == "__main__":

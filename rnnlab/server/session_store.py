@@ -24,6 +24,8 @@ person filling the store evicts their own runs, not everyone else's.
 
 from __future__ import annotations
 
+import atexit
+import logging
 import math
 import os
 import re
@@ -44,8 +46,8 @@ from rnnlab.server.run_files import (
     run_to_bytes,
     run_version,
 )
+from rnnlab.server.tab_token import TOKEN_PARAM as TOKEN_PARAM  # the token's name in the URL, kept under it here
 
-TOKEN_PARAM = "sid"  # the URL query parameter holding the token
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 DEFAULT_MAX_ENTRIES = 200
 DEFAULT_TTL_S = 6 * 3600.0
@@ -101,7 +103,8 @@ class SessionStore:
                  ttl_s: float = DEFAULT_TTL_S, clock: Callable[[], float] = time.monotonic,
                  size: Callable[[Any], int] = _size, disk=None, dump: Callable[[Any], Any] = _same,
                  load: Callable[[Any], Any] = _same, version: Callable[[Any], Any] = id,
-                 every_s: float = 0.0, is_connected: Callable[[str], bool] = lambda session: True):
+                 every_s: float = 0.0, is_connected: Callable[[str], bool] = lambda session: True,
+                 background: bool = False):
         self.max_entries, self.max_bytes, self.ttl_s = max_entries, max_bytes, ttl_s
         self.disk = disk  # a RunFolder (write, read, delete by token): kept values survive a crash
         # A value whose owner has gone is kept as dump(value) and given back as load(kept): for runs, bytes, so
@@ -113,6 +116,12 @@ class SessionStore:
         self._entries: OrderedDict[str, Entry] = OrderedDict()  # least recently used first
         self._lock = threading.Lock()
         self._publisher: threading.Thread | None = None
+        # With ``background``, dumping and writing (and keeping gone owners' values as bytes) happen in a thread of
+        # their own, so that a page saving its run does not wait for them; flush() does what is pending at once.
+        self.background = background
+        self._pending: set[str] = set()
+        self._wake = threading.Event()
+        self._writer: threading.Thread | None = None
 
     def save(self, token: str, owner: str, value: Any, client: str = "", throttle: bool = False) -> bool:
         """Keep ``value`` under ``token`` for session ``owner`` of ``client`` (a person; default: the session).
@@ -147,9 +156,12 @@ class SessionStore:
             if write:
                 entry.version, entry.dumped = version, self._clock()
             client = entry.client
-        if write:
-            self.disk.write(token, self._dump(value), client)
-        self._freeze_gone()
+        if self.background:
+            self._write_later(token if write else None)
+        else:
+            if write:
+                self.disk.write(token, self._dump(value), client)
+            self._freeze_gone()
         self._publish_live(now=new)
         return True
 
@@ -264,11 +276,70 @@ class SessionStore:
             gone = [(t, e, e.value) for t, e in self._entries.items()
                     if not e.frozen and e.owner and not self.is_connected(e.owner)]
         for token, entry, value in gone:
-            kept = self._dump(value)
+            kept, version = self._dump(value), self._version(value)
             with self._lock:
                 if self._entries.get(token) is entry and entry.value is value:
                     entry.value, entry.frozen = kept, True
                     entry.nbytes = len(kept) if isinstance(kept, bytes) else self._size(kept)
+                    write = self.disk is not None and entry.version != version  # its last state, not yet written
+                    if write:
+                        entry.version, entry.dumped = version, self._clock()
+                else:
+                    write = False
+            if write:
+                self.disk.write(token, kept, entry.client)
+
+    def flush(self) -> int:
+        """Write every kept value that changed since it was last written (a value saved while it trains is written
+        at most every ``every_s`` seconds), so that stopping the server loses nothing; how many were written."""
+        if self.disk is None:
+            return 0
+        written = self._write_pending()
+        self._freeze_gone()
+        with self._lock:
+            live = [(t, e, e.value) for t, e in self._entries.items() if not e.frozen]
+        for token, entry, value in live:
+            version = self._version(value)
+            with self._lock:
+                if entry.version == version or self._entries.get(token) is not entry:
+                    continue
+                entry.version, entry.dumped = version, self._clock()
+            written += self.disk.write(token, self._dump(value), entry.client)
+        return written
+
+    def _write_later(self, token: str | None) -> None:
+        """Have the writer thread write ``token``'s value (when given) and keep gone owners' values as bytes."""
+        with self._lock:
+            if token is not None:
+                self._pending.add(token)
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._write_forever, name="rnnlab-kept-runs", daemon=True)
+                self._writer.start()
+        self._wake.set()
+
+    def _write_forever(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            try:
+                self._write_pending()
+                self._freeze_gone()
+            except Exception:  # a value that cannot be dumped must not end the writer
+                logging.getLogger(__name__).exception("could not keep a run")
+
+    def _write_pending(self) -> int:
+        """Write the values saved since the writer's last turn; how many were written."""
+        with self._lock:
+            tokens, self._pending = self._pending, set()
+        written = 0
+        for token in tokens:
+            with self._lock:
+                entry = self._entries.get(token)
+                if entry is None or self.disk is None:
+                    continue
+                value, frozen, client = entry.value, entry.frozen, entry.client
+            written += self.disk.write(token, value if frozen else self._dump(value), client)
+        return written
 
     def live_tokens(self) -> list[str]:
         """The tokens whose owners are connected now."""
@@ -332,6 +403,9 @@ class SessionStore:
 
 
 # The server's, shared by every session in this process: runs kept as bytes (no compiled program pinned),
-# dumped at most every 10 s while they train, and written to disk too.
+# dumped at most every 10 s while they train, and written to disk too, by a thread of its own (a page never waits).
 STORE = SessionStore(disk=default_folder(), dump=run_to_bytes, load=run_from_bytes, version=run_version,
-                     every_s=WRITE_EVERY_S)
+                     every_s=WRITE_EVERY_S, background=True)
+# At exit (SIGTERM included: Streamlit stops its sessions, the training threads end their call, then this runs),
+# every run is written as far as it was trained.
+atexit.register(STORE.flush)

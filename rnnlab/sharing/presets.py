@@ -42,7 +42,7 @@ class Preset:
     @property
     def numbers(self) -> dict[str, Any]:
         """The lesson's numbers by placeholder name (a counted lesson's count is ``n``)."""
-        counted = {"n": self.explanation.n} if isinstance(self.explanation, MsgN) else {}
+        counted = {"n": self.explanation.n} if self.explanation.counted else {}
         return {**counted, **self.explanation.values}
 
     def query(self, lang: str | None = None) -> dict[str, str]:

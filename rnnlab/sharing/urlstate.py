@@ -16,7 +16,7 @@ from typing import Any
 
 from rnnlab.config import CONTROL_RANGES, Config
 from rnnlab.grids import COMPARE_DEFAULTS, DEFAULT_SWEEP_CELLS, DEFAULT_SWEEP_LENGTHS, FIELDS, SWEEP_WEIGHTS
-from rnnlab.i18n import ENGLISH, LANGUAGES, N_, language, parse_language, t, tn, using
+from rnnlab.i18n import LANGUAGES, N_, bilingual, join_sentences, parse_language, t, tn
 from rnnlab.model.cells import CELLS
 from rnnlab.text import shorten, whole
 
@@ -84,8 +84,9 @@ def parse_cells(text: str) -> tuple[tuple[str, ...], str | None]:
     bad = [c for c in cells if c not in CELLS or CELLS[c].spatial]
     if bad:
         # TRANSLATORS: {bad} is what was asked, shown as it is; {cells} lists the ids of the usable cells.
-        return (), t("Unknown or unusable cell(s) '{bad}' for the sweep; use: {cells}.", bad=shorten(", ".join(bad)),
-                     cells=usable)
+        return (), tn("Unknown or unusable cell '{bad}' for the sweep; use: {cells}.",
+                      "Unknown or unusable cells '{bad}' for the sweep; use: {cells}.", len(bad),
+                      bad=shorten(", ".join(bad)), cells=usable)
     return cells, None
 
 
@@ -124,13 +125,7 @@ class UrlKey:
     def note(self, text: str, reason: str) -> str:
         """The note for a ``text`` that cannot be used, and why."""
         values = dict(key=self.name, reason=reason, value=shorten(text.strip().lower()))
-        note = t(self.bad, **values)
-        if self.bilingual and language() != ENGLISH:
-            with using(ENGLISH):
-                english = t(self.bad, **values)
-            if english != note:
-                note = f"{note} {english}"
-        return note
+        return bilingual(self.bad, **values) if self.bilingual else t(self.bad, **values)
 
 
 ON, OFF = ("1", "true", "yes"), ("0", "false", "no")  # how a flag is written
@@ -261,7 +256,8 @@ def _read_hidden(raw: dict[str, str], notes: list[str]) -> frozenset[str]:
     unknown_hidden = sorted(hidden - set(CONFIG_KEYS))
     if unknown_hidden:
         # TRANSLATORS: {names} lists the ids the link asked to hide, as they are.
-        notes.append(t("Cannot hide unknown control(s): {names}.", names=shorten(", ".join(unknown_hidden), 80)))
+        notes.append(tn("Cannot hide unknown control: {names}.", "Cannot hide unknown controls: {names}.",
+                        len(unknown_hidden), names=shorten(", ".join(unknown_hidden), 80)))
     return frozenset(hidden & set(CONFIG_KEYS))
 
 
@@ -289,7 +285,7 @@ def _make_valid(config: Config, base: Config, given: list[str], notes: list[str]
     if not errors:
         return config
     # TRANSLATORS: {errors} is one or more sentences saying what does not fit.
-    notes.append(t("These settings do not fit together: {errors}", errors=" ".join(errors)))
+    notes.append(t("These settings do not fit together: {errors}", errors=join_sentences(*errors)))
     order = list(reversed(given))
     for size in range(1, len(order) + 1):
         if math.comb(len(order), size) > 500:

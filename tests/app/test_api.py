@@ -5,7 +5,8 @@ from tests.app.conftest import open_page
 
 
 def table(at, index: int) -> list[dict]:
-    return at.dataframe[index].value.to_dict("records")
+    """The rows of the ``index``-th table: the three columns' leaves (st.table), then nn.RNN's shapes (a grid)."""
+    return at.table[index].value.to_dict("records") if index < 3 else at.dataframe[index - 3].value.to_dict("records")
 
 
 def test_columns_and_verdict_match_the_library():

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from rnnlab.config import Config
-from rnnlab.figures import true_size
+from rnnlab.figures import log10_scale
 from rnnlab.figures.size_words import describe_zero
 from rnnlab.grids import FIELDS
 from rnnlab.model.tasks import TASKS
@@ -37,7 +37,7 @@ def test_default_sweep_trains_and_its_numbers_equal_run_sweep(small):
     base = Config.from_dict(small)[0]
     configs = expand(base, {"cell": ["gru", "simple"], "seed": [0, 1, 2]})
     assert result.configs == configs and result.programs == 2
-    assert "Trained 6 runs in 2 compiled program(s) on 1 device(s)" in at.success[0].value
+    assert "Trained 6 runs in 2 compiled programs on 1 device in " in at.success[0].value
 
     expected = run_sweep(configs)  # the same compiled programs, the same inputs: the same numbers
     table = at.dataframe[0].value
@@ -141,16 +141,16 @@ def test_true_sizes_below_float32_and_exact_zeros_are_shown_and_named():
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     table = at.dataframe[0].value
-    assert list(table["h0_grad_norm"]) == ["1.000e-60", "0 in float32", "1.000e-03"]
+    assert list(table["h0_grad_norm"]) == ["1.000e-60", "exactly 0", "1.000e-03"]
     caption = next(c.value for c in at.caption if "Exactly 0 by the arithmetic" in c.value)
     assert unescaped(describe_zero("saturated", 4, "h", 0)) in unescaped(caption) and "(seed 1)" in caption
     h0 = figures(at)[TITLES[2]]
     assert values(trace(h0, "each seed"), "y").tolist() == [-60.0, -3.0]
-    zero = trace(h0, true_size.ZERO_NAME)
+    zero = trace(h0, log10_scale.zero_name("saturated"))
     assert zero["hovertext"][0].endswith(describe_zero("saturated", 4, "h", 0))
     floor = [shape for shape in h0["layout"]["shapes"] if shape["type"] == "line"]
     assert [s["y0"] for s in floor] == [pytest.approx(F32_LOG10_FLOOR)]
-    assert [a["text"] for a in h0["layout"]["annotations"]] == [true_size.FLOOR_LABEL["float32"]]
+    assert [a["text"] for a in h0["layout"]["annotations"]] == [log10_scale.floor_tag("float32")]
     assert "h0_zero_cause" in table and "h0_zero_at" in table
     csv = pd.read_csv(StringIO(result.to_csv()))
     assert csv["h0_log10"].tolist()[::2] == [-60.0, -3.0] and np.isneginf(csv["h0_log10"][1])

@@ -32,20 +32,32 @@ SMALL_CONFIG = Config.from_dict(SMALL)[0]
 
 @pytest.fixture
 def downloads(monkeypatch):
-    """``get(at, label)``: the bytes a download button on the page serves."""
+    """``get(at, label)``: the bytes a download button on the page serves (made when clicked, for a deferred one)."""
+    from streamlit.runtime.media_file_manager import MediaFileManager
+
     stored: dict[str, bytes] = {}
-    real = MemoryMediaFileStorage.load_and_get_id
+    deferred: dict[str, object] = {}
+    real, real_deferred = MemoryMediaFileStorage.load_and_get_id, MediaFileManager.add_deferred
 
     def spy(self, path_or_data, mimetype, kind, filename=None):
         file_id = real(self, path_or_data, mimetype, kind, filename)
         stored[file_id] = path_or_data
         return file_id
 
+    def spy_deferred(self, data_callable, *args, **kwargs):
+        file_id = real_deferred(self, data_callable, *args, **kwargs)
+        deferred[file_id] = data_callable
+        return file_id
+
     monkeypatch.setattr(MemoryMediaFileStorage, "load_and_get_id", spy)
+    monkeypatch.setattr(MediaFileManager, "add_deferred", spy_deferred)
 
     def get(at, label: str) -> bytes:
-        url = next(b for b in at.get("download_button") if b.label == label).proto.url
-        return stored[url.rsplit("/", 1)[-1].split(".")[0]]
+        proto = next(b for b in at.get("download_button") if b.label == label).proto
+        if proto.deferred_file_id:
+            data = deferred[proto.deferred_file_id]()  # what a click makes
+            return data.encode() if isinstance(data, str) else data
+        return stored[proto.url.rsplit("/", 1)[-1].split(".")[0]]
 
     return get
 
@@ -383,7 +395,7 @@ BAD_FILES = [  # (what, file name, content: a key of param_files or bytes, expec
     ("a PNG image", "image.msgpack", b"\x89PNG\r\n\x1a\n" + bytes(32), "it looks like a PNG image"),
     ("msgpack, not a tree", "list.msgpack", b"\x93\x01\x02\x03", "not a tree of arrays"),
     ("another cell", "lstm.msgpack", "lstm", "missing params/GRUCell_0"),
-    ("another cell, said", "lstm.msgpack", "lstm", "seems to hold parameters of an LSTM cell with 16 features"),
+    ("another cell, said", "lstm.msgpack", "lstm", "seems to hold LSTM parameters (16 features"),
     ("other features", "f8.msgpack", "8 features", "expected params/GRUCell_0/hn/kernel of shape (16, 16), got (8, 8)"),
     ("other carry mode", "fixed.msgpack", "fixed carry", "missing params/h0"),
     ("non-finite values", "nan.msgpack", "nan", "NaN or infinite values"),

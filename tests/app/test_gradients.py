@@ -5,7 +5,7 @@ import pytest
 
 from rnnlab import grids
 from rnnlab.config import Config
-from rnnlab.figures import plots, size_words
+from rnnlab.figures import log10_scale, size_words
 from rnnlab.probing import probes
 from rnnlab.sharing.presets import PRESETS_BY_KEY
 from tests.app.conftest import SMALL, figures, open_page, trace, values
@@ -19,8 +19,8 @@ def test_untrained_model_probes_match_the_library():
     run = at.session_state.untrained
     figs = figures(at)
     grad = figs["Gradient of the loss with respect to the carry at each time step"]
-    assert [t["name"] for t in grad["data"]] == ["after 0 training steps, c", "exactly 0: read by nothing",
-                                                 "after 0 training steps, h"]
+    assert [t["name"] for t in grad["data"]] == ["before training, c", "exactly 0: read by nothing",
+                                                 "before training, h"]
     expected = probes.carry_grad_sizes(run.program, run.params, run.state["root"], run.scale)
     for t, leaf in zip(grad["data"][::2], ("c", "h")):
         np.testing.assert_array_equal(values(t, "x"), np.arange(21))
@@ -46,7 +46,8 @@ def test_trained_run_shows_start_middle_end():
     assert not at.exception
     names = [t["name"] for t in figures(at)["Gradient of the loss with respect to the carry at each time step"]["data"]]
     steps = [s for s, _ in run.snapshots_at(3)]
-    assert names == [f"after {s} training steps, h" for s in steps] and steps[0] == 0 and steps[-1] == 50
+    assert names == ["before training, h", *(f"after {s} training steps, h" for s in steps[1:])]
+    assert steps[0] == 0 and steps[-1] == 50
 
 
 def test_sweep_form_gives_the_library_numbers_and_fit():
@@ -111,14 +112,15 @@ def test_simple_3000_steps_preset_states_its_straight_lines_rate_and_float32_cro
     row = size_words.decay_back(grads).iloc[0]
     T, crossing = preset.config.seq_len, int(row["below_float32"])
     text = " ".join(m.value for m in at.markdown)
-    assert (f"After 0 training steps, h: ×{row['rate']:.3g} per step back (the gradient halves every "
-            f"{row['halving']:.3g} steps); below float32's smallest normal number from t = {crossing}, "
-            f"{T - crossing} steps before the last.") in text
+    assert (f"Before training, h: ×{row['rate']:.3g} per step back (the gradient halves every "
+            f"{row['halving']:.3g} steps); below float32's smallest normal number at t = {crossing}, "
+            f"{T - crossing} steps before the last, so a float32 backward pass gives 0 there and at every earlier "
+            f"step.") in text
     assert f"×{row['rate']:.2f} per step back" in preset.lesson and f"at t = {crossing}, " in preset.lesson
     fig = figures(at)["Gradient of the loss with respect to the carry at each time step"]
     np.testing.assert_allclose(values(fig["data"][0], "y"), grads["log10"], rtol=1e-9)
     assert [s["y0"] for s in fig["layout"]["shapes"] if s["xref"] == "paper"] == [probes.F32_LOG10_FLOOR]
-    assert len(fig["layout"]["yaxis"]["ticktext"]) <= plots.MAX_TICKS
+    assert len(fig["layout"]["yaxis"]["ticktext"]) <= log10_scale.MAX_TICKS
     below = int((grads["log10"] < probes.F32_LOG10_FLOOR).sum())
     captions = " ".join(c.value for c in at.caption)
     assert f"{below} values of ||dL/dh_t|| are below float32's smallest normal number" in captions

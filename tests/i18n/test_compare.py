@@ -14,7 +14,7 @@ import streamlit as st
 
 from rnnlab import sweep
 from rnnlab.config import Config
-from rnnlab.figures.compare_words import describe_plan, progress_note, too_many_runs
+from rnnlab.figures.compare_words import describe_plan
 from rnnlab.grids import FIELDS, shown_label
 from rnnlab.i18n import PSEUDO, PSEUDO_CLOSE, PSEUDO_OPEN, localize_number, using
 from rnnlab.model.tasks import TASKS
@@ -27,9 +27,9 @@ GRID = {"cell": ["gru", "simple"], "seed": [0, 1]}  # the page's default cells, 
 VERDICTS = {  # what the table says in each language for sweep.memory_verdict's words
     "ru": {"learned the task": "освоил задачу", "uses some memory, not solved": "использует память, задача не решена",
            "no better than memoryless": "не лучше, чем без памяти", "worse than memoryless": "хуже, чем без памяти",
-           "diverged": "разошёлся"},
-    "zh": {"learned the task": "学会了任务", "uses some memory, not solved": "用到一些记忆，未解决",
-           "no better than memoryless": "不优于无记忆基线", "worse than memoryless": "差于无记忆基线",
+           "diverged": "обучение разошлось"},
+    "zh": {"learned the task": "学会了任务", "uses some memory, not solved": "用到了部分记忆，但还没学会任务",
+           "no better than memoryless": "不比无记忆基线好", "worse than memoryless": "比无记忆基线还差",
            "diverged": "发散"},
 }
 
@@ -40,9 +40,8 @@ def result() -> sweep.SweepResult:
     return run_sweep(expand(Config.from_dict(TINY)[0], GRID))
 
 
-# Text that Compare shows but other areas convert (ui.controls.explain's box; the floor lines of
-# rnnlab.figures.true_size.add_floor_lines), left out until their branches are merged.
-ELSEWHERE = {("expander", "What am I looking at?"), ("chart", "float32's floor (1.2e-38)")}
+# Text that Compare shows but other areas convert (ui.controls.explain's box), left out until their branches are merged.
+ELSEWHERE = {("expander", "What am I looking at?")}
 INNERMOST = re.compile(re.escape(PSEUDO_OPEN) + f"[^{PSEUDO_OPEN}{PSEUDO_CLOSE}]*" + re.escape(PSEUDO_CLOSE))
 
 
@@ -118,8 +117,8 @@ def test_results_table_verdicts_and_charts_in_the_readers_language(monkeypatch, 
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     seconds = localize_number(f"{result.seconds:.1f}", lang)
-    said = {"ru": f"Обучено 4 запуска за {seconds} с (скомпилированных программ: 2, устройств: 1).",
-            "zh": f"已训练 4 次运行：2 个编译程序，1 个设备，用时 {seconds} 秒。"}[lang]
+    said = {"ru": f"Обучено 4 запуска за {seconds} с (2 скомпилированные программы, 1 устройство).",
+            "zh": f"共训练 4 次运行，使用 2 个编译程序、1 个设备，用时 {seconds} 秒。"}[lang]
     assert at.success[0].value == said
 
     table = at.dataframe[0].value
@@ -181,7 +180,7 @@ def test_widget_state_and_options_do_not_change_with_the_language():
     assert not at.exception
     cells, modes = at.multiselect(key="w_cmp_cell"), at.multiselect(key="w_cmp_carry_mode")
     assert cells.value == ["lstm", "simple"] and modes.value == ["learnable"]  # ids, kept across the switch
-    assert cells.label == "Ячейка" and modes.label == "Режим состояния"
+    assert cells.label == "Ячейка" and modes.label == "Начальное состояние"
     assert "Простая RNN" in cells.options and "обучаемое" in modes.options  # the reader's words for the ids
     assert "2 скомпилированные программы" in " ".join(m.value for m in at.markdown)
 
@@ -198,12 +197,12 @@ def test_the_grids_words_in_every_language():
         FIELDS["carry_mode"].parse("frozen")
 
     axes = {"cell": ["gru", "simple"], "seed": list(range(25))}
-    assert too_many_runs(base, axes) == ("2 cell x 25 seed make 50 runs; a sweep trains at most 48. "
-                                         "Choose fewer values.")
+    assert sweep.too_many_runs(base, axes) == ("2 values of cell x 25 values of seed make 50 runs; a sweep trains at "
+                                               "most 48. Choose fewer values.")
     with using("ru"):
-        assert too_many_runs(base, axes) == ("2 (ячейка) × 25 (сид) — это 50 запусков, а в серии может быть не "
-                                             "больше 48. Выберите меньше значений.")
-    assert too_many_runs(base, {"seed": [0, 1]}) is None
+        assert sweep.too_many_runs(base, axes) == ("ячейка: 2 значения × сид: 25 значений — это 50 запусков, а в "
+                                                   "серии может быть не больше 48. Выберите меньше значений.")
+    assert sweep.too_many_runs(base, {"seed": [0, 1]}) is None
 
     configs = expand(base, {"carry_mode": ["fixed", "learnable"], "lr": [0.01, 0.05], "seed": [0, 1]})
     for config in configs:  # the page's English labels are the sweep's (and the CSV's)
@@ -214,7 +213,7 @@ def test_the_grids_words_in_every_language():
     with using("ru"):
         assert shown_label(configs[-1], sweep.varying_fields(configs)) == "обучаемое состояние, lr 0,05"
     with using("zh"):
-        assert shown_label(configs[-1], sweep.varying_fields(configs)) == "可学习初始状态，学习率 0.05"
+        assert shown_label(configs[-1], sweep.varying_fields(configs)) == "可学习初始状态、学习率 0.05"  # one list mark
 
     assert describe_plan(configs, base).startswith("**8 runs in 2 compiled programs (about ")
     with using("ru"):
@@ -222,16 +221,23 @@ def test_the_grids_words_in_every_language():
         assert ", в каждом запуске 10 шагов, по 5 за блок" in describe_plan(configs, base)
 
 
-def test_the_sweeps_progress_notes_in_the_readers_language():
-    configs = expand(Config.from_dict(TINY)[0], GRID)
-    compiling = "Compiling program 2 of 2 (Simple RNN, learnable carry, init zeros)…"
-    assert progress_note(compiling, configs) == compiling
-    assert progress_note("step 5 / 10 of program 1 of 2", configs) == "step 5 / 10 of program 1 of 2"
-    assert progress_note(sweep.MEASURING, configs) == sweep.MEASURING
+def test_the_sweeps_progress_notes_are_kept_messages_said_in_the_readers_language():
+    configs = expand(Config.from_dict(TINY)[0], {"cell": ["gru", "simple"], "carry_mode": ["fixed", "learnable"]})
+    notes: list = []
+    run_sweep(configs, callback=lambda fraction, note: notes.append(note))
+    compiling = [note for note in notes if str(note).startswith("Compiling")]
+    programs = {"(GRU, fixed carry, init zeros)…", "(GRU, learnable carry, init zeros)…",
+                "(Simple RNN, fixed carry, init zeros)…", "(Simple RNN, learnable carry, init zeros)…"}
+    assert not compiling or {str(note).split(" of 4 ")[1] for note in compiling} <= programs  # English as it read
+    assert all(re.match(r"Compiling program [1-4] of 4 \(", str(note)) for note in compiling)
+    step = next(note for note in notes if str(note).startswith("step "))
+    assert str(step) == "step 5 / 10 of program 1 of 4" and notes[-1] == sweep.MEASURING
     with using("ru"):
-        assert progress_note(compiling, configs) == ("Компиляция программы 2 из 2 (Простая RNN, обучаемое состояние, "
-                                                     "иниц. zeros)…")
-        assert progress_note("step 5 / 10 of program 1 of 2", configs) == "шаг 5 из 10, программа 1 из 2"
-        assert progress_note(sweep.MEASURING, configs) == "Измеряем градиент, доходящий до начального состояния…"
+        assert str(step) == "шаг 5 из 10, программа 1 из 4"
+        assert str(notes[-1]) == "Измеряем градиент, доходящий до начального состояния…"
+        for note in compiling:  # the carry in words, never its id
+            assert "fixed" not in str(note) and "learnable" not in str(note) and "Компиляция" in str(note)
     with using("zh"):
-        assert progress_note("step 5 / 10 of program 1 of 2", configs) == "程序 1/2：第 5 / 10 步"
+        assert str(step) == "程序 1/4：第 5 / 10 步"
+        for note in compiling:
+            assert "fixed" not in str(note) and "learnable" not in str(note)

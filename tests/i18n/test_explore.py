@@ -101,14 +101,14 @@ def share_message(n: int) -> Msg:
 
 
 @pytest.mark.parametrize("n, ru, zh", [
-    (1, "У вас уже выполняется 1 задание на этом сервере", "你在这台服务器上已有 1 个计算任务在运行"),
-    (2, "У вас уже выполняются 2 задания на этом сервере", "你在这台服务器上已有 2 个计算任务在运行"),
-    (5, "У вас уже выполняется 5 заданий на этом сервере", "你在这台服务器上已有 5 个计算任务在运行"),
+    (1, "У вас уже выполняется 1 задание на этом сервере", "你已在本服务器上运行 1 个计算任务"),
+    (2, "У вас уже выполняются 2 задания на этом сервере", "你已在本服务器上运行 2 个计算任务"),
+    (5, "У вас уже выполняется 5 заданий на этом сервере", "你已在本服务器上运行 5 个计算任务"),
 ])
 def test_the_share_message_counts_jobs_in_each_languages_forms(n, ru, zh):
     said = share_message(n)
     assert isinstance(said, Msg)  # kept as its id and numbers, whichever thread made it
-    assert str(said).startswith(f"You already have {n} job(s) running on this server, your share")
+    assert str(said).startswith(f"You already have {n} job{'' if n == 1 else 's'} running on this server, your share")
     assert f"({n} running, 1 waiting in all)" in str(said)
     with using("ru"):
         assert str(said).startswith(ru) and f"(всего выполняется: {n}, ждут: 1)" in str(said)
@@ -136,7 +136,7 @@ def test_the_slots_and_memory_messages_in_each_language():
     big = roomy.ticket(3 * GB, "training", client="c")
     memory = made_in_a_worker(lambda: queue_message(big, roomy))
     assert str(memory).startswith("Waiting for memory: this needs about 3.0 GB and 2.0 GB of the server's budget is "
-                                  "free while 2 job(s) run.")
+                                  "free while 2 jobs run.")
     with using("ru"):
         assert str(memory).startswith("Ждём памяти: заданию нужно около 3,0 ГБ, а свободно 2,0 ГБ из бюджета сервера, "
                                       "пока работают 2 задания.")
@@ -152,8 +152,8 @@ def test_a_job_note_made_in_a_worker_thread_is_read_in_the_readers_language():
                                                  cell=Msg("Simple RNN"), i=1, n=2), step=3, total=40))
     assert str(note) == "Training the Simple RNN briefly (1 of 2; once per server): step 3 / 40"
     with using("ru"):
-        assert str(note).startswith("Краткое обучение: ")
-        assert str(note).endswith("(1 из 2; один раз на сервер): шаг 3 из 40")
+        assert str(note).startswith("Короткое предобучение: ")
+        assert str(note).endswith("(1 из 2; один раз для всего сервера): шаг 3 из 40")
     assert isinstance(embedded.RESULT_MESSAGE, Msg)
     with using("zh"):
         assert str(embedded.RESULT_MESSAGE).startswith("服务器上有人正在计算完全相同的内容")

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rnnlab.figures import plots, size_words, true_size
+from rnnlab.figures import log10_scale, plots, size_words, true_size
 from rnnlab.i18n import PSEUDO, Msg, reload_catalogs, using
 from rnnlab.probing import logscale, probes
 from rnnlab.sharing.urlstate import parse_lengths
@@ -60,11 +60,15 @@ def test_the_decay_back_says_its_factor_per_step_and_where_it_crosses_float32s_f
     crossing = max(t for t in range(T + 1) if slope * (T - t) - 0.3 < probes.F32_LOG10_FLOOR)
     said = in_each(lambda: size_words.describe_decay_back(grads)[0])
     assert said["en"].startswith("After 300 training steps, h: ×0.871 per step back (the gradient halves every "
-                                 "5.02 steps); below float32's smallest normal number from t = ")
-    assert f"{T - crossing} steps before the last." in said["en"]
+                                 "5.02 steps); below float32's smallest normal number at t = ")
+    assert f"{T - crossing} steps before the last, so a float32 backward pass gives 0 there" in said["en"]
     assert "×0.871" in said["zh"] and "5.02" in said["zh"] and f"{T - crossing}" in said["zh"]
-    assert "×0,871 за каждый шаг назад" in said["ru"] and "5,02 шага" in said["ru"]
-    assert f"t = {crossing}" in said["ru"] and f"минус {T - crossing}" in said["ru"]
+    assert f"在 t = {crossing}（最后一步之前 {T - crossing} 步）及更早的各步" in said["zh"]  # t and every step before
+    assert "×0,871 за каждый шаг назад" in said["ru"] and "каждые 5,02 шага" in said["ru"]
+    before = {"1": "шаг", "2": "шага", "3": "шага", "4": "шага"}.get(str(T - crossing)[-1], "шагов")
+    if str(T - crossing)[-2:-1] == "1":
+        before = "шагов"
+    assert f"при t = {crossing} (за {T - crossing} {before} до последнего)" in said["ru"]
 
 
 def test_values_below_float32_give_the_floor_and_the_smallest_size_in_each_language():
@@ -82,7 +86,7 @@ def test_values_below_float32_give_the_floor_and_the_smallest_size_in_each_langu
 @pytest.mark.parametrize("decades, russian", [(1, "порядок"), (2, "порядка"), (5, "порядков"), (21, "порядок"),
                                                (22, "порядка"), (46, "порядков")])
 def test_orders_of_magnitude_are_counted_in_russian(decades, russian):
-    axis = plots.Log10Axis(-40.0, 0.0, -39.0, ("float32",), probes.F64_LOG10_FLOOR + decades)
+    axis = log10_scale.Log10Axis(-40.0, 0.0, -39.0, ("float32",), probes.F64_LOG10_FLOOR + decades)
     said = in_each(lambda: size_words.floors_note(axis))
     assert said["en"] == (f"float64's smallest normal number (2.2e-308) is not drawn: the smallest value is {decades} "
                           f"decade{'s' * (decades != 1)} above it.")
@@ -91,7 +95,7 @@ def test_orders_of_magnitude_are_counted_in_russian(decades, russian):
 
 
 def test_two_floors_not_drawn_are_one_sentence_in_each_language():
-    axis = plots.log10_axis(np.array([-6.0, -1.0]))
+    axis = log10_scale.log10_axis(np.array([-6.0, -1.0]))
     said = in_each(lambda: size_words.floors_note(axis))
     assert said["en"] == (
         "float32's smallest normal number (1.2e-38) is not drawn: the smallest value is 32 decades above it; "
@@ -141,7 +145,7 @@ def test_a_progress_note_made_in_a_worker_is_kept_and_said_in_the_readers_langua
     note = Msg("Probing the {cell} at T = {T} ({n} of {total})…", cell=Msg("LSTM"), T=1000, n=1, total=2)
     said = in_each(lambda: str(note))
     assert said["en"] == "Probing the LSTM at T = 1000 (1 of 2)…"
-    assert said["ru"] == "Измеряем LSTM при T = 1000 (1 из 2)…" and "T = 1000" in said["zh"]
+    assert said["ru"] == "Измеряем градиент LSTM при T = 1000 (1 из 2)…" and "T = 1000" in said["zh"]
 
 
 # ---- charts --------------------------------------------------------------------------------------------------
@@ -151,13 +155,14 @@ def test_the_decay_chart_speaks_the_readers_language():
     figs = in_each(lambda: true_size.decay_figure(sweep, fits, {"lstm": "LSTM"}))
     zh, ru, en = figs["zh"], figs["ru"], figs["en"]
     assert en.layout.title.text.replace("<br>", " ").startswith("Gradient reaching the initial carry")
-    assert "到达初始状态的梯度" in zh.layout.title.text and zh.layout.font.family.startswith("Source Sans")
+    assert "到达初始状态的梯度" in zh.layout.title.text and zh.layout.font.family.startswith('"Noto Sans CJK SC"')
+    assert zh.layout.title.font.family == zh.layout.hoverlabel.font.family == zh.layout.font.family
     assert ru.layout.separators == ", " and "длина последовательности" in ru.layout.xaxis.title.text
     halving = fits["halving_steps"][0]
-    assert ru.data[0].name == f"LSTM (вдвое за каждые {halving:.3g} шага)".replace(".", ",")
+    assert ru.data[0].name == f"LSTM (вдвое каждые {halving:.3g} шага)".replace(".", ",")  # a fraction: шага
     assert ru.data[0].text[0] == "1,6·10⁻⁷" and zh.data[0].text[0] == "1.6×10⁻⁷"  # the quoted sizes
     rate = fits["rate_per_step"][0]
-    assert ru.data[1].hovertemplate == f"подбор: ×{rate:.3g} за шаг".replace(".", ",") + "<extra>LSTM</extra>"
+    assert ru.data[1].hovertemplate == f"аппроксимация: ×{rate:.3g} за шаг".replace(".", ",") + "<extra>LSTM</extra>"
     tags = {a.name: a.text for a in zh.layout.annotations}
     assert tags["float32"] == "float32 的下限"
     legend = [t.name for t in ru.data if t.legendgroup == "float32"]
@@ -170,20 +175,18 @@ def test_the_gradient_chart_names_its_zeros_and_hovers_in_the_readers_language()
     zeros = next(t for t in fig["ru"].data if t.legendgroup == "zero gate")
     assert zeros.name == "ровно 0: закрытый вентиль"
     assert zeros.hovertext[0].startswith("||dL/dh_0|| — ровно 0: на шаге 2 ")
-    assert fig["zh"].data[0].customdata[0] == "float32 中为 0" and fig["zh"].data[0].customdata[2] == "1.000×10⁻³"
+    assert fig["zh"].data[0].customdata[0] == "恰好为 0" and fig["zh"].data[0].customdata[2] == "1.000×10⁻³"
     assert fig["ru"].data[0].customdata[2] == "1,000·10⁻³"
     assert list(fig["en"].data[0].customdata) == [probes.format_log10(v) for v in grads["log10"]]
     assert "时间步 t" in fig["zh"].layout.xaxis.title.text
 
 
 def test_true_size_floors_are_labelled_in_the_readers_language():
-    said = in_each(lambda: (true_size.FLOOR_LABEL["float32"], true_size.FLOOR_TEXT["float64"]))
-    assert said["en"] == ("float32's floor (1.2e-38)", "float64's smallest normal number (2.2e-308): below it float64 "
-                                                        "gives 0")
-    assert said["zh"][0] == "float32 的下限（1.2×10⁻³⁸）" and said["ru"][0] == "нижний предел float32 (1,2·10⁻³⁸)"
+    said = in_each(lambda: (log10_scale.floor_tag("float32"), log10_scale.floor_words("float64")))
+    assert said["en"] == ("float32's floor", "float64's smallest normal number (2.2e-308):<br>below it float64 "
+                                             "gives 0")
     assert said["ru"][1].startswith("наименьшее нормализованное число float64 (2,2·10⁻³⁰⁸)")
-    assert dict(true_size.FLOOR_LABEL) == {"float32": "float32's floor (1.2e-38)",
-                                           "float64": "float64's floor (2.2e-308)"}
+    assert "2.2×10⁻³⁰⁸" in said["zh"][1] and "float32" in said["zh"][0] and "float32" in said["ru"][0]
 
 
 def test_a_marked_step_is_labelled_with_its_number_the_readers_way():

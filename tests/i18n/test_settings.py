@@ -95,11 +95,14 @@ def test_registries_show_their_labels_in_the_readers_language_and_keep_their_ids
         assert TASKS["adding"].label == "加法问题" and OPTIMIZERS["sgd"].label == "SGD + 动量"
         assert carry_mode_label("learnable") == "可学习" and SETTING["lr"].label == "学习率"
     with using("ru"):
-        assert CELLS["simple"].label == "Простая RNN" and TASKS["copy"].label == "Задача копирования"
+        assert CELLS["simple"].label == "Простая RNN" and TASKS["copy"].label == "Копирование"
         assert carry_mode_label("noisy") == "зашумлённое" and SETTING["seq_len"].label == "Длина последовательности T"
-        assert CARRY_INITS["normal"].label == "normal(stddev)"
+        assert CARRY_INITS["normal"].label == "normal(stddev)" and CARRY_INITS["normal"].word == "normal"
         assert to_query(parse_query({"cell": "simple", "task": "copy", "carry_mode": "noisy"})) == {
             "cell": "simple", "task": "copy", "carry_mode": "noisy"}
+    with using("zh"):  # an initialiser keeps its code name, glossed
+        assert CARRY_INITS["normal"].label == "正态 normal"
+        assert CARRY_INITS["truncated_normal"].word == "截断正态 truncated_normal"
     assert CELLS["simple"].label_en == "Simple RNN" and all(s.help_en == s.help for s in SETTINGS)
 
 

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from rnnlab.config import Config
-from rnnlab.server.precompile import warm_up
+from rnnlab.server.warm import compile_training
 from rnnlab.training.compiled import compile_count
 from rnnlab.training.program import get_program
 
@@ -17,7 +17,7 @@ def test_warm_up_compiles_the_shared_program():
     config = Config(task="sine", seq_len=7, batch=3, features=5, chunk=4)
     program = get_program(config)
     assert compile_count(program.train_steps) == 0
-    warm_up(config).join(timeout=120)
+    compile_training(config)
     counts = [compile_count(fn) for fn in (program.init, program.train_steps, program.evaluate)]
     assert counts == [1, 1, 1]
 
@@ -92,17 +92,24 @@ def test_ten_sessions_asking_at_once_compile_each_function_once():
     assert len(histories) == 10 and all(h.equals(histories[0]) for h in histories)  # nothing crossed sessions
 
 
-def test_warm_up_thread_is_not_a_daemon_even_when_started_from_one():
+def test_warm_up_thread_is_not_a_daemon_even_when_started_from_one(monkeypatch):
     """Streamlit starts it from a daemon script thread; a daemon killed inside XLA at exit aborts the process."""
     import threading
 
-    started = []
-    config = Config(task="sine", seq_len=5, batch=2, features=3, chunk=2)
-    starter = threading.Thread(target=lambda: started.append(warm_up(config)), daemon=True)
+    from rnnlab.server import warm
+
+    seen = []
+    monkeypatch.setattr(warm, "_warm", lambda: seen.append(threading.current_thread().daemon))
+    monkeypatch.setattr(warm, "_begun", False)
+    monkeypatch.setenv(warm.ENV_WARM, "default")
+    starter = threading.Thread(target=warm.warm_server, daemon=True)
     starter.start()
     starter.join(30)
-    assert started and started[0].daemon is False
-    started[0].join(120)
+    for _ in range(100):
+        if seen:
+            break
+        threading.Event().wait(0.05)
+    assert seen == [False]
 
 
 def test_warm_up_trains_no_step(tmp_path, monkeypatch):
@@ -110,6 +117,6 @@ def test_warm_up_trains_no_step(tmp_path, monkeypatch):
 
     monkeypatch.setenv(ledger.ENV_LEDGER, str(tmp_path / "ledger.jsonl"))
     config = Config(task="sine", seq_len=7, batch=3, features=5, chunk=4, seed=11)
-    warm_up(config).join(timeout=120)
+    compile_training(config)
     assert [line for line in ledger.read(tmp_path / "ledger.jsonl") if line["kind"] == "call"] == []
     assert compile_count(get_program(config).train_steps) >= 1

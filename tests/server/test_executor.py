@@ -95,7 +95,7 @@ def test_fair_shares_and_memory_are_the_reasons_given():
         assert not mine.poll(0.05) and not big.poll(0.05)
         again = ex.submit(Work(blocked, client="me"))
         assert not again.poll(0.05) and again.queue.reason == "share"
-        assert "You already have 1 job(s) running on this server" in str(again.queue.message)
+        assert "You already have 1 job running on this server" in str(again.queue.message)
         huge = ex.submit(Work(blocked, client="third", memory_bytes=2 * GB))
         assert not huge.poll(0.05) and huge.queue.reason == "memory"
         assert str(huge.queue.message).startswith("Waiting for memory: this needs about 2")

@@ -1,6 +1,7 @@
 """The server-side store that gives a tab its run back after a browser reload."""
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -341,3 +342,50 @@ def test_a_dead_processs_live_list_goes_stale(tmp_path):
     old = time.time() - LIVE_FRESH_S - 1
     os.utime(dead.live_path(), (old, old))
     assert not alive.held_elsewhere("tok-one")
+
+
+def test_flush_writes_what_trained_since_the_last_throttled_write_and_a_closed_tabs_last_state(tmp_path):
+    """What the server does at exit (SIGTERM included): every run on disk as far as it was trained."""
+    from rnnlab.config import Config
+    from rnnlab.server.run_files import RunFolder, run_from_bytes
+    from rnnlab.training.train import Run
+
+    clock, connected = Clock(), {"open", "closing"}
+    store = run_store(tmp_path, clock=clock, every_s=10, is_connected=lambda s: s in connected)
+    config = Config(seq_len=12, batch=8, features=8, steps=40, chunk=10)
+    tokens = {"open": new_token(), "closing": new_token()}
+    runs = {tab: Run(config) for tab in tokens}
+    for tab, run in runs.items():
+        store.save(tokens[tab], tab, run, throttle=True)
+        run.run_call()
+        store.save(tokens[tab], tab, run, throttle=True)  # within 10 s of the last write: not written
+    folder = RunFolder(tmp_path)
+    assert {run_from_bytes(folder.read(t)).step for t in tokens.values()} == {0}
+    connected.discard("closing")  # this tab closed while its run was ahead of its file
+    assert store.flush() == 1  # the open tab's run; the closed one's is written as it is kept as bytes
+    assert {tab: run_from_bytes(folder.read(t)).step for tab, t in tokens.items()} == \
+        {tab: run.step for tab, run in runs.items()}
+    assert store.flush() == 0  # nothing changed since
+
+
+def test_a_background_store_writes_in_its_own_thread_and_flush_writes_what_is_pending(tmp_path):
+    """The server's store: a page saving its run waits for no dump and no disk; flush (at exit) writes at once."""
+    from rnnlab.config import Config
+    from rnnlab.server.run_files import RunFolder, run_from_bytes, run_to_bytes
+    from rnnlab.training.train import Run
+
+    dumped_in: list[str] = []
+    store = run_store(tmp_path, every_s=10, background=True)
+    store._dump = lambda run: dumped_in.append(threading.current_thread().name) or run_to_bytes(run)
+    run, token = Run(Config(seq_len=12, batch=8, features=8, steps=40, chunk=10)), new_token()
+    folder = RunFolder(tmp_path)
+    store.save(token, "tab", run)
+    for _ in range(400):
+        if folder.read(token) is not None:
+            break
+        time.sleep(0.05)
+    assert run_from_bytes(folder.read(token)).step == 0 and dumped_in == ["rnnlab-kept-runs"]
+    run.run_call()
+    store.save(token, "tab", run)  # not throttled: written by the writer thread, or by flush if it comes first
+    store.flush()
+    assert run_from_bytes(folder.read(token)).step == run.step == 10

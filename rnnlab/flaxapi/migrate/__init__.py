@@ -14,7 +14,9 @@ No function here raises for any ``str`` input; problems with the input come back
 - :mod:`.extract`: the Python in a document (with :mod:`.unsquash` for code squashed onto one line).
 - :mod:`.parsing`: parsing with :mod:`ast` only, and line offsets; :mod:`.syntax`: reading the parsed code
   (source offsets, what names refer to, edits at node positions).
-- :mod:`.rules`: the walk that finds old-API sites and pitfalls, with :mod:`.cellrules` for the cells.
+- :mod:`.rules`: the walk that finds old-API sites and pitfalls, with one module per family of rules:
+  :mod:`.cellrules` (the cells, nn.RNN), :mod:`.carryrules` (``initialize_carry`` calls), :mod:`.renames` (names
+  that moved) and :mod:`.pitfalls` (code that runs but computes the wrong thing).
 - :mod:`.rewrite`: the codemod; :mod:`.report`: what the checker reports (limits, rule ids, findings).
 """
 

@@ -7,7 +7,7 @@ import ast
 import functools
 
 from rnnlab.flaxapi.migrate.parsing import Edit
-from rnnlab.flaxapi.migrate.report import Message, said
+from rnnlab.flaxapi.migrate.report import CodeBlock, said
 from rnnlab.flaxapi.migrate.syntax import (
     CELLS,
     CONV_CELLS,
@@ -32,7 +32,7 @@ FEATURE_PRIORITY = {"rnn-positional-size": 0, "instance-initialize-carry": 1, "c
 
 
 @functools.lru_cache(maxsize=64)
-def old_call_error(cls: str, n_positional: int, keywords: tuple[str, ...], on_instance: bool) -> str:
+def old_call_error(cls: str, n_positional: int, keywords: tuple[str, ...], on_instance: bool) -> Msg | str:
     """The error the installed Flax gives for ``nn.<cls>.initialize_carry`` called the flax 0.6 way, run live.
 
     The call is rebuilt from its shape only (how many positional arguments, which keywords) with stand-in
@@ -76,13 +76,20 @@ class CellRules:
     table: dict[str, str]
     parents: dict[ast.AST, ast.AST]
     issues: list[Issue]
+    trees: list[ast.Module]
+    block: CodeBlock
     local_cells: dict[str, str]  # local subclass of a Linen cell -> the Linen cell
     custom_cells: set[str]  # local subclasses of nn.RNNCellBase
 
-    def add(self, rule: str, node: ast.AST, message: Message, edits: list[Edit] | None = None,
-            note: Message | str = "",
+    def add(self, rule: str, node: ast.AST, message: Msg, edits: list[Edit] | None = None,
+            note: Msg | str = "",
             covered_by: Issue | None = None, kind: str | None = None) -> Issue:
         raise NotImplementedError  # SiteFinder.add
+
+    def doc_line(self, node: ast.AST) -> int:
+        """The document line of ``node`` (a line of the block being walked)."""
+        lineno = node.lineno  # type: ignore[attr-defined]
+        return self.block.lines[lineno - 1] if lineno <= len(self.block.lines) else self.block.first_line
 
     # -- what names refer to
 
@@ -271,7 +278,7 @@ class CellRules:
             "`nn.{cls}(features=<hidden size>)`.", call=call, cls=cls))
         if expr:
             # TRANSLATORS: {expr} is code that reads the hidden size off the carry, e.g. carry.shape[-1].
-            message = message.plus(Msg("Here it can be read off the carry, as the old cell did: `features={expr}`.",
+            message = said(message, Msg("Here it can be read off the carry, as the old cell did: `features={expr}`.",
                                        expr=expr))
         issue = self.add("cell-without-features", node, message, [],
                          said(Msg("Added features={expr}: flax <= 0.6 read the hidden size off the carry, so this "
@@ -319,12 +326,12 @@ class CellRules:
         first = node.args[0]
         if isinstance(first, ast.Call) and getattr(first.func, "id", None) in self.custom_cells:
             # TRANSLATORS: {cell} is the custom cell class's name. "custom-cell" is a rule id: keep it.
-            note = note.plus(Msg("`{cell}` is a custom cell: flax 0.6 passed this size to its initialize_carry; see "
+            note = said(note, Msg("`{cell}` is a custom cell: flax 0.6 passed this size to its initialize_carry; see "
                                  "the custom-cell finding.", cell=shorten(src.text(first.func), 30)))
         elif ctor is None or cls is None:
             built = shorten(src.text(node.args[0]), 30)
             # TRANSLATORS: {cell} is the cell expression passed to nn.RNN, {value} the size (code).
-            note = note.plus(Msg("Make sure `{cell}` is built with features={value}.", cell=built, value=value))
+            note = said(note, Msg("Make sure `{cell}` is built with features={value}.", cell=built, value=value))
         issue = self.add(
             "rnn-positional-size",
             second,
@@ -364,7 +371,7 @@ class CellRules:
             "takes (rng, input_shape), the shape of one input step, and the carry's size is the cell's features "
             "(here: {error}).", call=shorten(src.text(node)), error=error))
         edits: list[Edit] = []
-        note: Message | str = ""
+        note: Msg | str = ""
         if cls not in CONV_CELLS and set(bound) <= {"rng", "batch_dims", "size"} and len(node.args) == 3:
             batch, size = node.args[1], node.args[2]
             if "\n" not in src.text(batch) + src.text(size):

@@ -161,7 +161,7 @@ class _Attempt:
     owner: list[int]
     tree: ast.Module | None = None
     err_unit: int | None = None
-    message: str = ""
+    message: Msg | str = ""
 
 
 def _try_units(units: list[_Unit], budget: Budget) -> _Attempt:
@@ -207,7 +207,7 @@ def _trivial(tree: ast.Module) -> bool:
     return True
 
 
-def _block(lines: list[_CL], error: str | None = None) -> CodeBlock:
+def _block(lines: list[_CL], error: Msg | str | None = None) -> CodeBlock:
     docs = tuple(cl.doc_line for cl in lines)
     first = next((d for d in docs if d), 0)
     return CodeBlock(
@@ -231,7 +231,7 @@ def _split_run(units: list[_Unit], budget: Budget) -> list[CodeBlock]:
     """Cut a run of code-like lines into the longest pieces that parse; report code-like pieces that do not."""
     blocks: list[CodeBlock] = []
     failed: list[int] = []
-    failed_msg = ""
+    failed_msg: Msg | str = ""
 
     def flush() -> None:
         nonlocal failed, failed_msg

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import re
 
+from rnnlab.text import PYTHON_PARSE_LOCK
+
 NEWLINE = re.compile(r"\r\n|\r|\n")
 PARSE_ERRORS = (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError)
 Edit = tuple[int, int, str]  # start, end (character offsets), replacement
@@ -42,7 +44,8 @@ def parse_code(text: str) -> ast.Module:
     """
     quiet = _without_bad_escapes(text)
     try:
-        return ast.parse(quiet)
+        with PYTHON_PARSE_LOCK:
+            return ast.parse(quiet)
     except SyntaxError as err:
         if quiet is not text and err.lineno:
             lines = text.splitlines()

@@ -1,19 +1,19 @@
 """What the migration checker reports: limits, rule ids, found code blocks, findings and rewrites,
 and the checks on the pasted text before anything is parsed.
 
-Every sentence of the report is a :class:`Message`: its ``str`` value is the English text (what code and tests
-read), and it is rendered in the reader's language when shown (``str()``, ``format()``, f-strings). So a report,
-built once and cached for every reader whatever their language, reads in the language of whoever looks at it.
+Every sentence of the report is a kept message (:class:`~rnnlab.i18n.Msg`, made by :func:`said`), rendered in the
+reader's language when shown (``str()``). So a report, built once and cached for every reader whatever their
+language, reads in the language of whoever looks at it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from rnnlab.flaxapi.migrate.parsing import count_lines
-from rnnlab.i18n import ENGLISH, N_, Msg, MsgN, language
+from rnnlab.i18n import N_, Msg, MsgN, sentences
 from rnnlab.text import shorten
 
 R = TypeVar("R")
@@ -25,71 +25,23 @@ MAX_ATTEMPTS = 10_000  # parses tried while looking for code in a text that does
 
 
 
-class Message(str):
-    """A message of the report: one or more sentences (:class:`~rnnlab.i18n.Msg`), kept as ids and values.
-
-    As a ``str`` it is the English text, so code and tests that read it see what the checker always said; ``str()``,
-    ``format()`` and f-strings render it in the language of the script run that shows it (Chinese sentences are
-    joined without a space). It pickles as its parts (``st.cache_data`` keeps a copy).
-    """
-
-    parts: tuple[Msg | str, ...]
-
-    def __new__(cls, *parts: Msg | str) -> Message:
-        self = super().__new__(cls, " ".join(_english(p) for p in parts))
-        self.parts = parts
-        return self
-
-    def __str__(self) -> str:
-        lang = language()
-        if lang == ENGLISH:
-            return str.__str__(self)
-        return ("" if lang == "zh" else " ").join(str(p) for p in self.parts)
-
-    def __format__(self, spec: str) -> str:
-        return format(str(self), spec)
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (Message, self.parts)
-
-    def plus(self, *more: Msg | str) -> Message:
-        """This message with more sentences after it."""
-        return Message(*self.parts, *more)
-
-    def value(self, name: str) -> Any:
-        """The value of placeholder ``name`` in the first sentence (None where it has none)."""
-        first = self.parts[0] if self.parts else None
-        return first.values.get(name) if isinstance(first, Msg) else None
+def said(text: Msg | str | None, *more: Msg | str) -> Msg:
+    """``text`` (a message, or text kept as it is: code, Python's own error) followed by ``more`` sentences, kept as
+    one message (:func:`~rnnlab.i18n.sentences`): built once and cached for every reader, it reads in the language
+    of whoever looks at it (``str()``)."""
+    return sentences(text, *more)
 
 
-def _english(part: Msg | str) -> str:
-    """A sentence as English reads it: what ``str(part)`` gives in English, without switching the language."""
-    if isinstance(part, Message):
-        return str.__str__(part)
-    if not isinstance(part, Msg):
-        return str(part)
-    values = {k: _english(v) if isinstance(v, (Msg, Message)) else v for k, v in part.values.items()}
-    if isinstance(part, MsgN):
-        return (part.message if part.n == 1 else part.plural).format(**{"n": part.n, **values})
-    return part.message.format(**values) if values else part.message
-
-
-def said(text: Msg | str | None, *more: Msg | str) -> Message:
-    """``text`` (a message, or text kept as it is: code, Python's own error) followed by ``more`` sentences."""
-    if isinstance(text, Message):
-        return text.plus(*more)
-    return Message(*((text,) if text else ()), *more)
-
-
-def block_error(line: int, error: str) -> Message:
+def block_error(line: int, error: Msg | str) -> Msg:
     """Why a block that looks like code does not parse: the line, and Python's words (or the checker's)."""
     return said(Msg("line {line}: {error}", line=line, error=error))
 
 
-def parse_error_of(error: str) -> str:
+def parse_error_of(error: Msg | str) -> Msg | str:
     """The reason in a :func:`block_error`, without its line."""
-    if isinstance(error, Message) and error.value("error") is not None:
-        return error.value("error")
+    if isinstance(error, Msg):
+        reason = error.value("error")
+        return reason if reason is not None else error
     return error.split(": ", 1)[-1]
 
 
@@ -109,7 +61,7 @@ _RULE_TITLES: dict[str, str] = {
     "learnable-carry-batch": N_("learnable initial carry created with a batch dimension"),
     "moveaxis-loop": N_("loop over np.moveaxis(x, 0, -1) steps over the wrong axis"),
 }
-RULES: dict[str, str] = {rule: Message(Msg(title)) for rule, title in _RULE_TITLES.items()}
+RULES: dict[str, Msg] = {rule: Msg(title) for rule, title in _RULE_TITLES.items()}
 RULE_ORDER = {rule: i for i, rule in enumerate(RULES)}
 VERIFIED_REWRITES = frozenset({
     "static-initialize-carry",
@@ -136,7 +88,7 @@ class CodeBlock:
     code: str
     first_line: int
     lines: tuple[int, ...]
-    error: str | None = None
+    error: Msg | str | None = None
     # (column in the code line, column in the document line) where each code line's verbatim text starts.
     columns: tuple[tuple[int, int], ...] = field(default=(), repr=False, compare=False)
 
@@ -157,7 +109,7 @@ class Finding:
 
     line: int
     rule: str
-    message: str
+    message: Msg
     code: str
     fixable: bool = False
 
@@ -167,7 +119,7 @@ class Problem:
     """Why (part of) the input was not checked: empty, too large, or not valid Python."""
 
     line: int | None
-    message: str
+    message: Msg
 
 
 @dataclass(frozen=True)
@@ -198,7 +150,7 @@ class Change:
     rule: str
     before: str
     after: str
-    note: str
+    note: Msg | str
 
 
 @dataclass(frozen=True)
@@ -248,7 +200,7 @@ def validate_text(source: object) -> Problem | None:
     return None
 
 
-def syntax_message(err: BaseException) -> str:
+def syntax_message(err: BaseException) -> Msg | str:
     """Python's own words for a parse error (kept in English, as Python says it), with the line it quotes."""
     if isinstance(err, SyntaxError):
         text = (err.text or "").strip()
@@ -258,12 +210,12 @@ def syntax_message(err: BaseException) -> str:
     return str(err) or type(err).__name__
 
 
-def decode_upload(name: str, data: bytes) -> tuple[str | None, str | None]:
+def decode_upload(name: str, data: bytes) -> tuple[str | None, Msg | None]:
     """An uploaded file's text, or why it is refused: (text, None) or (None, message). Never raises.
 
     Refused: a name not ending in .py/.txt/.md, an empty file, more than 4 bytes per allowed character, null
     bytes (a binary file), text that is not UTF-8, and text over :data:`MAX_CHARS` or :data:`MAX_LINES`.
-    The message is a :class:`Message`: keep it (in session state) and it reads in the language of each rerun.
+    The message is a kept message (:func:`said`): keep it (in session state) and it reads in the language of each rerun.
     """
     shown = shorten(str(name), 60)
     if not str(name).lower().endswith(tuple(f".{t}" for t in UPLOAD_TYPES)):

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 
 from rnnlab.flaxapi.migrate.parsing import Edit, line_starts
 from rnnlab.flaxapi.migrate.report import CodeBlock, Finding
+from rnnlab.i18n import Msg
 from rnnlab.text import shorten
 
 CELLS = frozenset({"LSTMCell", "OptimizedLSTMCell", "GRUCell", "MGUCell", "SimpleCell", "ConvLSTMCell", "ConvLSTM"})
@@ -62,9 +63,9 @@ class Issue:
     block: CodeBlock
     src: Source
     node: ast.AST
-    message: str
+    message: Msg
     edits: list[Edit] = field(default_factory=list)
-    note: str = ""
+    note: Msg | str = ""
     covered_by: Issue | None = None
     cell: ast.Call | None = None  # the cell constructor this issue can give features to
     features: str | None = None  # the features expression it would give that cell

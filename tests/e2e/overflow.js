@@ -1,0 +1,97 @@
+// Text that the page cuts off or lets overflow, measured in the browser: returns a list of
+// {where, text, need, have} (empty when everything fits). Read by tests/e2e/test_overflow.py.
+() => {
+  const found = [];
+  const app = document.querySelector("[data-testid='stApp']") || document.body;
+  const shown = (el) => {
+    const box = el.getBoundingClientRect();
+    // a box a few pixels wide is a screen reader's text (Skip to main content), not one a reader sees
+    // and a box outside the window is a collapsed sidebar's (a phone's), shown only when it is opened
+    return box.width > 3 && box.height > 3 && box.right > 0 && box.left < window.innerWidth &&
+      el.clientWidth !== 0 && getComputedStyle(el).visibility !== "hidden";
+  };
+  const where = (el) => {
+    const owner = el.closest("[data-testid]:not([data-testid^='stMarkdown']):not([data-testid='stTooltipHoverTarget'])");
+    return owner ? owner.getAttribute("data-testid") : el.tagName.toLowerCase();
+  };
+  const say = (el, why, need, have, text) =>
+    found.push({where: where(el), why, text: (text ?? el.innerText ?? "").trim().slice(0, 120), need, have});
+  const ownText = (el) => [...el.childNodes].some((n) => n.nodeType === Node.TEXT_NODE && n.textContent.trim());
+  const clips = (style) => ["hidden", "clip"].includes(style.overflowX);
+
+  // 1. Text cut to fit its box: an ellipsis, or a box that hides what its single line does not hold.
+  for (const el of app.querySelectorAll("*")) {
+    if (el.closest("[data-testid='stDataFrame'], .js-plotly-plot, svg, canvas, [data-testid='stCode'], pre")) continue;
+    const style = getComputedStyle(el);
+    const ellipsis = style.textOverflow === "ellipsis";
+    const oneLine = style.whiteSpace === "nowrap" || style.whiteSpace === "pre";
+    if (!(ellipsis || (clips(style) && oneLine && ownText(el)))) continue;
+    if (!el.innerText || !el.innerText.trim() || !shown(el)) continue;
+    if (el.scrollWidth > el.clientWidth + 1) say(el, "cut", el.scrollWidth, el.clientWidth);
+  }
+
+  // A box that scrolls sideways to show what does not fit (a multiselect's chips in one row).
+  for (const el of app.querySelectorAll("*")) {
+    if (el.closest("[data-testid='stDataFrame'], .js-plotly-plot, [data-testid='stCode'], pre")) continue;
+    const testid = el.getAttribute("data-testid") || "";
+    if (["stMain", "stSidebar", "stSidebarContent", "stAppViewContainer", "stApp"].includes(testid)) continue;
+    if (!["auto", "scroll"].includes(getComputedStyle(el).overflowX) || !shown(el)) continue;
+    if (el.scrollWidth > el.clientWidth + 1) say(el, "scrolls sideways", el.scrollWidth, el.clientWidth);
+  }
+
+  // A select's or a text box's value (or its placeholder) wider than the box shows it.
+  const measure = document.createElement("canvas").getContext("2d");
+  for (const el of app.querySelectorAll("input:not([type]), input[type='text'], input[type='number']")) {
+    const text = el.value || el.placeholder;
+    if (!text || !shown(el)) continue;
+    const style = getComputedStyle(el);
+    measure.font = `${style.fontStyle} ${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+    const have = el.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    const need = Math.ceil(measure.measureText(text).width);
+    if (need > have + 1) say(el, el.value ? "value cut" : "placeholder cut", need, Math.round(have), text);
+  }
+
+  // 2. Content wider than the page or than its column (a line that runs out of its place).
+  const main = document.querySelector("[data-testid='stMain']");
+  for (const box of [main, document.querySelector("[data-testid='stSidebarContent']")]) {
+    if (box && shown(box) && box.scrollWidth > box.clientWidth + 1) {
+      const wide = [...box.querySelectorAll("*")].filter((el) => shown(el) &&
+        el.getBoundingClientRect().right > box.getBoundingClientRect().right + 1 &&
+        !el.closest("[data-testid='stDataFrame'] .dvn-scroller, [data-testid='stCode'], pre"));
+      const el = wide.length ? wide[wide.length - 1] : box;
+      say(el, "wider than the page", box.scrollWidth, box.clientWidth);
+    }
+  }
+  for (const column of app.querySelectorAll("[data-testid='stColumn']")) {
+    if (!shown(column)) continue;
+    const right = column.getBoundingClientRect().right;
+    for (const el of column.querySelectorAll("[data-testid='stDataFrame'] .dvn-scroller")) {
+      if (shown(el) && el.scrollWidth > el.clientWidth + 1) say(el, "table wider than its column", el.scrollWidth, el.clientWidth);
+    }
+    for (const el of column.querySelectorAll("p, span, label, li, td, th, h1, h2, h3, h4, button")) {
+      if (!shown(el) || el.closest("[data-testid='stDataFrame'], [data-testid='stCode'], pre, .js-plotly-plot")) continue;
+      const box = el.getBoundingClientRect();
+      if (ownText(el) && box.right > right + 1) say(el, "runs out of its column", Math.round(box.right), Math.round(right));
+    }
+  }
+
+  // 3. Table cells: an HTML table's cell that hides text; a data grid's cell or header wider than a column may
+  //    grow (Streamlit sizes a column to its content up to 500 px and cuts the rest with an ellipsis).
+  for (const el of app.querySelectorAll("[data-testid='stTable'] td, [data-testid='stTable'] th")) {
+    if (shown(el) && el.scrollWidth > el.clientWidth + 1) say(el, "cell cut", el.scrollWidth, el.clientWidth);
+  }
+  const canvas = document.createElement("canvas").getContext("2d");
+  for (const grid of app.querySelectorAll("[data-testid='stDataFrame']")) {
+    const editor = grid.querySelector(".stDataFrameGlideDataEditor");
+    if (!editor) continue;
+    const style = getComputedStyle(editor);
+    const family = style.getPropertyValue("--gdg-font-family") || style.fontFamily;
+    for (const cell of grid.querySelectorAll("th[role='columnheader'], td[role='gridcell']")) {
+      const header = cell.tagName === "TH";
+      canvas.font = `${header ? "600 " : ""}${style.getPropertyValue(header ? "--gdg-header-font-style" : "--gdg-base-font-style") || "14px"} ${family}`;
+      const need = Math.ceil(canvas.measureText(cell.textContent).width) + 2 * 8 + (header ? 20 : 0);
+      if (need > 500) say(grid, header ? "header cut" : "cell cut", need, 500, cell.textContent);
+    }
+  }
+  return found;
+}

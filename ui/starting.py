@@ -1,0 +1,47 @@
+"""A fresh server's first seconds on a page: what it is loading, said in the main area until the pages' libraries are
+imported. Imports nothing heavy itself, so that it is drawn within a second of the link opening."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import streamlit as st
+
+from rnnlab.i18n import t
+
+POLL_S = 0.25
+USUAL_S = 8  # how long the imports usually take on a 2-core machine (JAX, Flax, Optax, pandas, Plotly)
+
+
+def wait_for_start(imported: Callable[[float], bool]) -> None:
+    """Wait until ``imported(timeout_s)`` is True (the server's start-up imports are done), saying meanwhile, in the
+    main area, what the server is loading and for how long so far; nothing is drawn once they are done."""
+    if imported(0):
+        return
+    note, began, shown = st.empty(), time.monotonic(), -1
+    while not imported(POLL_S):
+        elapsed = int(time.monotonic() - began)
+        if elapsed != shown:  # once a second; also where a page change or a closed tab ends the wait
+            shown = elapsed
+            # TRANSLATORS: {elapsed} and {usual} are whole seconds
+            note.info(t("The server has just started and is loading its libraries (JAX, Flax, Optax, pandas, "
+                        "Plotly), once per start: {elapsed} s so far, usually about {usual} s.",
+                        elapsed=elapsed, usual=USUAL_S), icon=":material/hourglass_top:")
+    note.empty()
+
+
+def import_helpers() -> None:
+    """The helpers the pages use (they import the heavy libraries): imported by the server's warm-up, so that a
+    page's first run after the start draws at once."""
+    import ui.charts
+    import ui.controls
+    import ui.example_view
+    import ui.explore_charts
+    import ui.explore_controls
+    import ui.explore_state
+    import ui.explore_training
+    import ui.marks
+    import ui.session
+    import ui.share
+    import ui.work  # noqa: F401
