@@ -64,7 +64,7 @@ keep_run(state.run)  # on the server too, so that a browser reload finds it
 run = state.run
 stale = run is not None and not run.matches(config)
 if run is not None and not stale and not errors:
-    follow_settings(run, config)  # no recompilation: these are arguments of the compiled chunk
+    follow_settings(run, config)  # no recompilation: these are arguments of the compiled call
 
 draw_buttons(config.chunk, errors, state.actions.busy)
 draw_pin_and_share(state, url)

@@ -8,7 +8,7 @@ Imports go one way, from the base up (tests/test_layout.py checks it):
   :mod:`.ledger` (an optional record of the heavy work done, for load measurements);
 - :mod:`.model`: cells, tasks, the sequence model and the optimisers;
 - :mod:`.config` (the settings table and the experiment record) and :mod:`.grids` (what grids of runs vary);
-- :mod:`.training`: compiled programs and runs trained in chunks;
+- :mod:`.training`: compiled programs and runs trained in chunks, one compiled call at a time;
 - :mod:`.probing`: gradients through time, tables of a run, one example unrolled;
 - :mod:`.sweep`: grids of runs trained at once (vmapped), with their verdicts;
 - :mod:`.figures` (Plotly figures), :mod:`.files` (downloads and uploads), :mod:`.flaxapi` (the Old vs new API

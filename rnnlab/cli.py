@@ -29,7 +29,7 @@ from rnnlab.probing.probes import (
 )
 from rnnlab.server.warm import fill_cache
 from rnnlab.training.compiled import enable_persistent_cache
-from rnnlab.training.history import ChunkProgress
+from rnnlab.training.history import CallProgress
 from rnnlab.training.train import Run
 
 
@@ -93,7 +93,7 @@ def _chosen_language(argv: list[str] | None) -> str:
     return known.lang if known.lang in LANGUAGES else ENGLISH
 
 
-def _progress_bar(progress: ChunkProgress, width: int = 30) -> None:
+def _progress_bar(progress: CallProgress, width: int = 30) -> None:
     done = int(width * progress.step / max(progress.total, 1))
     # TRANSLATORS: the command line's progress line after its bar of # and . characters.
     sys.stderr.write(f"\r[{'#' * done}{'.' * (width - done)}] " + t(

@@ -1,5 +1,5 @@
 """An optional record of the heavy work done, for load measurements: ``RNNLAB_LEDGER=PATH`` appends one JSON line
-per training chunk computed and per server slot admitted.
+per compiled training call computed and per server slot admitted.
 
 Every process of a setup (its web processes, the Ray workers and the gate actor, which inherit ``RNNLAB_*``) may
 append to one file: each line is one ``O_APPEND`` write, so lines from different processes never interleave. Unset

@@ -2,12 +2,12 @@
 
 :func:`expand` turns a base configuration and the values of what varies (carry mode, carry_init, cell,
 learning rate, seed) into a validated grid of configurations. :func:`run_sweep` groups them by
-``Config.static_key()``: a group shares one :class:`~rnnlab.training.program.Program`, whose un-jitted ``_init`` and
-``_train_chunk`` are ``jax.vmap``-ed over the runs (seed, carry scale, learning rate and clip are per-run
-arguments), jitted once, and sharded along the runs axis across every device JAX sees. Different cells,
+``Config.static_key()``: a group shares one :class:`~rnnlab.training.program.Program`, whose un-jitted
+``plain_init`` and ``plain_train_steps`` are ``jax.vmap``-ed over the runs (seed, carry scale, learning rate and
+clip are per-run arguments), jitted once, and sharded along the runs axis across every device JAX sees. Different cells,
 carry modes or initialisers are different programs; learning rates and seeds of one program train together.
 
-Every run of a group takes the same chunks, so all configurations of a sweep share ``steps`` and ``chunk``.
+Every run of a group takes the same compiled calls, so all configurations of a sweep share ``steps`` and ``chunk``.
 ||dL/dh_0|| of each run's final parameters is measured once at the end, run by run, by the log-scaled probe
 (:mod:`rnnlab.probing.logscale`: its true size as log10, however small, and why where it is exactly 0); its
 host-side assembly does not compose with ``jax.vmap``, and one probe costs about one training step.
@@ -46,7 +46,7 @@ from rnnlab.probing.probes import PROBE_COMPILE_S, probe_batch
 from rnnlab.text import format_bytes
 from rnnlab.training import estimate
 from rnnlab.training.compiled import compile_count
-from rnnlab.training.divergence import check_chunk
+from rnnlab.training.divergence import check_call
 from rnnlab.training.history import History
 from rnnlab.training.program import Program, get_program
 from rnnlab.training.train import at_boundary, call_steps
@@ -154,14 +154,14 @@ class Vmapped:
     """The jitted, vmapped functions of one program for a number of runs sharded over ``mesh``.
 
     ``init(seeds, scale, lr, clip) -> (state, evaluation)``: the runs' initial states and their evaluation
-    at step 0. ``train_chunk(state, lr, clip, scale, n_active) -> (state, records, evaluation)``: one chunk of
+    at step 0. ``train_steps(state, lr, clip, scale, n_active) -> (state, records, evaluation)``: one compiled call of
     every run and its evaluation with the new parameters. Folding the evaluation into these two functions keeps
     it at two compilations per program.
     """
 
     mesh: Mesh
     init: Callable
-    train_chunk: Callable
+    train_steps: Callable
 
 
 # Vmapped program sets kept for reuse, least recently used first out: like rnnlab.training.program's cache, bounded,
@@ -179,13 +179,13 @@ def _build(program: Program, mesh: Mesh) -> Vmapped:
         state = program.plain_init(seed, scale, lr, clip)
         return state, program.plain_evaluate(state["params"], state["root"], scale)
 
-    def train_chunk(state, lr, clip, scale, n_active):
-        return program.plain_train_chunk(state, lr, clip, scale, n_active)
+    def train_steps(state, lr, clip, scale, n_active):
+        return program.plain_train_steps(state, lr, clip, scale, n_active)
 
     return Vmapped(
         mesh,
         jax.jit(jax.vmap(init), in_shardings=(runs,) * 4, out_shardings=runs),
-        jax.jit(jax.vmap(train_chunk, in_axes=(0, 0, 0, 0, None)),
+        jax.jit(jax.vmap(train_steps, in_axes=(0, 0, 0, 0, None)),
                 in_shardings=(runs, runs, runs, runs, replicated), out_shardings=runs, donate_argnums=(0,)))
 
 
@@ -217,7 +217,7 @@ def estimate_sweep(configs: list[Config], devices: list | None = None) -> estima
         key = (static_part(config), size, tuple(d.id for d in devices))
         with _COMPILED_LOCK:
             fns = _COMPILED.get(key)
-        compiled = fns is not None and compile_count(fns.train_chunk) > 0
+        compiled = fns is not None and compile_count(fns.train_steps) > 0
         parts.append((config, len(indices), compiled))
         probe_compile_s += 0.0 if compiled else PROBE_COMPILE_S
         probe_s += len(indices) * estimate.estimate(config, 1).step_s
@@ -426,7 +426,7 @@ def run_sweep(configs: list[Config], callback: Callable[[float, Any], bool | Non
 
     ``callback(fraction, text)`` is called before each program's first compile and after every compiled call;
     when it returns False the sweep stops there and returns what it has. ``max_seconds`` bounds a compiled
-    call (from the measured time per step; see :meth:`rnnlab.training.train.Run.run_chunk`), so that the callback
+    call (from the measured time per step; see :meth:`rnnlab.training.train.Run.run_call`), so that the callback
     comes that often; evaluations are recorded at chunk ends either way. ``devices`` defaults to jax.devices();
     each group is padded to a multiple of their number by repeating its last configuration (the padding is
     dropped from the results). Raises :class:`SweepError` for an invalid or inconsistent list.
@@ -495,7 +495,7 @@ def _train_round(progress: _Progress, max_seconds: float | None) -> bool:
     for number, group in enumerate(groups, 1):
         if group.step >= progress.steps:
             continue
-        _train_chunk(progress, group, max_seconds)
+        _train_call(progress, group, max_seconds)
         # kept as a message: made in a worker thread, shown in the reader's language on the page
         # TRANSLATORS: progress of a sweep: training step {step} of {steps}, compiled program {n} of {total}
         note = Msg("step {step} / {steps} of program {n} of {total}", step=group.step, steps=progress.steps,
@@ -505,17 +505,18 @@ def _train_round(progress: _Progress, max_seconds: float | None) -> bool:
     return True
 
 
-def _train_chunk(progress: _Progress, group: _Group, max_seconds: float | None) -> None:
-    """Train ``group`` one chunk, or the steps of it that fit in ``max_seconds``, and record it in each run's history.
+def _train_call(progress: _Progress, group: _Group, max_seconds: float | None) -> None:
+    """Train ``group`` one compiled call (the rest of the chunk, or the steps of it that fit in ``max_seconds``), and
+    record it in each run's history.
 
     A run that has stopped (diverged) is no longer recorded; its state keeps its last finite parameters.
     """
     steps, chunk = progress.steps, group.program.static.chunk
     n_active = call_steps(group.step, chunk, steps, group.step_s, max_seconds)
     lr, clip, scale = group.hyper
-    compiled = compile_count(group.fns.train_chunk) > 0
+    compiled = compile_count(group.fns.train_steps) > 0
     began = time.perf_counter()
-    group.state, records, evaluation = group.fns.train_chunk(group.state, lr, clip, scale, np.int32(n_active))
+    group.state, records, evaluation = group.fns.train_steps(group.state, lr, clip, scale, np.int32(n_active))
     records, evaluation = jax.device_get((records, evaluation))
     if compiled:
         group.step_s = (time.perf_counter() - began) / n_active
@@ -527,7 +528,7 @@ def _train_chunk(progress: _Progress, group: _Group, max_seconds: float | None) 
         applied = history.add_records(group.step, run_records)
         if complete or applied < n_active:
             history.add_evaluation(group.step + applied, _pick(evaluation, j))
-        check_chunk(history, config, TASKS[config.task].baseline(config.seq_len), group.step, applied, run_records)
+        check_call(history, config, TASKS[config.task].baseline(config.seq_len), group.step, applied, run_records)
         progress.stop_reasons[i] = history.stop_reason  # the same record and message as a one-by-one Run
     group.step += n_active
 

@@ -15,17 +15,17 @@ SMALL = Config(cell="gru", task="adding", seq_len=12, batch=8, features=8, steps
 def stopped_in_a_chunk() -> Run:
     """A run trained one chunk and then part of the next, as a Stop in the middle of a chunk leaves it."""
     run = Run(SMALL)
-    run.run_chunk()
+    run.run_call()
     while run.step == 10:
-        run.run_chunk(max_seconds=1e-9)
+        run.run_call(max_seconds=1e-9)
     assert run.step > run.history.evaluated_step == 10
     return run
 
 
 def test_the_sentence_quotes_the_loss_and_movement_of_the_step_it_names():
     a_run, b_run = Run(SMALL), stopped_in_a_chunk()
-    a_run.run_chunk()
-    a_run.run_chunk()
+    a_run.run_call()
+    a_run.run_call()
     a = ab.side(a_run.config, a_run.history, "A")
     b = ab.side(b_run.config, b_run.history, "B")
     text = ab.describe(a, b)

@@ -20,18 +20,18 @@ def test_estimate_grows_with_the_work_and_reads_in_words():
     assert estimate.format_seconds(0.0123) == "12 ms" and estimate.format_seconds(150) == "2.5 min"
 
 
-def test_measured_chunks_replace_the_size_guess():
-    """A chunk's measured time becomes the configuration's step time; others of its kind use the measured speed."""
+def test_measured_calls_replace_the_size_guess():
+    """A call's measured time becomes the configuration's step time; others of its kind use the measured speed."""
     config = Config(seq_len=33, batch=8, features=24, chunk=10, seed=5)
     estimate.record_compiled(config)
-    estimate.record_chunk(config, 10, 1.0)
+    estimate.record_call(config, 10, 1.0)
     guess = estimate.estimate(replace(config, seed=6), steps=40)  # the seed does not change the program
     assert guess.measured and guess.compile_s == 0 and guess.step_s == pytest.approx(0.1)
-    estimate.record_chunk(config, 10, 2.0)
+    estimate.record_call(config, 10, 2.0)
     assert estimate.estimate(config).step_s == pytest.approx(0.7 * 0.1 + 0.3 * 0.2)
 
 
-def test_a_run_reports_its_chunks():
+def test_a_run_reports_its_calls():
     config = Config(seq_len=12, batch=4, features=8, steps=20, chunk=10, seed=21, cell="mgu")
     run = Run(config)
     run.train()
@@ -45,11 +45,11 @@ def test_a_run_measures_steps_on_the_callers_clock_while_it_trains_continuously(
 
     config = Config(seq_len=10, batch=4, features=6, steps=40, chunk=10, seed=22, cell="simple")
     run = Run(config)
-    run.run_chunk()  # compiles
-    run.run_chunk()
+    run.run_call()  # compiles
+    run.run_call()
     quick = estimate.estimate(config).step_s
     time.sleep(0.5)  # drawing, within the pause that still counts as continuous training
-    run.run_chunk()
+    run.run_call()
     assert estimate.estimate(config).step_s > quick + 0.3 * 0.5 / 10 * 0.9  # the pause, averaged in at 0.3
 
 

@@ -210,7 +210,7 @@ def test_gates_and_carry_equal_the_cell_computed_by_hand(cell, task):
     look = example.look(program, params, root, scale, 3)
     x, _ = the_batch(program, root, 3)
     x = np.asarray(x, np.float64)[0]
-    p = jax.tree_util.tree_map(lambda a: np.asarray(a, np.float64), example.cell_params(program, params))
+    p = jax.tree_util.tree_map(lambda a: np.asarray(a, np.float64), program.spec.params_in(params))
     top = params["params"]
     h = np.asarray(top["h0"], np.float64)
     c = np.asarray(top["c0"], np.float64) if "c0" in top else None
@@ -312,7 +312,7 @@ def orthogonal_simple(rho: float, steps: int, features: int = 8, bias: float = 0
     lr, clip, scale = hyper_args(config)
     state = program.init(np.int32(1), scale, lr, clip)
     params = jax.tree_util.tree_map(np.array, state["params"])
-    p = example.cell_params(program, params)
+    p = program.spec.params_in(params)
     q, _ = np.linalg.qr(np.random.default_rng(0).normal(size=(features, features)))
     p["h"]["kernel"] = (rho * q).astype(np.float32)
     p["i"]["kernel"] = (1e-7 * p["i"]["kernel"]).astype(np.float32)

@@ -79,7 +79,7 @@ def test_the_saturation_thresholds_a_zero_sentence_names_are_where_the_probes_de
     just before, while plain ``jax.grad`` (which cancels) is already 0 well before them."""
     import re
 
-    from rnnlab.probing.probe_cells import sigmoid_slope, tanh_slope
+    from rnnlab.model.probe_step import sigmoid_slope, tanh_slope
 
     with using("en"):
         sentence = size_words.describe_zero("saturated", 3)

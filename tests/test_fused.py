@@ -110,14 +110,14 @@ def test_fused_models_have_flax_parameter_trees(cell):
 
 
 @pytest.mark.parametrize("cell", FUSED)
-def test_training_chunks_follow_flax(cell):
-    """A few optimiser steps of the app's compiled chunk give the same run with fused and Flax cells."""
+def test_training_calls_follow_flax(cell):
+    """A few optimiser steps of the app's compiled call give the same run with fused and Flax cells."""
     fused, flax = programs(cell, "learnable", "adding")
     args = (np.float32(1e-2), np.float32(1.0), np.float32(0.5))
     runs = []
     for program in (fused, flax):
         state = program.init(np.int32(0), args[2], args[0], args[1])
-        state, records, evaluation = program.train_chunk(state, *args, np.int32(2))
+        state, records, evaluation = program.train_steps(state, *args, np.int32(2))
         runs.append((state["params"], records["loss"], evaluation["loss"]))
     close(runs[0], runs[1], rtol=1e-4)
 

@@ -223,7 +223,7 @@ def test_no_import_cycle_even_through_imports_inside_functions():
 # executor runs.
 SEAM = {"rnnlab.server.executor", "rnnlab.server.executors", "rnnlab.server.jobs", "rnnlab.server.session_store",
         "rnnlab.server.tab_token", "rnnlab.server.clients", "rnnlab.server.session_bounds", "rnnlab.server.votes"}
-HEAVY_CALLS = {"Run", "run_chunk", "compute_chunk", "shared_chunk_job", "train_chunk", "run_sweep",
+HEAVY_CALLS = {"Run", "run_call", "compute_call", "shared_call_job", "train_steps", "run_sweep",
                "compile_in_worker", "trained_params", "run_grad_through_time", "run_connectivity", "start_robustness",
                "decay_sweep", "carry_grad_norms", "connectivity", "look"}
 HEAVY_METHODS = {"train"}  # run.train(...); a function of that name elsewhere is not a run's

@@ -16,10 +16,10 @@ import pytest
 from rnnlab.bench.probe import saturating
 from rnnlab.config import Config
 from rnnlab.figures import log10_scale, size_words
+from rnnlab.model import probe_step
 from rnnlab.model.cells import CELLS
 from rnnlab.norms import F32_LOG10_FLOOR, F64_LOG10_FLOOR
-from rnnlab.probing import logscale, probe_cells, probes
-from rnnlab.probing.probe_cells import PROBE_CELLS, cell_params
+from rnnlab.probing import logscale, probes
 from rnnlab.training.program import Program, get_program, hyper_args
 
 BASE = Config(task="adding", cell="gru", features=4, seq_len=9, batch=3, carry_mode="learnable",
@@ -42,10 +42,10 @@ def setup(cell: str):
 
 
 @pytest.mark.parametrize("cell", list(CELLS))
-def test_the_probe_cells_forward_equals_flaxs_cell(cell):
+def test_the_probe_steps_forward_equals_flaxs_cell(cell):
     program, params, _, _ = setup(cell)
-    spec, probe = CELLS[cell], PROBE_CELLS[cell]
-    p = cell_params(params, cell)
+    spec = CELLS[cell]
+    probe, p = spec.probe, spec.params_in(params)
     shapes = program.carry_shapes()
     x = program.example_inputs
     keys = jax.random.split(jax.random.PRNGKey(0), 3)
@@ -68,12 +68,12 @@ def unshifted(factor) -> np.ndarray:
 
 
 @pytest.mark.parametrize("cell", list(CELLS))
-def test_the_hand_written_backward_equals_automatic_differentiation_of_the_probe_cell(cell):
+def test_the_hand_written_backward_equals_automatic_differentiation_of_the_probe_step(cell):
     """The backward pass multiplies by derivatives the forward pass kept; automatic differentiation of the forward
     pass (whose tanh and sigmoid have the non-cancelling derivatives) gives the same, saturated units included; the
     backward pass keeps tiny derivatives scaled (value * e^shift), so its products are not lost below float32."""
     program, _, _, _ = setup(cell)
-    probe = PROBE_CELLS[cell]
+    probe = CELLS[cell].probe
     shapes = program.carry_shapes()
     width = {"lstm": 4, "optimized_lstm": 4, "conv_lstm": 4, "gru": 3, "mgu": 2, "simple": 1}[cell]
     wide = shapes[0][:-1] + (width * shapes[0][-1],)
@@ -87,10 +87,10 @@ def test_the_hand_written_backward_equals_automatic_differentiation_of_the_probe
             _, vjp = jax.vjp(lambda c, a, b: probe.forward(c, a, b)[0], *as64((carry, xp, hp)))
             want_c, want_xp, want_hp = vjp(as64(d_new))
         _, derivatives = probe.forward(carry, xp, hp)
-        (direct, s_c), d_xp, d_hp = probe.backward(probe_cells.scaled(derivatives.forms, 1), carry, d_new)
+        (direct, s_c), d_xp, d_hp = probe.backward(probe_step.scaled(derivatives.forms, 1), carry, d_new)
         if spread == 1:  # no factor tiny: the factors as they are give the same numbers, with no shift at all
-            assert not probe_cells.needs_scaling(derivatives.forms, 1)
-            (p_direct, p_s), p_xp, p_hp = probe.backward(probe_cells.plain(derivatives.forms), carry, d_new)
+            assert not probe_step.needs_scaling(derivatives.forms, 1)
+            (p_direct, p_s), p_xp, p_hp = probe.backward(probe_step.plain(derivatives.forms), carry, d_new)
             assert p_s is None and p_xp[1] is None and p_hp[1] is None
             for a, b in [*((a, unshifted((b, s_c))) for a, b in zip(p_direct, direct)), (p_xp[0], unshifted(d_xp)),
                          (p_hp[0], unshifted(d_hp))]:
@@ -177,7 +177,7 @@ def orthogonal_simple_program(rho: float, steps: int, features: int = 8):
     program = get_program(config)
     lr, clip, scale = hyper_args(config)
     params = jax.tree_util.tree_map(np.array, program.init(np.int32(1), scale, lr, clip)["params"])
-    p = cell_params(params, "simple")
+    p = CELLS["simple"].params_in(params)
     q, _ = np.linalg.qr(np.random.default_rng(0).normal(size=(features, features)))
     p["h"]["kernel"] = (rho * q).astype(np.float32)
     p["i"]["kernel"] = (1e-7 * p["i"]["kernel"]).astype(np.float32)
@@ -213,7 +213,7 @@ def test_against_60_digit_arithmetic_on_a_tiny_saturated_cell(gain):
     program = get_program(config)
     lr, clip, scale = hyper_args(config)
     params = jax.tree_util.tree_map(np.array, program.init(np.int32(2), scale, lr, clip)["params"])
-    p = cell_params(params, "simple")
+    p = CELLS["simple"].params_in(params)
     p["h"]["kernel"] = np.float32(gain) * np.array([[14.0, -9.0], [11.0, 13.0]], np.float32)
     p["i"]["kernel"] = np.float32(gain) * np.array([[6.0, 5.0], [3.0, -4.0]], np.float32)
     p["i"]["bias"] = np.float32(gain) * np.array([17.0, -19.0], np.float32)
@@ -254,7 +254,7 @@ def test_saturation_zeros_found_by_an_independent_rule_are_named():
     run.train()
     program, scale = run.program, run.scale
     params = jax.tree_util.tree_map(np.array, run.params)
-    p = cell_params(params, "simple")
+    p = CELLS["simple"].params_in(params)
     p["h"]["kernel"] = p["h"]["kernel"] * np.float32(300.0)
     batch = probes.probe_batch(program, run.root)
     sizes = logscale.carry_grad_log10(program, params, batch, scale)
@@ -295,7 +295,7 @@ def test_the_factors_as_they_are_and_their_exact_logs_give_the_same_sizes(cell, 
     assert not logscale.needs_exact_logs(program, params, batch, scale)
     fast = logscale.carry_grad_log10(program, params, batch, scale)
     fast_conn = logscale.connectivity_log10(program, params, batch, scale)
-    monkeypatch.setattr(probe_cells, "LOG_TINY", 80.0)  # every factor below e^80: the exact branch
+    monkeypatch.setattr(probe_step, "LOG_TINY", 80.0)  # every factor below e^80: the exact branch
     exact_program = Program(program.static)  # compiled anew, with that threshold
     assert logscale.needs_exact_logs(exact_program, params, batch, scale)
     exact = logscale.carry_grad_log10(exact_program, params, batch, scale)

@@ -1,10 +1,14 @@
-"""A cell registered once (one entry in ``rnnlab.model.cells.CELLS``) is found everywhere a user or a table meets
-cells: the settings and their validation, the URL, the command line, the time and memory estimates, the fused
-training path, the probe, the grids and sweeps, and the Explore, Gradients, Compare and API pages."""
+"""A new cell is one file: its family's file (here tests/fixtures/cell_family/elman.py, put beside
+rnnlab/model/cell_families/) holds its spec, its fused step and its log-scaled probe step, the registry
+(``rnnlab.model.cells.CELLS``) finds it, and it is found everywhere a user or a table meets cells: the settings and
+their validation, the URL, the command line, the time and memory estimates, the fused training path, the probe, the
+grids and sweeps, and the Explore, Gradients, Compare and API pages."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import flax.linen as nn
 import jax
@@ -15,24 +19,30 @@ from rnnlab import cli
 from rnnlab.config import CHOICES, SETTING, Config, with_cell
 from rnnlab.flaxapi import columns
 from rnnlab.grids import FIELDS
-from rnnlab.model import fused as forms
+from rnnlab.model import cell_families, cells
+from rnnlab.model.cell_spec import CellSpec
 from rnnlab.model.cells import CELLS
-from rnnlab.probing import logscale, probe_cells, probes
+from rnnlab.probing import logscale, probes
 from rnnlab.sharing.urlstate import parse_cells, parse_query, to_query
 from rnnlab.training import estimate
 from rnnlab.training.program import get_program, hyper_args
 from tests.app.conftest import open_page
 
-NEW = "elman"  # the test's cell: the simple cell's maths under a name of its own
+NEW = "elman"  # the test's cell: the simple cell's maths under a name of its own, in a file of its own
+FAMILY_FILES = Path(__file__).parent / "fixtures" / "cell_family"  # holds elman.py and nothing else
 SMALL = dict(task="adding", features=4, seq_len=6, batch=2, steps=2, chunk=2, seed=3)
 
 
 @pytest.fixture
 def new_cell(monkeypatch):
-    """Register the new cell once, as a copy of the simple cell (its fused form included), for the test only."""
-    spec = replace(CELLS["simple"], name=NEW, label_en="Elman RNN", description="The simple cell under a new name.")
-    monkeypatch.setitem(CELLS, NEW, spec)
-    return spec
+    """The new cell's one file put beside the cell families for the test only: the registry finds it there and
+    registers its spec once, in ``CELLS``, as it does every family's."""
+    monkeypatch.setattr(cell_families, "__path__", [*cell_families.__path__, str(FAMILY_FILES)])
+    found = [spec for spec in cells.family_specs() if spec.name not in CELLS]
+    assert [spec.name for spec in found] == [NEW]
+    monkeypatch.setitem(CELLS, NEW, found[0])
+    yield found[0]
+    sys.modules.pop(f"{cell_families.__name__}.{NEW}", None)
 
 
 def small(cell: str) -> Config:
@@ -87,7 +97,7 @@ def test_it_trains_through_its_fused_form_and_the_probe_runs_for_it(new_cell):
 
         state = program.init(np.int32(config.seed), scale, lr, clip)
         with nn.intercept_methods(count_rnn):
-            state, records, _ = program.train_chunk(state, lr, clip, scale, np.int32(2))
+            state, records, _ = program.train_steps(state, lr, clip, scale, np.int32(2))
         assert calls == []
         params = jax.tree_util.tree_map(np.asarray, state["params"])
         batch = probes.probe_batch(program, state["root"])
@@ -95,14 +105,16 @@ def test_it_trains_through_its_fused_form_and_the_probe_runs_for_it(new_cell):
                          probes.carry_grad_norms(program, params, state["root"], scale)["h"])
     for mine, simple in zip(results[NEW], results["simple"], strict=True):
         np.testing.assert_allclose(mine, simple, rtol=1e-6)
-    assert probe_cells.PROBE_CELLS[NEW] is probe_cells.PROBE_CELLS["simple"] and NEW in probe_cells.PROBE_CELLS
+    assert CELLS[NEW].probe is not CELLS["simple"].probe and CELLS[NEW].fused is not CELLS["simple"].fused
 
 
-def test_a_cell_with_new_maths_and_no_probe_form_is_named(new_cell, monkeypatch):
-    new_maths = replace(forms.SIMPLE, forward=lambda carry, xp, hp: ((xp + hp,), ()))
-    monkeypatch.setitem(CELLS, NEW, replace(new_cell, fused=new_maths))
-    with pytest.raises(LookupError, match=f"the {NEW} cell has no log-scaled probe form.*probe_cells"):
-        probe_cells.check_every_cell()
+def test_a_cell_cannot_leave_out_its_probe_step_and_its_gates_are_read_from_its_fused_step(new_cell):
+    """What a cell needs is in its spec, so a cell without its log-scaled probe step cannot be made at all (nothing
+    is checked later), and gates need the fused step they are read from."""
+    with pytest.raises(TypeError, match="probe"):
+        CellSpec("half", "Half", nn.SimpleCell, ("h",), fused=new_cell.fused)
+    with pytest.raises(ValueError, match="fused step"):
+        replace(new_cell, gates=CELLS["mgu"].gates, fused=None)
 
 
 def test_the_pages_offer_it(new_cell):

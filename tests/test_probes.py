@@ -205,10 +205,10 @@ def test_training_records_the_h0_gradient_probes_compute():
     config = config_for("lstm", "sine", "noisy")
     run = Run(config)
     program = run.program
-    params0 = jax.tree_util.tree_map(np.array, run.params)  # copied before the chunk donates the state
+    params0 = jax.tree_util.tree_map(np.array, run.params)  # copied before the call donates the state
     root = np.asarray(run.state["root"])
     _, _, scale = hyper_args(config)
-    run.run_chunk()
+    run.run_call()
     row = run.history.steps_df().iloc[0]
     assert row["step"] == 1
 

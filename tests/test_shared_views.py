@@ -68,7 +68,7 @@ def test_a_failed_build_is_not_kept_and_the_next_caller_builds():
 
 def test_only_a_pristine_run_is_shared_and_its_view_says_so():
     run = Run(SMALL)
-    run.run_chunk()
+    run.run_call()
     view = run.view()
     assert view.pristine and view_key(view, "loss") == (SMALL, 10, "en", "loss") == view_key(run, "loss")
     run.update(lr=SMALL.lr * 2)
@@ -81,7 +81,7 @@ def spec(figure: go.Figure) -> str:
 
 def test_a_shared_view_equals_a_fresh_one_and_serving_it_changes_nothing():
     run = Run(SMALL)
-    run.run_chunk()
+    run.run_call()
     view = run.view()
     views = SharedViews()
     first = views.get(view_key(view, "per_step", 3), lambda: run_views.per_step_view(view, 3, None, None))

@@ -131,7 +131,7 @@ def test_changing_lr_and_seed_reuses_the_compiled_sweep(configs, result):
     again = run_sweep(other)
     assert sweep.cached_program_sets() == built
     fns = sweep.vmapped(get_program(learnable[0]), 4, jax.devices())
-    assert compile_count(fns.train_chunk) == 1 and compile_count(fns.init) == 1
+    assert compile_count(fns.train_steps) == 1 and compile_count(fns.init) == 1
     assert again.histories[0].steps[-1]["loss"] != result.histories[4].steps[-1]["loss"]
 
 

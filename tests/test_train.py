@@ -1,4 +1,5 @@
-"""Chunked training: learning, reproducibility, divergence, resuming and no recompilation."""
+"""Training in chunks, one compiled call at a time: learning, reproducibility, divergence, resuming and no
+recompilation."""
 
 import numpy as np
 import pytest
@@ -112,7 +113,7 @@ def test_a_compiled_call_runs_only_its_active_steps():
     run = Run(SMALL)
     program = run.program
     lr, clip, scale = (np.float32(v) for v in (SMALL.lr, SMALL.clip, SMALL.carry_scale))
-    state, records, _ = program.train_chunk(run.state, lr, clip, scale, np.int32(3))
+    state, records, _ = program.train_steps(run.state, lr, clip, scale, np.int32(3))
     assert int(state["step"]) == 3
     assert list(records["applied"]) == [True] * 3 + [False] * 7 and (records["loss"][3:] == 0).all()
 
@@ -151,7 +152,7 @@ def test_changing_lr_seed_steps_scale_does_not_recompile():
     config = Config(**{**SMALL.__dict__, "task": "sine", "carry_init": "normal", "chunk": 7})
     program = get_program(config)
     Run(config).train()
-    compiled = (compile_count(program.init), compile_count(program.train_chunk), compile_count(program.evaluate))
+    compiled = (compile_count(program.init), compile_count(program.train_steps), compile_count(program.evaluate))
     for change in ({"lr": 0.5}, {"seed": 9}, {"steps": 13}, {"carry_scale": 3.0}, {"clip": 0.0}):
         run = Run(Config(**{**config.__dict__, **change}))
         assert run.program is program
@@ -159,16 +160,16 @@ def test_changing_lr_seed_steps_scale_does_not_recompile():
     run.update(lr=1e-4, carry_scale=0.01)
     run.update(steps=20)
     run.train()
-    assert (compile_count(program.init), compile_count(program.train_chunk),
+    assert (compile_count(program.init), compile_count(program.train_steps),
             compile_count(program.evaluate)) == compiled == (1, 1, 1)
 
 
 def test_learning_rate_change_mid_run_takes_effect():
     run = Run(SMALL)
-    run.run_chunk()
+    run.run_call()
     run.update(lr=1e-12)
     before = run.params["params"]["h0"].copy()
-    run.run_chunk()
+    run.run_call()
     np.testing.assert_allclose(run.params["params"]["h0"], before, atol=1e-9)
 
 
@@ -221,9 +222,9 @@ def test_divergence_message_names_the_cause_and_fitting_advice(loss, grad_norm, 
 def test_fork_is_independent_and_resumes_like_one_run():
     whole = Run(SMALL).train()
     run = Run(SMALL)
-    run.run_chunk()
+    run.run_call()
     copy = run.fork()
-    run.run_chunk()  # the original goes on; the copy still sits at step 10
+    run.run_call()  # the original goes on; the copy still sits at step 10
     assert copy.step == 10 and run.step == 20 and len(copy.history.chunks) == 2
     copy.train()
     run.train()
@@ -239,7 +240,7 @@ def test_a_run_can_start_from_given_parameters():
     assert run.step == 0 and run.origin == "a file"
     # the first evaluation is the trained parameters' evaluation, not the seed's initial one
     assert run.history.chunks[0]["eval_loss"] == trained.history.chunks[-1]["eval_loss"]
-    run.run_chunk()
+    run.run_call()
     assert run.step == 10 and np.isfinite(run.history.steps_df()["loss"]).all()
     with pytest.raises(ValueError, match="structure"):
         Run(SMALL, params={"params": {}})
@@ -276,7 +277,7 @@ def test_the_compiled_program_cache_is_bounded_and_runs_do_not_pin_programs():
     config = Config(seq_len=5, batch=2, features=3, steps=4, chunk=2)
     first = weakref.ref(get_program(config))
     run = Run(config)
-    run.run_chunk()
+    run.run_call()
     whole = Run(config).train()
     for n in range(programs.MAX_PROGRAMS + 5):
         get_program(Config(seq_len=6 + n, batch=2, features=3))
@@ -288,15 +289,15 @@ def test_the_compiled_program_cache_is_bounded_and_runs_do_not_pin_programs():
 
 
 @pytest.mark.parametrize("cell", ["gru", "lstm"])
-def test_chunks_computed_through_bytes_give_the_same_run_bit_for_bit(cell):
-    from rnnlab.training import chunks
+def test_calls_computed_through_bytes_give_the_same_run_bit_for_bit(cell):
+    from rnnlab.training import calls
 
     config = Config(cell=cell, seq_len=12, batch=8, features=8, steps=25, chunk=10)
     in_memory, through = Run(config), Run(config)
     while not in_memory.done:
-        in_memory.run_chunk(max_seconds=None)
+        in_memory.run_call(max_seconds=None)
     while not through.done:
-        through.run_chunk(max_seconds=None, compute=chunks.through_bytes)
+        through.run_call(max_seconds=None, compute=calls.through_bytes)
     a, b = in_memory.history, through.history
     assert a.steps == b.steps and a.chunks == b.chunks
     for name in a.carry:
@@ -311,13 +312,13 @@ def test_chunks_computed_through_bytes_give_the_same_run_bit_for_bit(cell):
     assert jax.tree_util.tree_structure(in_memory.state) == jax.tree_util.tree_structure(through.state)
 
 
-def test_a_chunk_is_a_pure_function_of_config_state_and_steps():
-    from rnnlab.training import chunks
+def test_a_call_is_a_pure_function_of_config_state_and_steps():
+    from rnnlab.training import calls
 
     config = Config(seq_len=12, batch=8, features=8, steps=10, chunk=10)
     run = Run(config)
-    data = chunks.state_to_bytes(run.state)
-    first = chunks.chunk_from_bytes(config, chunks.compute_chunk_bytes(config, data, 4))
-    again = chunks.chunk_from_bytes(config, chunks.compute_chunk_bytes(config, data, 4))
-    assert chunks.chunk_to_bytes(first) == chunks.chunk_to_bytes(again)
+    data = calls.state_to_bytes(run.state)
+    first = calls.result_from_bytes(config, calls.compute_call_bytes(config, data, 4))
+    again = calls.result_from_bytes(config, calls.compute_call_bytes(config, data, 4))
+    assert calls.result_to_bytes(first) == calls.result_to_bytes(again)
     assert int(first[0]["step"]) == 4 and int(first[1]["applied"].sum()) == 4

@@ -25,7 +25,7 @@ from ui.compiling import compile_first
 from ui.queue import job_slot
 from ui.session import keep_run, session_id, tab_open
 
-CHART_INTERVAL_S = 1.0  # while training, charts are redrawn at most this often (the progress bar every chunk)
+CHART_INTERVAL_S = 1.0  # while training, charts are redrawn at most this often (the progress bar every call)
 
 Draw = Callable[[Run | RunView, int], None]  # draws the charts of a run; the int keeps element keys unique
 Progress = Callable[..., None]  # draws the progress of a run, with its speed in steps per second when known
@@ -102,7 +102,7 @@ def train(run: Run, keep: Callable[[Run], None], keep_going: Callable[[], bool],
             return
         n, drawn, began, first_step = 0, time.monotonic(), time.monotonic(), lead.step
         while not lead.done and keep_going() and watched():
-            trained_chunk(training, queue)
+            trained_call(training, queue)
             keep_run(lead, throttle=True)
             n += 1
             if n == 1:  # the first call may include compiling: the rate counts from its end
@@ -124,11 +124,11 @@ class TrainingFailed(Exception):
         self.message = message
 
 
-def trained_chunk(training: work.Training, queue) -> None:
+def trained_call(training: work.Training, queue) -> None:
     """One compiled call of ``training``; a failure raises :class:`TrainingFailed` with what to tell: the run stays
     at its last step, and leaving the ``with`` block of :func:`ui.work.training` releases its slot."""
     try:
-        training.chunk(queue)
+        training.call(queue)
     except Cancelled:
         raise
     except Exception as e:  # a failed call must not end the page with a traceback
@@ -156,7 +156,7 @@ def step_once(run: Run, keep: Callable[[Run], None], status, queue, draw_progres
         with st.spinner(tn("Training one chunk of {n} step: {time}…", "Training one chunk of {n} steps: {time}…",
                            lead.config.chunk, time=described)):
             while not lead.done and lead.step < target and watched():
-                trained_chunk(training, queue)
+                trained_call(training, queue)
                 draw_progress(lead.view())  # also where a Stop click takes effect
         status.empty()
         trained = lead.step - first_step
@@ -177,7 +177,7 @@ def zero_twin(run: Run, queue) -> Run:
             bar = st.progress(0.0, text=t("zero-carry comparison: step {step}", step=0))
             watched = tab_open(session_id())
             while not lead.done and watched():
-                training.chunk(queue)
+                training.call(queue)
                 bar.progress(min(1.0, lead.step / lead.config.steps),
                              text=t("zero-carry comparison: step {step} / {total}", step=lead.step,
                                     total=lead.config.steps))

@@ -23,7 +23,7 @@ from rnnlab.server import jobs
 from rnnlab.server.executor import RunLease, Work
 from rnnlab.server.executors import current_executor
 from rnnlab.training import estimate
-from rnnlab.training.history import ChunkProgress
+from rnnlab.training.history import CallProgress
 from rnnlab.training.program import is_compiled
 from rnnlab.training.train import CALL_SECONDS, Run
 from ui.queue import client_id, poll_until_ready, run_job, show_queue
@@ -77,14 +77,14 @@ class Training:
     run: Run
     lease: RunLease
 
-    def chunk(self, placeholder=None) -> ChunkProgress | None:
+    def call(self, placeholder=None) -> CallProgress | None:
         """One compiled call of the run (about :data:`CALL_SECONDS`), or, while another watcher's call on it is in
         progress, a wait for that one (None then)."""
         run = self.run
         # TRANSLATORS: said when a compiled call of training takes long (the first one compiles first)
         what = t("Training from step {step} of {steps}: the first call compiles the training step first",
                  step=run.step, steps=run.config.steps)
-        return run_job(Work(jobs.chunk_job, (run, CALL_SECONDS), kind="train chunk", label=N_("training"),
+        return run_job(Work(jobs.call_job, (run, CALL_SECONDS), kind="train call", label=N_("training"),
                             client=client_id()), placeholder, lease=self.lease, progress=what,
                        quiet_s=3 * CALL_SECONDS)  # the progress bar shows the training; a long call says why
 

@@ -28,8 +28,8 @@ QUICK_QUERY = {"seq_len": "20", "batch": "16", "features": "16", "steps": "10", 
 
 
 def _click_train(at, marks: dict[str, list[float]]) -> dict[str, float]:
-    """Press Train and run the script: seconds to the first chunk's results and to the end of the script run,
-    and how long building the :class:`~rnnlab.training.train.Run` and its first chunk took."""
+    """Press Train and run the script: seconds to the first compiled call's results and to the end of the script
+    run, and how long building the :class:`~rnnlab.training.train.Run` and its first call took."""
     from rnnlab.server.shared_runs import RUNS
 
     RUNS.clear()  # the finished run of the last press would be shared at once: each press trains its own
@@ -42,12 +42,12 @@ def _click_train(at, marks: dict[str, list[float]]) -> dict[str, float]:
     if at.exception:
         raise RuntimeError([e.value for e in at.exception])
     run = at.session_state.run
-    if run is None or run.step != run.config.steps or not marks["chunk_end"] or not marks["run_init"]:
+    if run is None or run.step != run.config.steps or not marks["call_end"] or not marks["run_init"]:
         raise RuntimeError(f"Train did not train one chunk: {run and run.step}, {at.error}")
     if not at.get("plotly_chart"):
         raise RuntimeError("no chart was drawn")
-    return {"first_chunk": marks["chunk_end"][0] - start, "script": total, "run_init": marks["run_init"][0],
-            "chunk_call": marks["chunk_call"][0]}
+    return {"first_call": marks["call_end"][0] - start, "script": total, "run_init": marks["run_init"][0],
+            "call": marks["call"][0]}
 
 
 def measure_here(quick: bool, warm_repeats: int) -> dict:
@@ -59,14 +59,14 @@ def measure_here(quick: bool, warm_repeats: int) -> dict:
 
     from rnnlab.training import train
 
-    marks: dict[str, list[float]] = {"chunk_end": [], "chunk_call": [], "run_init": []}
-    run_chunk, run_init = train.Run.run_chunk, train.Run.__init__
+    marks: dict[str, list[float]] = {"call_end": [], "call": [], "run_init": []}
+    run_call, run_init = train.Run.run_call, train.Run.__init__
 
-    def timed_chunk(self, *args, **kwargs):
+    def timed_call(self, *args, **kwargs):
         begin = time.perf_counter()
-        progress = run_chunk(self, *args, **kwargs)
-        marks["chunk_end"].append(time.perf_counter())
-        marks["chunk_call"].append(marks["chunk_end"][-1] - begin)
+        progress = run_call(self, *args, **kwargs)
+        marks["call_end"].append(time.perf_counter())
+        marks["call"].append(marks["call_end"][-1] - begin)
         return progress
 
     def timed_init(self, *args, **kwargs):
@@ -74,8 +74,8 @@ def measure_here(quick: bool, warm_repeats: int) -> dict:
         run_init(self, *args, **kwargs)
         marks["run_init"].append(time.perf_counter() - begin)
 
-    # Record when each chunk's results are back on the host, and how long a Run and its chunks take.
-    train.Run.run_chunk, train.Run.__init__ = timed_chunk, timed_init  # type: ignore[method-assign]
+    # Record when each call's results are back on the host, and how long a Run and its calls take.
+    train.Run.run_call, train.Run.__init__ = timed_call, timed_init  # type: ignore[method-assign]
     at = AppTest.from_file(str(APP), default_timeout=600)
     for key, value in (QUICK_QUERY if quick else QUERY).items():
         at.query_params[key] = value
@@ -114,8 +114,8 @@ def run(quick: bool = False) -> RowResult:
     cold = [s["cold"] for s in samples]
     warm = [w for s in samples for w in s["warm"]]
     med = lambda xs, key: statistics.median(x[key] for x in xs)  # noqa: E731
-    rows = [{"press": press, "Run() s": med(xs, "run_init"), "first chunk call s": med(xs, "chunk_call"),
-             "to first chunk s": med(xs, "first_chunk"), "to end of script run s": med(xs, "script"),
+    rows = [{"press": press, "Run() s": med(xs, "run_init"), "first call s": med(xs, "call"),
+             "to first call s": med(xs, "first_call"), "to end of script run s": med(xs, "script"),
              "samples": len(xs)} for press, xs in (("cold (compiling)", cold), ("warm (compiled)", warm))]
     config = ", ".join(f"{k}={v}" for k, v in (QUICK_QUERY if quick else QUERY).items())
     method = (
@@ -125,11 +125,11 @@ def run(quick: bool = False) -> RowResult:
         "is not the preset the server compiles at start-up) and waits for that start-up compile to finish. "
         "Then it presses Train: the first press compiles (cold), later presses start a new run of the same "
         "configuration (warm; the server's shared runs are forgotten before each press, so that each press "
-        "trains instead of receiving the finished run). `to first chunk s`: from the click to the first chunk's "
-        "results on the host, "
-        "timed inside `Run.run_chunk`; the page draws its charts right after. `Run() s`: building the run "
-        "(its `init` and `evaluate`, compiled on the cold press); `first chunk call s`: `Run.run_chunk` "
-        "(compiling `train_chunk` on the cold press). `to end of script run s`: until "
+        "trains instead of receiving the finished run). `to first call s`: from the click to the first compiled "
+        "call's results on the host, "
+        "timed inside `Run.run_call`; the page draws its charts right after. `Run() s`: building the run "
+        "(its `init` and `evaluate`, compiled on the cold press); `first call s`: `Run.run_call` "
+        "(compiling `train_steps` on the cold press). `to end of script run s`: until "
         "the script run the click started has finished, including the rerun that redraws the buttons and the "
         "downloads (an upper bound for the first chart update). No browser: rendering in the browser is not "
         "included.")
@@ -140,13 +140,13 @@ def run(quick: bool = False) -> RowResult:
                              ("first chart update, cold", rows[0], COLD_TARGET_S)):
         value = row["to end of script run s"]
         met = value < goal
-        why = "" if met else (f"{row['to first chunk s']:.2f} s to the first chunk's results: Run() "
-                              f"{row['Run() s']:.2f} s + first chunk call {row['first chunk call s']:.2f} s"
-                              + (" (compiling init + evaluate, then train_chunk; the warm chunk call takes "
-                                 f"{rows[1]['first chunk call s']:.2f} s)" if "cold" in label else ""))
+        why = "" if met else (f"{row['to first call s']:.2f} s to the first call's results: Run() "
+                              f"{row['Run() s']:.2f} s + first call {row['first call s']:.2f} s"
+                              + (" (compiling init + evaluate, then train_steps; the warm call takes "
+                                 f"{rows[1]['first call s']:.2f} s)" if "cold" in label else ""))
         targets.append(Target(label, f"< {goal:g} s", f"{value:.2f} s (script run)", met, why))
     return RowResult("app", "5. App: Train to first chart", method,
-                     ["press", "Run() s", "first chunk call s", "to first chunk s", "to end of script run s",
+                     ["press", "Run() s", "first call s", "to first call s", "to end of script run s",
                       "samples"], rows, notes, targets,
                      time.perf_counter() - start, extra={"samples": samples})
 

@@ -1,4 +1,4 @@
-"""Row 2: compile time against T, rnnlab's scanned training chunk against a Python loop over time."""
+"""Row 2: compile time against T, rnnlab's scanned training steps against a Python loop over time."""
 
 from __future__ import annotations
 
@@ -65,13 +65,13 @@ def loop_compile_seconds(cell: str, batch: int, T: int, hidden: int) -> float:
 
 
 def rnnlab_compile_seconds(cell: str, batch: int, T: int, hidden: int, chunk: int = 25) -> float:
-    """Wall time of ``program.train_chunk.lower(...).compile()`` for a fresh :class:`Program` (no cache)."""
+    """Wall time of ``program.train_steps.lower(...).compile()`` for a fresh :class:`Program` (no cache)."""
     config = Config(task="adding", cell=cell, batch=batch, seq_len=T, features=hidden, chunk=chunk)
     program = Program(static_part(config))
     lr, clip, scale = hyper_args(config)
     state = jax.eval_shape(program.plain_init, np.int32(0), scale, lr, clip)
     start = time.perf_counter()
-    program.train_chunk.lower(state, lr, clip, scale, np.int32(chunk)).compile()
+    program.train_steps.lower(state, lr, clip, scale, np.int32(chunk)).compile()
     return time.perf_counter() - start
 
 
@@ -120,7 +120,7 @@ def loop_series(lengths: tuple[int, ...], budget_s: float, compile_fn: Callable[
 
 
 def run(quick: bool = False) -> RowResult:
-    """rnnlab's train_chunk and the Python-loop train step compiled at every T, persistent cache off."""
+    """rnnlab's train_steps and the Python-loop train step compiled at every T, persistent cache off."""
     start = time.perf_counter()
     jax.config.update("jax_enable_compilation_cache", False)
     cell, batch, hidden = ("gru", 8, 8) if quick else ("gru", 32, 64)
@@ -147,8 +147,8 @@ def run(quick: bool = False) -> RowResult:
              "start-up. Each figure: the wall time of "
              "`jax.jit(f).lower(...).compile()` (tracing, lowering and XLA compilation), median of "
              f"{repeats} compiles for rnnlab, each of a fresh `Program` (no in-memory cache).",
-             "rnnlab compiles its whole `train_chunk` (25 steps in a `lax.scan`, on-device batches, records, "
-             "the end-of-chunk evaluation); the loop model compiles one plain training step on given arrays.",
+             "rnnlab compiles its whole `train_steps` (25 steps in a `lax.scan`, on-device batches, records, "
+             "the evaluation after the last step); the loop model compiles one plain training step on given arrays.",
              f"Python loop: {repeats} compiles at T = {loop_lengths[0]} (median), one compile at each longer T "
              "(capped: each takes long). Measured: "
              + ", ".join(f"T={r['T']}: {r['seconds']:.2f} s" for r in loop if not r["skipped"]) + "."]
@@ -162,10 +162,10 @@ def run(quick: bool = False) -> RowResult:
                       f"{ratio:.2f}x", met,
                       "" if met else f"rnnlab compile at T={lengths[-1]}: {ours[lengths[-1]].median:.2f} s "
                                      f"against {ours[lengths[0]].median:.2f} s at T={lengths[0]}")]
-    method = ("Compile time against sequence length T: rnnlab's training chunk, where `nn.RNN` scans one cell "
-              "over time, against a Flax model that loops over time in Python (as published learnable-carry answers "
-              "do), its "
-              "training step jitted. The scan compiles one step whatever T; the loop unrolls T copies.")
+    method = ("Compile time against sequence length T: rnnlab's training steps (`train_steps`), where `nn.RNN` "
+              "scans one cell over time, against a Flax model that loops over time in Python (as published "
+              "learnable-carry answers do), its training step jitted. The scan compiles one step whatever T; the loop "
+              "unrolls T copies.")
     columns = ["T", "rnnlab compile s", "loop compile s", "loop extrapolated s", "loop / rnnlab", "rnnlab vs T min"]
     return RowResult("compile", "2. Compile time against T", method, columns, rows, notes, targets,
                      time.perf_counter() - start, extra={"ratio": ratio, "loop": loop})

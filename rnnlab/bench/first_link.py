@@ -39,23 +39,23 @@ def _watch_charts(page: str, marks: dict[str, list[float]]) -> None:
 
     from rnnlab.training import train
 
-    run_chunk = train.Run.run_chunk
+    run_call = train.Run.run_call
 
-    def timed_chunk(self, *args, **kwargs):
-        progress = run_chunk(self, *args, **kwargs)
-        marks["chunk"].append(time.perf_counter())
+    def timed_call(self, *args, **kwargs):
+        progress = run_call(self, *args, **kwargs)
+        marks["call"].append(time.perf_counter())
         return progress
 
     def stopping_at_the_first_chart(draw):
         def drawn(*args, **kwargs):
             shown = draw(*args, **kwargs)
-            if page != "explore" or marks["chunk"]:
+            if page != "explore" or marks["call"]:
                 marks["chart"].append(time.perf_counter())
                 raise FirstChart()
             return shown
         return drawn
 
-    train.Run.run_chunk = timed_chunk  # type: ignore[method-assign]
+    train.Run.run_call = timed_call  # type: ignore[method-assign]
     # A container's charts, and st.plotly_chart (bound to the main area when Streamlit was imported).
     PlotlyMixin.plotly_chart = stopping_at_the_first_chart(PlotlyMixin.plotly_chart)  # type: ignore[method-assign]
     st.plotly_chart = stopping_at_the_first_chart(st.plotly_chart)
@@ -75,7 +75,7 @@ def measure_here(key: str, warmed: bool) -> dict:
     from rnnlab.sharing.presets import PRESETS
 
     preset = next(p for p in PRESETS if p.key == key)
-    marks: dict[str, list[float]] = {"chunk": [], "chart": []}
+    marks: dict[str, list[float]] = {"call": [], "chart": []}
     if warmed:
         AppTest.from_file(str(APP), default_timeout=600).run()
         _warm_up_finished()

@@ -15,7 +15,6 @@ from rnnlab.bench.timing import Timing, interleaved, measure
 from rnnlab.config import Config
 from rnnlab.model.cells import CELLS as CELL_SPECS
 from rnnlab.probing.logscale import carry_grad_log10, needs_exact_logs
-from rnnlab.probing.probe_cells import cell_params
 from rnnlab.probing.probes import carry_grad_norms, probe_batch
 from rnnlab.training.program import Program, get_program, hyper_args
 
@@ -57,7 +56,7 @@ def naive_norms(program: Program, naive, params, batch, scale) -> np.ndarray:
 def saturating(params, cell: str, gain: float = SATURATING_GAIN):
     """``params`` with the cell's kernels and biases ``gain`` times as large."""
     params = jax.tree_util.tree_map(np.array, params)
-    p = cell_params(params, cell)
+    p = CELL_SPECS[cell].params_in(params)
     for layer in p.values():
         for name in layer:
             layer[name] = (np.float32(gain) * layer[name]).astype(np.float32)
@@ -73,7 +72,7 @@ class Point:
     params: dict
     root: jax.Array
     scale: np.float32
-    step: Timing  # one training step (a chunk / its steps)
+    step: Timing  # one training step (a compiled call of a chunk / its steps)
     probe: Timing
     log_probe: Timing
     exact_logs: bool  # whether the log-scaled probe took its exact-log branch on this batch
@@ -85,23 +84,23 @@ def config_for(cell: str, hidden: int, quick: bool) -> Config:
 
 
 def measure_point(cell: str, hidden: int, quick: bool, repeats: int) -> Point:
-    """A training chunk, the float32 probe and the log-scaled probe of ``cell`` with ``hidden`` units, taking turns
-    (one of each, then again), on the weights after one chunk."""
+    """A compiled training call, the float32 probe and the log-scaled probe of ``cell`` with ``hidden`` units,
+    taking turns (one of each, then again), on the weights after one call."""
     config = config_for(cell, hidden, quick)
     program = get_program(config)
     lr, clip, scale = hyper_args(config)
     state = {"s": program.init(np.int32(config.seed), scale, lr, clip)}
     n = np.int32(config.chunk)
 
-    def chunk():
-        state["s"], records, evaluation = program.train_chunk(state["s"], lr, clip, scale, n)
+    def call():
+        state["s"], records, evaluation = program.train_steps(state["s"], lr, clip, scale, n)
         return records
 
-    measure(chunk, repeats=0, warmup=1)
-    # The chunk donates its state, so the probes look at a copy of the trained parameters.
+    measure(call, repeats=0, warmup=1)
+    # The call donates its state, so the probes look at a copy of the trained parameters.
     params, root = jax.tree_util.tree_map(jnp.copy, (state["s"]["params"], state["s"]["root"]))
     batch = probe_batch(program, root)
-    timings = interleaved({"step": chunk, "probe": lambda: carry_grad_norms(program, params, root, scale, batch),
+    timings = interleaved({"step": call, "probe": lambda: carry_grad_norms(program, params, root, scale, batch),
                            "log probe": lambda: carry_grad_log10(program, params, batch, scale)}, repeats)
     return Point(config, program, params, root, scale, timings["step"].per(config.chunk), timings["probe"],
                  timings["log probe"], needs_exact_logs(program, params, batch, scale))
@@ -148,7 +147,7 @@ def _rows(points: dict[tuple[str, int], Point]) -> list[dict]:
     rows = []
     for (cell, hidden), p in points.items():
         step = p.step.median
-        rows += [{"cell": cell, "hidden": hidden, "what": "one training step (Adam, clipping; from a chunk)",
+        rows += [{"cell": cell, "hidden": hidden, "what": "one training step (Adam, clipping; from a compiled call)",
                   "ms": step * 1e3, "/ step": 1.0},
                  {"cell": cell, "hidden": hidden, "what": "probe: all ||dL/dh_t|| in one backward pass",
                   "ms": p.probe.median * 1e3, "/ step": p.probe.median / step},
@@ -182,9 +181,9 @@ def run(quick: bool = False) -> RowResult:
     fast = [f"{c} H={h}" for (c, h), p in points.items() if not p.exact_logs]
     config = gru.config
     notes = [f"Adding problem, T = {config.seq_len}, batch {config.batch}, {' and '.join(map(str, hidden_sizes))} "
-             f"hidden units (`hidden`), every cell of a flat task. Step: a `train_chunk` of {config.chunk} steps / "
-             f"{config.chunk}; probe: `rnnlab.probing.probes.carry_grad_norms` (float32) on the evaluation batch "
-             "(same batch size); log-scaled probe: `rnnlab.probing.logscale.carry_grad_log10` on the same batch. "
+             f"hidden units (`hidden`), every cell of a flat task. Step: one `train_steps` call of {config.chunk} "
+             f"steps / {config.chunk}; probe: `rnnlab.probing.probes.carry_grad_norms` (float32) on the evaluation "
+             "batch (same batch size); log-scaled probe: `rnnlab.probing.logscale.carry_grad_log10` on the same batch. "
              "Both probes include the copy of their result to the host (and the log-scaled probe the float64 sums "
              "there); the three take turns (one of each, then again). Naive (GRU): a jitted gradient with respect "
              f"to a perturbation at a traced step t, called for every t. Medians of {repeats} "

@@ -24,8 +24,8 @@ CELLS = ("gru", "lstm", "simple")
 INPUTS = 2  # the adding problem's input channels
 # rnnlab / PyTorch's best, per cell: PyTorch's CPU LSTM is one fused oneDNN call for the whole sequence.
 TARGET_RATIO = {"gru": 0.7, "lstm": 1.0, "simple": 0.7}
-APP_CHUNK = Config().chunk  # the app's steps per compiled chunk
-OVERHEAD_TARGET = 0.05  # the app's chunk over a minimal step
+APP_CHUNK = Config().chunk  # the app's steps per chunk: one compiled call of them is what is timed
+OVERHEAD_TARGET = 0.05  # the app's compiled call over a minimal step
 PEAK_SHARE_TARGET = 0.5  # of the matmul peak, where the step is matmul-bound (hidden >= 256)
 FLOP_FORMULA = "6 · T · B · g · H · (I + H)"
 
@@ -44,12 +44,12 @@ def bench_config(cell: str, batch: int, T: int, hidden: int, chunk: int) -> Conf
     return Config(task="adding", cell=cell, batch=batch, seq_len=T, features=hidden, chunk=chunk, steps=10**5 // 2)
 
 
-def chunk_call(cell: str, batch: int, T: int, hidden: int, chunk: int, fused: bool = True,
-               hand_backward: bool = True) -> tuple[Callable[[], object], float]:
-    """(a call of one ``train_chunk`` of ``chunk`` steps, seconds of its first call including compilation).
+def training_call(cell: str, batch: int, T: int, hidden: int, chunk: int, fused: bool = True,
+                  hand_backward: bool = True) -> tuple[Callable[[], object], float]:
+    """(a call of one ``train_steps`` of ``chunk`` steps, seconds of its first call including compilation).
 
-    The chunk is the app's compiled call: batches generated on the device, Adam with global-norm clipping, the
-    per-step records and one evaluation forward pass on the evaluation batch at the end of the chunk. With
+    It is the app's compiled call of a whole chunk: batches generated on the device, Adam with global-norm
+    clipping, the per-step records and one evaluation forward pass on the evaluation batch after the last step. With
     ``fused=False`` the model runs Flax's own cells under ``nn.RNN`` instead of rnnlab's fused ones; with
     ``hand_backward=False`` the fused cells are differentiated automatically.
     """
@@ -60,7 +60,7 @@ def chunk_call(cell: str, batch: int, T: int, hidden: int, chunk: int, fused: bo
     n = np.int32(chunk)
 
     def call():
-        box["state"], records, evaluation = program.train_chunk(box["state"], lr, clip, scale, n)
+        box["state"], records, evaluation = program.train_steps(box["state"], lr, clip, scale, n)
         return box["state"]["params"], records, evaluation
 
     start = time.perf_counter()
@@ -69,7 +69,8 @@ def chunk_call(cell: str, batch: int, T: int, hidden: int, chunk: int, fused: bo
 
 
 def evaluation_call(cell: str, batch: int, T: int, hidden: int, chunk: int) -> Callable[[], object]:
-    """A call of the evaluation the app's chunk runs once at its end (a forward pass on the evaluation batch)."""
+    """A call of the evaluation the app's compiled call runs once at its end (a forward pass on the evaluation
+    batch)."""
     config = bench_config(cell, batch, T, hidden, chunk)
     program = Program(static_part(config))
     lr, clip, scale = hyper_args(config)
@@ -85,7 +86,7 @@ def evaluation_call(cell: str, batch: int, T: int, hidden: int, chunk: int) -> C
 def minimal_call(cell: str, batch: int, T: int, hidden: int, chunk: int) -> Callable[[], object]:
     """A call of the least a training step needs, with the same (fused) model, loss and optimiser:
     ``chunk`` steps in one ``lax.scan``, each drawing its batch, taking the gradient and applying Adam after
-    clipping; no per-step records, no finiteness checks, no evaluation (what the app's chunk adds)."""
+    clipping; no per-step records, no finiteness checks, no evaluation (what the app's compiled call adds)."""
     config = bench_config(cell, batch, T, hidden, chunk)
     program = Program(static_part(config), fused=True)
     lr, clip, scale = hyper_args(config)
@@ -210,9 +211,9 @@ def run(quick: bool = False) -> RowResult:
         for batch, T, hidden in grid:
             chunk = 2 if quick else APP_CHUNK
             torch_steps = 2 if quick else (2 if batch * hidden >= 256 * 256 or T >= 1000 else 3)
-            ours_call, first = chunk_call(cell, batch, T, hidden, chunk)
-            calls = {"fused": ours_call, "flax": chunk_call(cell, batch, T, hidden, chunk, fused=False)[0],
-                     "autodiff": chunk_call(cell, batch, T, hidden, chunk, hand_backward=False)[0],
+            ours_call, first = training_call(cell, batch, T, hidden, chunk)
+            calls = {"fused": ours_call, "flax": training_call(cell, batch, T, hidden, chunk, fused=False)[0],
+                     "autodiff": training_call(cell, batch, T, hidden, chunk, hand_backward=False)[0],
                      "minimal": minimal_call(cell, batch, T, hidden, chunk),
                      "evaluation": evaluation_call(cell, batch, T, hidden, chunk),
                      "floor": matmul_floor_call(cell, batch, T, hidden)}
@@ -232,8 +233,8 @@ def run(quick: bool = False) -> RowResult:
                    "Flax cells ms/step": flax_cells.median * 1e3, "rnnlab ms/step": ours.median * 1e3,
                    "fused / Flax": ours.median / flax_cells.median,
                    "autodiff ms/step": autodiff.median * 1e3, "hand / autodiff": ours.median / autodiff.median,
-                   "minimal ms/step": least.median * 1e3, "evaluation ms/chunk": evaluation.median * 1e3,
-                   "chunk overhead": paired_ratio(ours, least) - 1,
+                   "minimal ms/step": least.median * 1e3, "evaluation ms/call": evaluation.median * 1e3,
+                   "call overhead": paired_ratio(ours, least) - 1,
                    "matmul floor ms/step": floor.median * 1e3, "floor GFLOP/s": flops / floor.median / 1e9,
                    **{f"torch ms/step, {n} thr": t.median * 1e3 if t else None for n, t in by_threads.items()},
                    "torch ms/step": None, "rnnlab/torch": None, "target": TARGET_RATIO[cell],
@@ -252,15 +253,15 @@ def run(quick: bool = False) -> RowResult:
 
 
 COLUMNS_BEFORE_TORCH = ["cell", "batch", "T", "hidden", "Flax cells ms/step", "rnnlab ms/step", "fused / Flax",
-                        "autodiff ms/step", "hand / autodiff", "minimal ms/step", "evaluation ms/chunk",
-                        "chunk overhead", "matmul floor ms/step"]
+                        "autodiff ms/step", "hand / autodiff", "minimal ms/step", "evaluation ms/call",
+                        "call overhead", "matmul floor ms/step"]
 COLUMNS_AFTER_TORCH = ["torch ms/step", "rnnlab/torch", "target", "floor/torch", "rnnlab GFLOP/s", "share of peak",
                        "floor GFLOP/s", "torch GFLOP/s", "rnnlab first call s"]
 METHOD = ("Training-step time on the adding problem for GRU, LSTM and simple cells over (batch, T, hidden). "
-          "`rnnlab ms/step` is the app's compiled training chunk with the fused cells (`rnnlab.model.fused`, what the "
+          "`rnnlab ms/step` is the app's compiled training call with the fused cells (`rnnlab.model.fused`, what the "
           "app runs: one input and one recurrent matmul per step, differentiated by the cell's hand-written backward "
-          "pass); `autodiff ms/step` is the same chunk with the fused cells differentiated automatically; `Flax "
-          "cells ms/step` is the same chunk with Flax's own cells under `nn.RNN`; `minimal ms/step` is the least a "
+          "pass); `autodiff ms/step` is the same call with the fused cells differentiated automatically; `Flax "
+          "cells ms/step` is the same call with Flax's own cells under `nn.RNN`; `minimal ms/step` is the least a "
           "step needs with the same model, loss and optimiser; `matmul floor ms/step` is the step's matmuls alone "
           "(see the notes). PyTorch: `nn.GRU` / `nn.LSTM` / `nn.RNN` (tanh) with a `Linear` readout on the last "
           "step, Adam (lr 1e-2) after global-norm clipping at 1.0, the same sizes, in the same process.")
@@ -289,7 +290,7 @@ SEARCHED = [
     "gains little from the second core (a scan of 100 (64, 256) @ (256, 768) matmuls: 24.7 ms pinned to "
     "one core, 19.7-28.4 ms with both). Giving JAX one CPU device per core "
     "(`--xla_force_host_platform_device_count=2`) and running the fused scan under `shard_map` over the "
-    "batch made the app's chunk faster (5 interleaved repeats, ms/step, one device against split: simple "
+    "batch made the app's compiled call faster (5 interleaved repeats, ms/step, one device against split: simple "
     "(64, 100, 256) 31.6 against 18.4, GRU (64, 100, 256) 80.6 against 58.3, LSTM (64, 100, 64) 13.3 "
     "against 9.8), enough for every ratio target at those points. But the split program sums the "
     "weights' gradients and the loss across the devices with XLA:CPU's in-process all-reduce, and that "
@@ -325,11 +326,11 @@ def notes(quick: bool, missing_torch: bool, peak_n: int, peak_t: Timing, repeats
            "`share of peak` divides it by the peak.",
            f"Peak: a jitted float32 {peak_n}² matmul, median {peak_t.median * 1e3:.2f} ms over "
            f"{len(peak_t.samples)} runs after 2 warm-ups.",
-           f"rnnlab ms/step: one compiled `train_chunk` of the app's {APP_CHUNK} steps (2 in quick mode) divided "
+           f"rnnlab ms/step: one compiled `train_steps` of the app's {APP_CHUNK} steps (2 in quick mode) divided "
            "by its steps; it includes drawing each batch on the device, the per-step records and the one "
-           "evaluation forward pass at the end of the chunk (`evaluation ms/chunk`, timed on its own). `rnnlab "
-           "first call s` is the first chunk call, compilation included. `chunk overhead` is the median, over the "
-           "timed turns, of the chunk's time over the minimal step's time in the same turn, minus 1; the minimal "
+           "evaluation forward pass at the end of the call (`evaluation ms/call`, timed on its own). `rnnlab "
+           "first call s` is the first call, compilation included. `call overhead` is the median, over the "
+           "timed turns, of the call's time over the minimal step's time in the same turn, minus 1; the minimal "
            "step runs the same number of steps in one `lax.scan`, drawing each batch, with Adam after clipping, "
            "and nothing else.",
            "PyTorch: 3 steps per timed repeat (2 at T = 1000 or batch · hidden >= 256²; capped for time), "
@@ -362,7 +363,7 @@ def notes(quick: bool, missing_torch: bool, peak_n: int, peak_t: Timing, repeats
 
 
 def targets(rows: list[dict], peak: float) -> list[Target]:
-    """Per cell: rnnlab / PyTorch at every grid point; the chunk's overhead; the share of peak at H >= 256."""
+    """Per cell: rnnlab / PyTorch at every grid point; the compiled call's overhead; the share of peak at H >= 256."""
     out = []
     for cell in CELLS:
         mine = [r for r in rows if r["cell"] == cell]
@@ -382,10 +383,10 @@ def targets(rows: list[dict], peak: float) -> list[Target]:
             f"{worst['matmul floor ms/step']:.1f} ms ({worst['floor/torch']:.2f} of torch's step), the rest of "
             f"rnnlab's step {worst['rnnlab ms/step'] - worst['matmul floor ms/step']:.1f} ms")
         out.append(Target(name, goal, " / ".join(f"{x:.2f}" for x in ratios), met, why))
-    overheads = [r["chunk overhead"] for r in rows]
-    worst = max(rows, key=lambda r: r["chunk overhead"])
+    overheads = [r["call overhead"] for r in rows]
+    worst = max(rows, key=lambda r: r["call overhead"])
     met = max(overheads) < OVERHEAD_TARGET
-    out.append(Target("the app's chunk over a minimal step", f"< {OVERHEAD_TARGET:.0%} at every point",
+    out.append(Target("the app's compiled call over a minimal step", f"< {OVERHEAD_TARGET:.0%} at every point",
                       f"{min(overheads):+.1%} to {max(overheads):+.1%}", met,
                       "" if met else f"worst {worst['cell']} B={worst['batch']} T={worst['T']} H={worst['hidden']}: "
                                      f"{worst['rnnlab ms/step']:.2f} against {worst['minimal ms/step']:.2f} ms "

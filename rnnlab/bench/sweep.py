@@ -84,7 +84,7 @@ def run(quick: bool = False) -> RowResult:
               "together by `rnnlab.sweep.run_sweep` (one vmapped program), against one run "
               "(`rnnlab.training.train.train`) and the same 8 trained one after another, all in one subprocess "
               "(so that a hang cannot stop the suite). Everything is compiled before timing (one warm-up call "
-              "each); the times include initialisation, every chunk and the host copies of the records.")
+              "each); the times include initialisation, every compiled call and the host copies of the records.")
     columns = ["what", "s", "/ one run"]
     target_name = f"{K}-configuration sweep / one run"
     if load_run_sweep() is None:

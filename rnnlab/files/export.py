@@ -326,7 +326,7 @@ import flax
 import jax
 
 from rnnlab.config import Config, ConfigError
-from rnnlab.training.history import ChunkProgress
+from rnnlab.training.history import CallProgress
 from rnnlab.training.train import Run
 
 SUMMARY = $summary_repr
@@ -353,7 +353,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     shown = -1
 
-    def report(progress: ChunkProgress) -> None:
+    def report(progress: CallProgress) -> None:
         """Print a line at every tenth of the run."""
         nonlocal shown
         tenth = 10 * progress.step // max(progress.total, 1)

@@ -28,7 +28,8 @@ from rnnlab.flaxapi.legacy import (
 )
 from rnnlab.flaxapi.trees import Initializer, kernel_shape, param_count, resolve_cell
 from rnnlab.i18n import N_, _, join_clauses, t, tn, tp
-from rnnlab.model.cells import CARRY_INITS, CELLS, CarryInitSpec, CellSpec
+from rnnlab.model.cell_spec import CellSpec
+from rnnlab.model.cells import CARRY_INITS, CELLS, CarryInitSpec
 from rnnlab.text import error_text
 
 N_VALUES = 6  # first values shown per carry leaf

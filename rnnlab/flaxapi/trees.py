@@ -9,7 +9,8 @@ import flax.linen as nn
 import jax
 import numpy as np
 
-from rnnlab.model.cells import CELLS, CellSpec
+from rnnlab.model.cell_spec import CellSpec
+from rnnlab.model.cells import CELLS
 from rnnlab.text import error_text
 
 Initializer = Callable[..., jax.Array]

@@ -1,5 +1,8 @@
 """Fused execution of Flax's recurrent cells: the same functions of the same parameter trees, fewer ops per step.
 
+This module runs a fused cell over time; each cell family's file (:mod:`rnnlab.model.cell_families`) holds its
+:class:`FusedCell`: the step and its hand-written derivative, beside the family's log-scaled probe step.
+
 Flax's cells apply one ``Dense`` per gate and per input (eight small matmuls per LSTM step). Here each cell's
 kernels are concatenated once, outside the time loop, so a step makes one matmul of the inputs and one of the
 carry, and the loop runs over a time-major array. Gradients flow back through the concatenation to Flax's own
@@ -74,83 +77,14 @@ class FusedCell:
         return FusedWeights(_kernels(p, self.inputs), _biases(p, self.inputs),
                             _kernels(p, self.hidden), _biases(p, self.hidden))
 
-
-def _lstm_forward(carry: Carry, xp: jax.Array, hp: jax.Array) -> tuple[Carry, Saved]:
-    c, _ = carry
-    pre_i, pre_f, pre_g, pre_o = jnp.split(xp + hp, 4, axis=-1)
-    i, f, g, o = jax.nn.sigmoid(pre_i), jax.nn.sigmoid(pre_f), jnp.tanh(pre_g), jax.nn.sigmoid(pre_o)
-    new_c = f * c + i * g
-    tanh_c = jnp.tanh(new_c)
-    return (new_c, o * tanh_c), (i, f, g, o, tanh_c)
+    def step(self, w: FusedWeights, carry: Carry, x: jax.Array) -> tuple[Carry, Saved]:
+        """One step from ``carry`` (h its last leaf) on input ``x``: the new carry and the saved activations
+        (a gated cell's gates among them: :class:`rnnlab.model.gates.GateSpec`)."""
+        return self.forward(carry, project(w.w_in, w.b_in, x), project(w.w_h, w.b_h, carry[-1]))
 
 
-def _lstm_backward(saved: Saved, carry: Carry, d_new: Carry) -> tuple[Carry, jax.Array, None]:
-    i, f, g, o, tanh_c = saved
-    c, h = carry
-    d_c, d_h = d_new
-    d_c = d_c + d_h * o * (1.0 - tanh_c * tanh_c)
-    d_pre = jnp.concatenate([d_c * g * i * (1.0 - i), d_c * c * f * (1.0 - f), d_c * i * (1.0 - g * g),
-                             d_h * tanh_c * o * (1.0 - o)], axis=-1)
-    return (d_c * f, jnp.zeros_like(h)), d_pre, None
-
-
-def _gru_forward(carry: Carry, xp: jax.Array, hp: jax.Array) -> tuple[Carry, Saved]:
-    (h,) = carry
-    xr, xz, xn = jnp.split(xp, 3, axis=-1)
-    hr, hz, hn = jnp.split(hp, 3, axis=-1)
-    r = jax.nn.sigmoid(xr + hr)
-    z = jax.nn.sigmoid(xz + hz)
-    n = jnp.tanh(xn + r * hn)
-    return ((1.0 - z) * n + z * h,), (r, z, n, hn)
-
-
-def _gru_backward(saved: Saved, carry: Carry, d_new: Carry) -> tuple[Carry, jax.Array, jax.Array]:
-    r, z, n, hn = saved
-    (h,) = carry
-    (d_h,) = d_new
-    d_n = d_h * (1.0 - z) * (1.0 - n * n)
-    d_r = d_n * hn * r * (1.0 - r)
-    d_z = d_h * (h - n) * z * (1.0 - z)
-    return (d_h * z,), jnp.concatenate([d_r, d_z, d_n * r], axis=-1), d_n
-
-
-def _mgu_forward(carry: Carry, xp: jax.Array, hp: jax.Array) -> tuple[Carry, Saved]:
-    (h,) = carry
-    xf, xn = jnp.split(xp, 2, axis=-1)
-    hf, hn = jnp.split(hp, 2, axis=-1)
-    f = jax.nn.sigmoid(xf + hf)
-    n = jnp.tanh(xn + f * hn)
-    return ((1.0 - f) * n + f * h,), (f, n, hn)
-
-
-def _mgu_backward(saved: Saved, carry: Carry, d_new: Carry) -> tuple[Carry, jax.Array, jax.Array]:
-    f, n, hn = saved
-    (h,) = carry
-    (d_h,) = d_new
-    d_n = d_h * (1.0 - f) * (1.0 - n * n)
-    d_f = (d_h * (h - n) + d_n * hn) * f * (1.0 - f)
-    return (d_h * f,), jnp.concatenate([d_f, d_n * f], axis=-1), d_n
-
-
-def _simple_forward(carry: Carry, xp: jax.Array, hp: jax.Array) -> tuple[Carry, Saved]:
-    h = jnp.tanh(xp + hp)
-    return (h,), (h,)
-
-
-def _simple_backward(saved: Saved, carry: Carry, d_new: Carry) -> tuple[Carry, jax.Array, None]:
-    (h,) = saved
-    d_pre = d_new[0] * (1.0 - h * h)
-    return (jnp.zeros_like(carry[0]),), d_pre, None
-
-
-# The fused forms, one per maths (a cell's spec names its own: rnnlab.model.cells.CellSpec.fused).
-LSTM = FusedCell(("ii", "if", "ig", "io"), ("hi", "hf", "hg", "ho"), _lstm_forward, _lstm_backward)
-GRU = FusedCell(("ir", "iz", "in"), ("hr", "hz", "hn"), _gru_forward, _gru_backward)
-MGU = FusedCell(("if", "in"), ("hf", "hn"), _mgu_forward, _mgu_backward)
-SIMPLE = FusedCell(("i",), ("h",), _simple_forward, _simple_backward)
-
-
-def _project(w: jax.Array, b: jax.Array | None, x: jax.Array) -> jax.Array:
+def project(w: jax.Array, b: jax.Array | None, x: jax.Array) -> jax.Array:
+    """``x @ w (+ b)``: one of a step's two matmuls (the inputs' or the carry's), over any leading axes."""
     y = x @ w
     return y if b is None else y + b
 
@@ -167,7 +101,7 @@ def _rows_product(a: jax.Array, d: jax.Array) -> jax.Array:
 def _advance(cell: FusedCell, w: FusedWeights, carry: Carry, x_t: jax.Array,
              e_t: jax.Array | None) -> tuple[Carry, Saved]:
     """One step from ``carry`` on input ``x_t`` (h is the carry's last leaf), plus ``e_t`` on every leaf."""
-    new, saved = cell.forward(carry, _project(w.w_in, w.b_in, x_t), _project(w.w_h, w.b_h, carry[-1]))
+    new, saved = cell.step(w, carry, x_t)
     if e_t is not None:
         new = tuple(leaf + e for leaf, e in zip(new, jnp.split(e_t, len(new), axis=-1)))
     return new, saved

@@ -17,7 +17,8 @@ import jax
 import jax.numpy as jnp
 
 from rnnlab.i18n import N_, Msg, tp
-from rnnlab.model.cells import CELLS, CellSpec, carry_init_fn
+from rnnlab.model.cell_spec import CellSpec
+from rnnlab.model.cells import CELLS, carry_init_fn
 from rnnlab.model.fused import fused_scan
 from rnnlab.model.tasks import TASKS
 
@@ -97,7 +98,7 @@ class SeqModel(nn.Module):
     kernel_size: int = 3
     probe: bool = False
     unroll: int = 1
-    fused: bool = True  # run the cell's fused form (its spec's, rnnlab.model.fused) where it has one
+    fused: bool = True  # run the cell's fused form (its spec's: rnnlab.model.fused) where it has one
     hand_backward: bool = True  # differentiate the fused form with its hand-written backward pass
 
     @property

@@ -63,11 +63,6 @@ def looks_seconds(config: Config, count: int) -> float:
     return count * estimate.estimate(replace(config, batch=1), 1).step_s
 
 
-def cell_params(program: Program, params: dict) -> dict:
-    """The Flax cell's own parameters inside the model's tree."""
-    return params["params"][f"{program.spec.cls.__name__}_0"]
-
-
 def _make_look(program: Program):
     spec, task, static = program.spec, program.task, program.static
     cell = spec.build(static.features, None, static.kernel_size)
@@ -78,11 +73,15 @@ def _make_look(program: Program):
         start = program.model.apply(params, x, carry_key, scale, start_only=True)
         start = jax.tree_util.tree_map(lambda leaf: leaf[:1], start)  # the example's row, batch axis kept
         x1, y1 = x[:1], y[:1]
-        p_cell = cell_params(program, params)
+        p_cell = spec.params_in(params)
+        gated = spec.fused if spec.gates is not None else None  # a gated cell's gates: read from its fused step
+        w = gated.weights(p_cell) if gated is not None else None
 
         def step(carry, x_t):
             new, _ = cell.apply({"params": p_cell}, carry, x_t)
-            gates = spec.gates.compute(p_cell, carry, x_t) if spec.gates is not None else {}
+            gates = {}
+            if gated is not None and w is not None and spec.gates is not None:
+                gates = spec.gates.read(gated.step(w, spec.carry_as_tuple(carry), x_t)[1])
             return new, (spec.carry_as_tuple(new), gates)
 
         _, (leaves, gates) = jax.lax.scan(step, start, jnp.swapaxes(x1, 0, 1))

@@ -2,11 +2,12 @@
 
 A float32 backward pass loses a gradient once it falls below float32's smallest normal number (about 1.2e-38):
 it comes out 0, the same 0 as a gradient cut by a saturated unit. Here the backward pass is a reverse scan that
-applies the vector-Jacobian product of one cell step (:mod:`rnnlab.probing.probe_cells`) to a cotangent kept as
-a vector of norm 1 per example and its size as log10, renormalised at every step; the loss's contribution at each
-step is added in the log domain (both rescaled to the larger). So ||dL/dh_t|| (and ||dy_T/dx_t||) is known as
-log10 to float32's relative precision at every step, 1e-500 as well as 1e-5. Its log10 is -inf only where the
-gradient is exactly 0 by the cell's arithmetic, and then :func:`zero_causes` says why and where:
+applies the vector-Jacobian product of one cell step (the cell's :class:`~rnnlab.model.probe_step.ProbeCell`, in
+its family's file) to a cotangent kept as a vector of norm 1 per example and its size as log10, renormalised at
+every step; the loss's contribution at each step is added in the log domain (both rescaled to the larger). So
+||dL/dh_t|| (and ||dy_T/dx_t||) is known as log10 to float32's relative precision at every step, 1e-500 as well
+as 1e-5. Its log10 is -inf only where the gradient is exactly 0 by the cell's arithmetic, and then
+:func:`zero_causes` says why and where:
 
 - ``unread``: nothing the loss reads depends on this carry (the LSTM's cell state c after the last step);
 - ``saturated``: at step ``zero_at`` every path back passes through units whose derivative is exactly 0;
@@ -30,9 +31,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rnnlab.model import probe_step
 from rnnlab.norms import F32_LOG10_FLOOR, F32_TINY, F64_LOG10_FLOOR, F64_TINY, scaled_norm
-from rnnlab.probing import probe_cells, probe_segments
-from rnnlab.probing.probe_cells import PROBE_CELLS, cell_params
+from rnnlab.probing import probe_segments
 from rnnlab.training.program import Program
 
 FractionDone = probe_segments.FractionDone
@@ -189,8 +190,8 @@ class _Model:
 
     def __init__(self, program: Program, params):
         self.program, self.params = program, params
-        self.cell = PROBE_CELLS[program.static.cell]
-        self.w = self.cell.prepare(cell_params(params, program.static.cell))
+        self.cell = program.spec.probe
+        self.w = self.cell.prepare(program.spec.params_in(params))
         self.out_leaf = program.spec.output_leaf
         self.readout_p = params["params"]["readout"]
 
@@ -200,16 +201,16 @@ class _Model:
 
     def scan(self, carry, x, keep: str = "plain"):
         """Time-major: (every carry after each step, what ``keep`` names of each step): "plain" (its factors as they
-        are, and per example which are not exactly 0: :func:`~rnnlab.probing.probe_cells.not_all_zero`),
-        "scaled" (its factors kept scaled: :func:`~rnnlab.probing.probe_cells.scaled`) or "flags"
-        (:func:`~rnnlab.probing.probe_cells.flags`). Each step's inputs are projected in the loop (cheaper than
+        are, and per example which are not exactly 0: :func:`~rnnlab.model.probe_step.not_all_zero`),
+        "scaled" (its factors kept scaled: :func:`~rnnlab.model.probe_step.scaled`) or "flags"
+        (:func:`~rnnlab.model.probe_step.flags`). Each step's inputs are projected in the loop (cheaper than
         slicing a projection made before it)."""
-        def kept(d: probe_cells.Derivatives):
+        def kept(d: probe_step.Derivatives):
             if keep == "scaled":
-                return probe_cells.scaled(d.forms, 1)
+                return probe_step.scaled(d.forms, 1)
             if keep == "flags":
-                return probe_cells.flags(d)
-            return tuple(f.value for f in d.forms), probe_cells.not_all_zero(d.forms, 1)
+                return probe_step.flags(d)
+            return tuple(f.value for f in d.forms), probe_step.not_all_zero(d.forms, 1)
 
         def body(c, x_t):
             new, d = self.cell.forward(c, self.cell.project(self.w, x_t), self.cell.hidden(self.w, c[-1]))
@@ -235,7 +236,7 @@ class _Model:
         derivatives is 0 as a float32 number."""
         (direct, s_d), (g_xp, s_x), (g_hp, s_h) = self.cell.backward(saved_t, c_before, cotangent)
         (g_h,) = jax.vjp(lambda h: self.cell.hidden(self.w, h), c_before[-1])[1](g_hp)
-        (*leaves, h), shift = probe_cells.common(*((leaf, s_d) for leaf in direct), (g_h, s_h))
+        (*leaves, h), shift = probe_step.common(*((leaf, s_d) for leaf in direct), (g_h, s_h))
         as_float32 = [v if s is None else v * _per_example(jnp.exp(s), v)
                       for v, s in [*((leaf, s_d) for leaf in direct), (g_hp, s_h)]]
         cut = _example_max(as_float32) == 0
@@ -265,10 +266,10 @@ def carry_state(carry):
 def _factors_either_way(model: _Model, carry, x, plain, run):
     """``run(factors)`` on every step's factors as they are (``plain``: their values and which are not exactly 0,
     from :meth:`_Model.scan`) or, where some example's factor is tiny at some step, kept scaled
-    (:func:`~rnnlab.probing.probe_cells.scaled`, the forward pass run again from ``carry`` on ``x``): the two give
+    (:func:`~rnnlab.model.probe_step.scaled`, the forward pass run again from ``carry`` on ``x``): the two give
     the same numbers to float32 rounding where no factor is tiny, and only the branch taken runs."""
     values, nonzero = plain
-    tiny = probe_cells.tiny_anywhere(values, nonzero, 2)  # after the loop, over every step at once
+    tiny = probe_step.tiny_anywhere(values, nonzero, 2)  # after the loop, over every step at once
     return jax.lax.cond(tiny, lambda: run(model.scan(carry, x, "scaled")[1]),
                         lambda: run(tuple((v, None) for v in values)))
 
@@ -427,7 +428,7 @@ def _make_needs_exact_logs(program: Program):
     def fn(params, x, carry_key, scale):
         model = _Model(program, params)
         values, nonzero = model.scan(model.start(x, carry_key, scale), x)[1]
-        return probe_cells.tiny_anywhere(values, nonzero, 2)
+        return probe_step.tiny_anywhere(values, nonzero, 2)
 
     return fn
 

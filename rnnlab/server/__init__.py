@@ -6,7 +6,7 @@
 - :mod:`.embedded`: the default executor, work in worker threads of this process.
 - :mod:`.executors`: which executor serves this process (``RNNLAB_EXECUTOR``).
 - :mod:`.on_ray`: the same seam with the computing on a Ray cluster (``RNNLAB_EXECUTOR=ray``): its executor,
-  the gate and the results as actors shared by a cluster's web processes, a pristine run's parts computed once.
+  the gate and the results as actors shared by a cluster's web processes, a pristine run's compiled calls computed once.
 - :mod:`.jobs`: the heavy work a user can start, as module-level functions of plain arguments.
 - :mod:`.gate`: the server's slots, their fair queue and memory budget, and what a waiting user reads.
 - :mod:`.shared_runs`: identical runs trained once, for every session watching them.

@@ -22,8 +22,8 @@ from rnnlab.model.cells import CELLS
 from rnnlab.probing import example, probes
 from rnnlab.server import precompile, reporting, run_files
 from rnnlab.server.shared_runs import RUNS
-from rnnlab.training import chunks
-from rnnlab.training.history import ChunkProgress
+from rnnlab.training import calls
+from rnnlab.training.history import CallProgress
 from rnnlab.training.program import Program, get_program, hyper_args
 from rnnlab.training.train import CALL_SECONDS, Run, RunView, spread
 
@@ -77,10 +77,10 @@ def load_run(data: bytes, name: str, config: Config) -> Run:
     return Run(config, params=export.load_params(data, config), origin=name)
 
 
-def chunk_job(run: Run, max_seconds: float | None, compute: Callable = chunks.compute_chunk) -> ChunkProgress | None:
+def call_job(run: Run, max_seconds: float | None, compute: Callable = calls.compute_call) -> CallProgress | None:
     """One compiled call of ``run`` bounded by ``max_seconds``, or (while another call on it is in progress) a wait
     for that call, up to a few calls long; None then. ``compute`` computes the steps (elsewhere, e.g. on a cluster)."""
-    progress = run.run_chunk(max_seconds, wait=False, compute=compute)
+    progress = run.run_call(max_seconds, wait=False, compute=compute)
     if progress is None:
         for _ in range(20):
             if run.settle(0.25 * (max_seconds or 1.0)) or reporting.should_stop():
@@ -95,7 +95,7 @@ def finished_run(config: Config) -> RunView:
     one compiled call at a time (a cancel stops it between two); offered to the sessions that start it afterwards."""
     run = RUNS.copy_of(config) or Run(config)
     while not run.done:
-        run.run_chunk(CALL_SECONDS)
+        run.run_call(CALL_SECONDS)
         # TRANSLATORS: progress of the run a class's question is settled by
         reporting.report(run.step / max(1, config.steps), Msg("Training the question's run: step {step} / {total}",
                                                               step=run.step, total=config.steps))
@@ -162,7 +162,7 @@ def decay_sweep(base: Config, cells: list[str], lengths: list[int], weights: str
                         n=len(cells))
             reporting.report(share * i / len(cells), Msg("{what}…", what=label))
 
-            def trained(p: ChunkProgress, i: int = i, label: Msg = label) -> None:
+            def trained(p: CallProgress, i: int = i, label: Msg = label) -> None:
                 # TRANSLATORS: {what} says what is trained, e.g. "Training the GRU briefly (1 of 2; once per server)"
                 reporting.report(share * (i + p.step / p.total) / len(cells),
                                 Msg("{what}: step {step} / {total}", what=label, step=p.step, total=p.total))

@@ -1,9 +1,9 @@
 """Long compiles in a worker process that can be killed, so that Stop, a closed tab or a time limit end them.
 
 A compile inside the server process cannot be interrupted: XLA holds the thread until it is done, however long.
-The worker builds the configuration's program and compiles its training chunk into JAX's persistent cache on
-disk; the server then loads the compiled program from there in well under a second. Killing the worker frees
-its CPU at once. Used only where the compile is expected to be long and the disk cache is on.
+The worker builds the configuration's program and compiles its training steps (``train_steps``) into JAX's
+persistent cache on disk; the server then loads the compiled program from there in well under a second. Killing
+the worker frees its CPU at once. Used only where the compile is expected to be long and the disk cache is on.
 
 Run as ``python -m rnnlab.server.precompile CONFIG_JSON`` (the worker side).
 """
@@ -92,7 +92,7 @@ def stop_worker(worker: subprocess.Popen) -> None:
 
 
 def main(argv: list[str]) -> int:
-    """The worker: compile the training chunk of the configuration given as JSON into the persistent cache."""
+    """The worker: compile the training steps of the configuration given as JSON into the persistent cache."""
     if enable_persistent_cache() is None:
         return 2
     config, errors = Config.from_dict(json.loads(argv[1]))
@@ -100,7 +100,7 @@ def main(argv: list[str]) -> int:
         return 3
     run = Run(config)
     lr, clip, scale = hyper_args(config)
-    run.program.train_chunk.lower(run.state, lr, clip, scale, np.int32(1)).compile()
+    run.program.train_steps.lower(run.state, lr, clip, scale, np.int32(1)).compile()
     return 0
 
 

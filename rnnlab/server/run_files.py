@@ -25,7 +25,7 @@ import numpy as np
 from rnnlab.config import Config
 from rnnlab.server.clients import address_of
 from rnnlab.server.folders import ownership_problem
-from rnnlab.training import chunks
+from rnnlab.training import calls
 from rnnlab.training.history import History
 from rnnlab.training.program import get_program
 from rnnlab.training.train import Run
@@ -84,7 +84,7 @@ def run_from_bytes(data: bytes) -> Run:
         raise ValueError("not a saved run of this version")
     names = {f.name for f in fields(Config)}
     config = Config(**{k: v for k, v in record["config"].items() if k in names})
-    template = chunks.state_template(config)
+    template = calls.state_template(config)
     state = jax.tree_util.tree_map(jnp.asarray, flax.serialization.from_state_dict(template, record["state"]))
     saved = record["history"]
     history = History(get_program(config).spec.leaves)

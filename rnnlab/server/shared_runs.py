@@ -7,7 +7,7 @@ run of the same configuration, not further along than the lead, follows the lead
 steps again: in flight, it sees the history so far and each call from then on; finished, the result at once.
 
 The lead's watchers train it together: each loop asks for the next call and, while another watcher's call is in
-progress, waits for it (:meth:`rnnlab.training.train.Run.run_chunk` with ``wait=False``), so every step is computed once
+progress, waits for it (:meth:`rnnlab.training.train.Run.run_call` with ``wait=False``), so every step is computed once
 and training goes on while anyone watches and stops when the last watcher leaves. One server slot is held for
 the lead as a whole (:class:`Watch`): taken by the first watcher admitted, released when the last one leaves.
 A session that stops watching while others go on takes a copy (``lead.fork()``); the last one keeps the lead.

@@ -78,7 +78,7 @@ def compile_training(config: Config) -> None:
 
     run = Run(config)
     lr, clip, scale = hyper_args(config)
-    jax.block_until_ready(run.program.train_chunk(run.state, lr, clip, scale, np.int32(0)))
+    jax.block_until_ready(run.program.train_steps(run.state, lr, clip, scale, np.int32(0)))
     estimate.record_compiled(config)
 
 

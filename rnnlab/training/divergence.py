@@ -33,7 +33,7 @@ def _tips(config: Config) -> str:
 
 
 def divergence_reason(config: Config, first: int, records: dict) -> str:
-    """Where and why a run of ``config`` went non-finite in the chunk after step ``first``; what is kept; what
+    """Where and why a run of ``config`` went non-finite in the call after step ``first``; what is kept; what
     to do. (The page adds how to start again: its buttons differ.)"""
     i = int(np.argmax(records["bad"]))
     step = first + i + 1
@@ -50,7 +50,7 @@ def divergence_reason(config: Config, first: int, records: dict) -> str:
 
 
 def blow_up_step(first: int, records: dict, start_loss: float, baseline: float, applied: int) -> int:
-    """The first step of a chunk (after step ``first``) whose training loss had blown up, else its last step."""
+    """The first step of a call (after step ``first``) whose training loss had blown up, else its last step."""
     losses = np.asarray(records["loss"][:applied], float)
     over = np.flatnonzero(losses > BLOW_UP_FACTOR * max(start_loss, baseline))
     return first + (int(over[0]) + 1 if len(over) else applied)
@@ -64,8 +64,8 @@ def blow_up_reason(config: Config, step: int, eval_loss: float, start_loss: floa
             f"so each step makes the model worse. Every step is kept on the charts. {_tips(config)}")
 
 
-def check_chunk(history: History, config: Config, baseline: float, first: int, applied: int, records: dict) -> None:
-    """After a chunk of ``config``'s run: mark the history diverged (step and reason) when a step went
+def check_call(history: History, config: Config, baseline: float, first: int, applied: int, records: dict) -> None:
+    """After a call of ``config``'s run: mark the history diverged (step and reason) when a step went
     non-finite, or when the loss blew up (:func:`blown_up`)."""
     if history.stop_reason:
         return

@@ -2,8 +2,8 @@
 
 The step time comes from the arithmetic of a step (forward and backward through every time step), divided
 by a speed in FLOP/s, plus a fixed cost per scanned time step. The speed starts from a cautious guess for a
-small CPU and is replaced by what this process measured: every finished chunk reports its time
-(:func:`record_chunk`) per compiled configuration, and the speed of the measured configurations is used for
+small CPU and is replaced by what this process measured: every finished compiled call reports its time
+(:func:`record_call`) per compiled configuration, and the speed of the measured configurations is used for
 the ones not yet run.
 """
 
@@ -37,7 +37,7 @@ MAX_MEASURED = 2000  # configurations whose step time is remembered (a few hundr
 
 _lock = threading.Lock()
 _step_seconds: dict[tuple, float] = {}  # static key -> measured seconds per step
-_flops_rate: list[float] = []  # full speeds measured by finished chunks: FLOP/s / efficiency (recent first)
+_flops_rate: list[float] = []  # full speeds measured by finished calls: FLOP/s / efficiency (recent first)
 _compiled: set[tuple] = set()
 
 
@@ -117,7 +117,7 @@ class Duration:
 
 
 def compile_seconds(cell: str) -> float:
-    """Seconds a first compile of ``cell``'s training chunk takes here (its spec's, else the default)."""
+    """Seconds a first compile of ``cell``'s training program takes here (its spec's, else the default)."""
     own = CELLS[cell].compile_s
     return DEFAULT_COMPILE_S if own is None else own
 
@@ -229,8 +229,8 @@ def together(parts: list[tuple[Config, int, bool]], steps: int) -> Estimate:
     return Estimate(compile_s, step_s, steps, False)
 
 
-def record_chunk(config: Config, steps: int, seconds: float) -> None:
-    """A finished chunk of ``steps`` steps that took ``seconds`` (compiled already): refines the estimates."""
+def record_call(config: Config, steps: int, seconds: float) -> None:
+    """A finished compiled call of ``steps`` steps that took ``seconds`` (compiled already): refines the estimates."""
     if steps <= 0 or seconds <= 0 or not math.isfinite(seconds):
         return
     key, per_step = config.static_key(), seconds / steps

@@ -1,5 +1,5 @@
-"""What a run produced: its :class:`History` (per-step rows, evaluations, carry snapshots), appended chunk by chunk,
-and the :class:`ChunkProgress` a caller sees after each chunk."""
+"""What a run produced: its :class:`History` (per-step rows, evaluations, carry snapshots), appended call by call,
+and the :class:`CallProgress` a caller sees after each compiled call."""
 
 from __future__ import annotations
 
@@ -12,22 +12,23 @@ from rnnlab.norms import combine_norms
 
 
 @dataclass
-class ChunkProgress:
-    """What a callback sees after each chunk."""
+class CallProgress:
+    """What a callback sees after each compiled call."""
 
     step: int
     total: int
     loss: float
     steps_per_second: float
-    chunk_seconds: float
+    call_seconds: float
 
 
 @dataclass
 class History:
-    """Everything a run produced, appended chunk by chunk.
+    """Everything a run produced, appended call by call.
 
     ``steps``: one row per optimiser step (step, loss, metric, grad_norm, h0_grad_norm and per carry leaf).
-    ``chunks``: one row per evaluation (step, eval_loss, eval_metric), the first at step 0 before training.
+    ``chunks``: one row per evaluation (step, eval_loss, eval_metric), at each chunk's end and the first at step 0
+    before training.
     ``carry``: per leaf, an array (evaluations, *leaf_shape) of the initial carry at each evaluation.
     ``per_step_loss``: (evaluations, sequence steps), the loss at every time step of the evaluation batch.
     """
@@ -41,7 +42,7 @@ class History:
     diverged_at: int | None = None  # the step whose loss, gradient or update was not finite (not applied)
 
     def add_records(self, first_step: int, records: dict[str, np.ndarray]) -> int:
-        """Append the applied steps of one chunk; returns how many were applied."""
+        """Append the applied steps of one call; returns how many were applied."""
         n = int(records["applied"].sum())
         for i in range(n):
             row: dict[str, float] = {"step": first_step + i + 1}

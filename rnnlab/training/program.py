@@ -48,7 +48,7 @@ def leaf_norms(spec_leaves: tuple[str, ...], carry_tuple) -> dict[str, jax.Array
 
 
 class Program:
-    """Model, task, optimiser and the jitted init / train-chunk / evaluate functions for one static config."""
+    """Model, task, optimiser and the jitted init / train-steps / evaluate functions for one static config."""
 
     def __init__(self, static: Static, fused: bool = True, hand_backward: bool = True):
         self.static = static
@@ -63,7 +63,7 @@ class Program:
         self.probe_model = SeqModel(**kwargs, probe=True)
         self.tx = make_optimizer(static.optimizer)
         self.init = jax.jit(self.plain_init)
-        self.train_chunk = jax.jit(self.plain_train_chunk, donate_argnums=(0,))
+        self.train_steps = jax.jit(self.plain_train_steps, donate_argnums=(0,))
         self.evaluate = jax.jit(self.plain_evaluate)
         self._extra: dict[str, Callable] = {}
         self._extra_lock = threading.Lock()
@@ -76,9 +76,9 @@ class Program:
             return self._extra[name]
 
     def is_compiled(self, name: str | None = None) -> bool:
-        """Whether the training chunk (or the further function ``name``) has been compiled in this process."""
+        """Whether :attr:`train_steps` (or the further function ``name``) has been compiled in this process."""
         if name is None:
-            return compile_count(self.train_chunk) > 0
+            return compile_count(self.train_steps) > 0
         with self._extra_lock:
             fn = self._extra.get(name)
         return fn is not None and compile_count(fn) > 0
@@ -132,12 +132,13 @@ class Program:
         return {"params": params, "opt_state": opt_state, "step": jnp.zeros((), jnp.int32),
                 "diverged": jnp.zeros((), bool), "root": root}
 
-    def plain_train_chunk(self, state, lr, clip, scale, n_active):
-        """``n_active`` (at most ``chunk``) optimiser steps in one compiled call: a loop of that many steps, so a
-        caller bounds the time of a call by the steps it asks for. Records past ``n_active`` are zeros.
+    def plain_train_steps(self, state, lr, clip, scale, n_active):
+        """``n_active`` optimiser steps in one compiled call, at most a chunk's (``chunk``): a loop of that many steps,
+        so a caller bounds the time of a call by the steps it asks for. Records past ``n_active`` are zeros.
 
         Returns the new state, per-step records (loss, metric, grad_norm, h0 grad norm per leaf, applied,
-        bad) and the end-of-chunk evaluation (carry snapshot, per-timestep loss).
+        bad) and the evaluation after the last step (carry snapshot, per-timestep loss), which the run keeps at a
+        chunk's end.
         """
         state = dict(state)
         opt_state = state["opt_state"]
@@ -219,7 +220,7 @@ def get_program(config: Config) -> Program:
 
 
 def is_compiled(config: Config, name: str | None = None) -> bool:
-    """Whether ``config``'s kept program has compiled its training chunk (or the function ``name``); False when no
+    """Whether ``config``'s kept program has compiled its ``train_steps`` (or the function ``name``); False when no
     program of it is kept. Unlike :func:`get_program`, asking sets nothing up (a new program would drop a kept one
     and give memory back to the system, hundreds of ms)."""
     with _LOCK:

@@ -1,7 +1,8 @@
-"""Chunked training: a :class:`Run` turns a configuration into a :class:`History`, one compiled chunk at a time.
+"""Training in chunks: a :class:`Run` turns a configuration into a :class:`History`, one compiled call at a time.
 
-Between compiled calls (a chunk, or as many of its steps as fit in the time given) a callback can report progress
-or stop the run; stopping keeps every step computed so far, and training again resumes from there with the results an
+A chunk is ``config.chunk`` steps, with an evaluation at its end. A compiled call trains the rest of the current
+chunk, or as many of its steps as fit in the time given. Between calls a callback can report progress or stop the
+run; stopping keeps every step computed so far, and training again resumes from there with the results an
 uninterrupted run would give.
 """
 
@@ -19,22 +20,20 @@ import numpy as np
 
 from rnnlab.config import DURING_RUN, Config, ConfigError
 from rnnlab.training import estimate
-from rnnlab.training.chunks import ChunkResult, compute_chunk
-from rnnlab.training.divergence import check_chunk
-from rnnlab.training.history import ChunkProgress, History
+from rnnlab.training.calls import CallResult, compute_call
+from rnnlab.training.divergence import check_call
+from rnnlab.training.history import CallProgress, History
 from rnnlab.training.program import Program, get_program, hyper_args
 
 MAX_SNAPSHOTS = 9
 
 
-@dataclass(frozen=True)
-class RunView:
-    """What a run had computed at one moment, for drawing while another thread may train it further; ``pristine``
-    as the run was then."""
+class RunFacts:
+    """What a :class:`Run` and a :class:`RunView` of it both say from their configuration and history: how far it
+    has got, whether it is done, and its compiled program."""
 
     config: Config
     history: History
-    pristine: bool = False
 
     @property
     def step(self) -> int:
@@ -46,11 +45,23 @@ class RunView:
 
     @property
     def program(self) -> Program:
+        """The compiled program of these settings, from the server-wide cache (built again if it was dropped): a run
+        kept by a session that has gone does not keep its compiled program alive."""
         return get_program(self.config)
 
 
-class Run:
-    """One training run of ``config``. ``train()`` runs to ``config.steps``; ``run_chunk()`` does one chunk.
+@dataclass(frozen=True)
+class RunView(RunFacts):
+    """What a run had computed at one moment, for drawing while another thread may train it further; ``pristine``
+    as the run was then."""
+
+    config: Config
+    history: History
+    pristine: bool = False
+
+
+class Run(RunFacts):
+    """One training run of ``config``. ``train()`` runs to ``config.steps``; ``run_call()`` does one compiled call.
 
     ``params`` (e.g. from :func:`rnnlab.files.export.load_params`) replaces the seed's initial parameters; the rest
     starts as for a new run: step 0, the optimiser's state fresh (Adam's moments at zero), the seed's batches.
@@ -100,20 +111,6 @@ class Run:
         return run
 
     @property
-    def program(self) -> Program:
-        """The compiled program of this run's settings, from the server-wide cache (built again if it was
-        dropped): a run kept by a session that has gone does not keep its compiled program alive."""
-        return get_program(self.config)
-
-    @property
-    def step(self) -> int:
-        return self.history.last_step
-
-    @property
-    def done(self) -> bool:
-        return self.step >= self.config.steps or self.history.stop_reason is not None
-
-    @property
     def params(self):
         """The current (last finite) parameters."""
         return self.state["params"]
@@ -133,7 +130,7 @@ class Run:
         return hyper_args(self.config)[2]
 
     def update(self, **changes) -> None:
-        """Change the settings a running run follows (:data:`rnnlab.config.DURING_RUN`) between chunks."""
+        """Change the settings a running run follows (:data:`rnnlab.config.DURING_RUN`) between calls."""
         if not set(changes) <= set(DURING_RUN):
             raise ValueError(f"only {sorted(DURING_RUN)} can change during a run; start a new run for the rest")
         config = replace(self.config, **changes)
@@ -144,28 +141,29 @@ class Run:
             self.pristine = False
         self.config = config
 
-    def run_chunk(self, max_seconds: float | None = None, wait: bool = True,
-                  compute: Callable[[Config, dict, int], ChunkResult] = compute_chunk) -> ChunkProgress | None:
-        """Train to the end of the current chunk (every ``config.chunk`` steps, and the last step) and evaluate.
+    def run_call(self, max_seconds: float | None = None, wait: bool = True,
+                 compute: Callable[[Config, dict, int], CallResult] = compute_call) -> CallProgress | None:
+        """One compiled call: train to the end of the current chunk (every ``config.chunk`` steps, and the last step)
+        and evaluate.
 
         With ``max_seconds``, stop earlier after the steps expected to fit in that time (at least one), so that
         a caller can check for Stop at that granularity; the evaluation is added only once the chunk is
         complete, so the history does not depend on how a chunk was divided. A call waits for one in progress
         in another thread, or with ``wait=False`` returns None at once (that thread is training it); a run that
-        is done by then trains no further. ``compute`` computes the steps (:func:`rnnlab.training.chunks.compute_chunk`,
-        or a drop-in that computes it elsewhere, e.g. :func:`rnnlab.training.chunks.through_bytes`).
+        is done by then trains no further. ``compute`` computes the steps (:func:`rnnlab.training.calls.compute_call`,
+        or a drop-in that computes it elsewhere, e.g. :func:`rnnlab.training.calls.through_bytes`).
         """
         if not self._lock.acquire(blocking=wait):
             return None
         try:
             if self.done:
-                return ChunkProgress(self.step, self.config.steps, self._last_loss(), 0.0, 0.0)
-            return self._run_call(max_seconds, compute)
+                return CallProgress(self.step, self.config.steps, self._last_loss(), 0.0, 0.0)
+            return self._train_call(max_seconds, compute)
         finally:
             self._lock.release()
 
-    def take_chunk(self, step: int, n_active: int, chunk: ChunkResult) -> ChunkProgress | None:
-        """Apply ``chunk``, ``n_active`` steps computed elsewhere from this run's state at ``step`` (by another
+    def take_call(self, step: int, n_active: int, result: CallResult) -> CallProgress | None:
+        """Apply ``result``, ``n_active`` steps computed elsewhere from this run's state at ``step`` (by another
         process training the same pristine run), when the run is still at ``step`` and no call is in progress;
         None otherwise (then nothing changed)."""
         if not self._lock.acquire(blocking=False):
@@ -174,10 +172,10 @@ class Run:
             if self.done or self.step != step:
                 return None
             start = time.perf_counter()
-            applied = self.apply_chunk(n_active, *chunk)
+            applied = self.apply_call(n_active, *result)
             seconds = time.perf_counter() - start
-            return ChunkProgress(self.step, self.config.steps, self._last_loss(),
-                                 applied / seconds if seconds else 0.0, seconds)
+            return CallProgress(self.step, self.config.steps, self._last_loss(),
+                                applied / seconds if seconds else 0.0, seconds)
         finally:
             self._lock.release()
 
@@ -200,13 +198,13 @@ class Run:
         return True
 
     def next_call_steps(self, max_seconds: float | None = None) -> int:
-        """How many steps the next call trains (see :meth:`run_chunk`)."""
+        """How many steps the next call trains (see :meth:`run_call`)."""
         return call_steps(self.step, self.config.chunk, self.config.steps,
                           estimate.estimate(self.config, 1).step_s, max_seconds)
 
-    def apply_chunk(self, n_active: int, state: dict, records: dict, evaluation: dict) -> int:
-        """Take the result of training ``n_active`` steps from this run's state (:func:`rnnlab.training.chunks.
-        compute_chunk`): the new state, the applied steps' records, the evaluation at a chunk's end, a divergence.
+    def apply_call(self, n_active: int, state: dict, records: dict, evaluation: dict) -> int:
+        """Take the result of training ``n_active`` steps from this run's state (:func:`rnnlab.training.calls.
+        compute_call`): the new state, the applied steps' records, the evaluation at a chunk's end, a divergence.
         Returns the number of steps applied. Call it between calls (holding :meth:`between_calls`)."""
         first = self.step
         self.state = state
@@ -215,41 +213,41 @@ class Run:
             complete = applied < n_active or at_boundary(first + applied, self.config.chunk, self.config.steps)
             if complete:
                 self.history.add_evaluation(first + applied, evaluation)
-            check_chunk(self.history, self.config, self.program.task.baseline(self.config.seq_len), first, applied,
-                        records)
+            check_call(self.history, self.config, self.program.task.baseline(self.config.seq_len), first, applied,
+                       records)
         if applied and complete:
             self._keep_snapshot()
         return applied
 
-    def _run_call(self, max_seconds: float | None,
-                  compute: Callable[[Config, dict, int], ChunkResult]) -> ChunkProgress:
+    def _train_call(self, max_seconds: float | None,
+                    compute: Callable[[Config, dict, int], CallResult]) -> CallProgress:
         start = time.perf_counter()
         n_active = self.next_call_steps(max_seconds)
         compiled = self.program.is_compiled()
-        applied = self.apply_chunk(n_active, *compute(self.config, self.state, n_active))
+        applied = self.apply_call(n_active, *compute(self.config, self.state, n_active))
         end = time.perf_counter()
         seconds = end - start
         if compiled:  # a call that follows the last at once is timed from its end: the caller's drawing counts too
             last = self._last_end
             followed = last is not None and start - last < FOLLOWS_S
-            estimate.record_chunk(self.config, n_active, end - last if last is not None and followed else seconds)
+            estimate.record_call(self.config, n_active, end - last if last is not None and followed else seconds)
         else:
             estimate.record_compiled(self.config)
         self._last_end = end
-        return ChunkProgress(self.step, self.config.steps, self._last_loss(), applied / seconds if seconds else 0.0,
-                             seconds)
+        return CallProgress(self.step, self.config.steps, self._last_loss(), applied / seconds if seconds else 0.0,
+                            seconds)
 
     def _last_loss(self) -> float:
         return self.history.steps[-1]["loss"] if self.history.steps else float("nan")
 
-    def train(self, callback: Callable[[ChunkProgress], bool | None] | None = None,
+    def train(self, callback: Callable[[CallProgress], bool | None] | None = None,
               max_seconds: float | None = None) -> History:
-        """Run chunks until ``config.steps`` or divergence; a callback returning False stops early.
+        """Train call after call until ``config.steps`` or divergence; a callback returning False stops early.
 
-        ``max_seconds`` bounds each compiled call (see :meth:`run_chunk`), so the callback comes that often.
+        ``max_seconds`` bounds each compiled call (see :meth:`run_call`), so the callback comes that often.
         """
         while not self.done:
-            progress = self.run_chunk(max_seconds)
+            progress = self.run_call(max_seconds)
             if callback is not None and progress is not None and callback(progress) is False:
                 break
         return self.history
@@ -260,7 +258,7 @@ class Run:
             other = object.__new__(Run)
             other.__dict__.update(self.__dict__)
             other._lock, other._history_lock = threading.RLock(), threading.Lock()
-            # own device buffers: a chunk donates its input state, which must not delete the other run's
+            # own device buffers: a call donates its input state, which must not delete the other run's
             other.state = jax.device_put(self.state, may_alias=False)  # one call: the lock is held briefly
             other.history = self.history.copy()
             other.snapshots = list(self.snapshots)
@@ -310,7 +308,7 @@ def call_steps(step: int, chunk: int, steps: int, step_seconds: float, max_secon
     return max(1, min(left, int(max_seconds / step_seconds)))
 
 
-def train(config: Config, callback: Callable[[ChunkProgress], bool | None] | None = None) -> Run:
+def train(config: Config, callback: Callable[[CallProgress], bool | None] | None = None) -> Run:
     """Build a :class:`Run` for ``config`` and train it to the end; returns the run."""
     run = Run(config)
     run.train(callback)

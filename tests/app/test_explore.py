@@ -106,7 +106,7 @@ def test_step_stop_reset_and_url_round_trip(small):
     assert at.query_params["lr"] == "0.05"
     button(at, "Step").click().run()
     assert at.session_state.run is run and run.step == 20 and run.config.lr == 0.05
-    assert compile_count(run.program.train_chunk) == 1  # changing the learning rate did not recompile
+    assert compile_count(run.program.train_steps) == 1  # changing the learning rate did not recompile
     button(at, "Train").click().run()
     assert run.step == 50 and run.done
     button(at, "Reset").click().run()
@@ -244,14 +244,14 @@ def test_same_configuration_and_seed_give_the_same_history_in_two_sessions(small
 def test_a_second_session_on_the_same_link_gets_the_finished_run_without_computing_it(small, monkeypatch):
     first = open_page("explore", **small, run="1").session_state.run
     program = get_program(first.config)
-    real, computed = program.train_chunk, []
+    real, computed = program.train_steps, []
 
     def counting(*args):
         computed.append(int(args[-1]))
         return real(*args)
 
     counting._cache_size = real._cache_size
-    monkeypatch.setattr(program, "train_chunk", counting)
+    monkeypatch.setattr(program, "train_steps", counting)
     at = open_page("explore", **small, run="1")  # a student opening the teacher's link
     no_exception(at)
     second = at.session_state.run
@@ -282,21 +282,21 @@ def test_a_class_on_one_link_is_served_the_charts_built_for_the_first_student(sm
 
 NO_WORKER = "No Ray worker is available: every worker node of the cluster has stopped."
 CALLS: list[int] = []
-REAL_CHUNK_JOB = jobs.chunk_job
+REAL_CALL_JOB = jobs.call_job
 
 
-def chunk_then_no_worker(run, max_seconds):
-    """A training chunk that works once, then fails as a cluster left without workers does."""
+def call_then_no_worker(run, max_seconds):
+    """A training call that works once, then fails as a cluster left without workers does."""
     CALLS.append(run.step)
     if len(CALLS) > 1:
         raise RuntimeError(NO_WORKER)
-    return REAL_CHUNK_JOB(run, max_seconds)
+    return REAL_CALL_JOB(run, max_seconds)
 
 
-def test_a_failed_training_chunk_is_a_message_and_the_run_and_its_slot_are_kept(small, monkeypatch):
+def test_a_failed_training_call_is_a_message_and_the_run_and_its_slot_are_kept(small, monkeypatch):
     slots = gates.JobGate(limit=2, budget=lambda: 2**40)
     monkeypatch.setattr(gates, "GATE", slots)
-    monkeypatch.setattr(jobs, "chunk_job", chunk_then_no_worker)
+    monkeypatch.setattr(jobs, "call_job", call_then_no_worker)
     CALLS.clear()
     at = open_page("explore", **{**small, "steps": "200"}, run="1")  # several chunks, never "start anyway"
     no_exception(at)
@@ -464,14 +464,14 @@ def test_a_second_student_on_the_noisy_preset_computes_neither_run_nor_twin_nor_
     computed: list[str] = []
     for config in (first.session_state.run.config, next(iter(first.session_state.explore.zero_runs.values())).config):
         program = get_program(config)
-        real = program.train_chunk
+        real = program.train_steps
 
         def counting(*args, real=real, mode=config.carry_init):
             computed.append(mode)
             return real(*args)
 
         counting._cache_size = real._cache_size
-        monkeypatch.setattr(program, "train_chunk", counting)
+        monkeypatch.setattr(program, "train_steps", counting)
     monkeypatch.setattr(probes, "start_robustness", lambda run, **_: computed.append("robustness"))
     second = open_page("explore", **query)
     no_exception(second)

@@ -279,7 +279,7 @@ def stale_texts(page) -> list[str]:
 
 @pytest.mark.e2e
 def test_stop_acts_inside_a_long_chunk_and_no_stale_text_shows_during_work(page) -> None:
-    """A chunk of 400 steps is trained in parts of about a second: Stop ends the run inside it. While work
+    """A chunk of 400 steps is trained in compiled calls of about a second: Stop ends the run inside it. While work
     runs, nothing of the previous page (the "press Train" or "press Run sweep" hints) stays faded on screen."""
     console = Console(page)
     page.add_init_script(HELPERS)

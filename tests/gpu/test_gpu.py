@@ -50,7 +50,7 @@ def test_training_on_the_gpu_matches_the_cpu():
         with jax.default_device(device):
             run = Run(SMALL)
             while not run.done:
-                run.run_chunk()
+                run.run_call()
             return np.array([row["loss"] for row in run.history.steps])
 
     gpu, cpu = losses(jax.devices("gpu")[0]), losses(jax.devices("cpu")[0])

@@ -51,7 +51,7 @@ def work_done(lines: list[dict]) -> dict:
     one client held at once against its share, and how many clients were admitted."""
     computed: Counter = Counter()
     for line in lines:
-        if line["kind"] == "chunk":
+        if line["kind"] == "call":
             for step in range(line["first"], line["first"] + line["steps"]):
                 computed[(line["run"], step)] += 1
     admits = [line for line in lines if line["kind"] == "admit"]

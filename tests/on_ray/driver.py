@@ -1,30 +1,30 @@
 """A Ray driver for the tests of this folder, run inside the local cluster's network namespace
 (``ip netns exec rnnlab python tests/on_ray/driver.py MODE OUT``); it writes what it saw to OUT (a pickle).
 
-- ``train PRESET``: the preset's run trained chunk by chunk through :class:`RayExecutor` (Work of ``jobs.chunk_job``,
+- ``train PRESET``: the preset's run trained call by call through :class:`RayExecutor` (Work of ``jobs.call_job``,
   as the Explore page submits it): the history's tables and arrays.
-- ``kill PRESET``: the same, SIGKILLing the worker process of the first chunk once it has run for a moment.
-- ``cancel PRESET`` / ``force PRESET``: a chunk cancelled (gently / with force) while its task runs: how long the job
-  took to end, and whether the task's worker stopped running it.
+- ``kill PRESET``: the same, SIGKILLing the worker process of the first call once it has run for a moment.
+- ``cancel PRESET`` / ``force PRESET``: a training call cancelled (gently / with force) while its task runs: how long
+  the job took to end, and whether the task's worker stopped running it.
 - ``probe PRESET``: a probe of the preset's untrained run (plain arguments, run on a worker whole): its table.
 - ``gate -``: two web processes share the gate actor (one slot): this one queues behind another that holds the
   slot and is then SIGKILLed; what this one's ticket said and how soon it was admitted. ``holder -`` is the other.
 - ``restart -``: the gate actor's process SIGKILLed while one owner's ticket is admitted and another's queued:
   what both tickets and the restarted gate said, and when the queued one was admitted.
-- ``node PRESET``: ``train``, stopping the worker node of the first chunk's task (SIGTERM to its process group)
-  mid-chunk.
+- ``node PRESET``: ``train``, stopping the worker node of the first call's task (SIGTERM to its process group)
+  mid-call.
 - ``noworker PRESET``: a run trained under a lease of the gate actor, both worker nodes stopped during its third
-  chunk: the job's error, how soon it came, the run's step and history, and the gate once the lease was released.
-- ``stop PRESET``: a page's loop of chunks (``poll`` every 0.25 s) stopped mid-chunk: when chunks were submitted and
+  call: the job's error, how soon it came, the run's step and history, and the gate once the lease was released.
+- ``stop PRESET``: a page's loop of calls (``poll`` every 0.25 s) stopped mid-call: when calls were submitted and
   seen starting on a worker, relative to Stop. ``probestop PRESET``: a probe cancelled gently while its task runs:
   how soon its task stopped.
 - ``once PRESET``: this process and another (``oncehelper PRESET``) ask at once for the same keyed probe under the
   cluster's results actor: both tables, and how many times it was computed.
 - ``progress PRESET``: a decay sweep (three cells, four lengths) run on a worker: the progress and notes its job
   showed while it ran.
-- ``affinity PRESET``: the preset's run trained chunk by chunk, then two runs of it with seeds of their own trained at
-  once: the node of each chunk.
-- ``chunksonce PRESET``: this process and another (``chunkshelper PRESET``), as two web processes, train the preset's
+- ``affinity PRESET``: the preset's run trained call by call, then two runs of it with seeds of their own trained at
+  once: the node of each call.
+- ``callsonce PRESET``: this process and another (``callshelper PRESET``), as two web processes, train the preset's
   run at once under the cluster's results actor; then a third run of it is started here: both histories, the
   steps each computed (from the ledger, :mod:`rnnlab.ledger`), and the started run.
 """
@@ -52,19 +52,20 @@ from rnnlab.server.gate import JobGate, queue_message
 from rnnlab.server.on_ray import executor as ray_executor
 from rnnlab.server.on_ray import gate_actor as ray_actors
 from rnnlab.server.on_ray import registry as ray_registry
+from rnnlab.server.on_ray.actors import NAMESPACE
 from rnnlab.server.on_ray.executor import RayExecutor
 from rnnlab.server.results import Results
 from rnnlab.server.shared_runs import SharedRuns
 from rnnlab.sharing.presets import PRESETS_BY_KEY
 from rnnlab.training.train import Run
 
-CHUNK_TITLE = "ray::compute_chunk_on_node"
+CALL_TITLE = "ray::compute_call_on_node"
 POLL_S = 0.1
 DEADLINE_S = 240.0
 LEASE_S = 2.0
 
 
-def tasks_running(title: str = CHUNK_TITLE) -> list[int]:
+def tasks_running(title: str = CALL_TITLE) -> list[int]:
     """Pids of processes in this network namespace whose title says they run ``title``."""
     mine = os.readlink("/proc/self/ns/net")
     found = []
@@ -120,7 +121,7 @@ def stop_node(node: local.Node) -> None:
 
 def train(config: Config, fault: str = "") -> dict:
     ex, deadline = executor(), time.monotonic() + DEADLINE_S
-    run, killed, chunks = Run(config), [], 0
+    run, killed, calls = Run(config), [], 0
 
     def killer() -> None:
         while not killed and time.monotonic() < deadline:
@@ -140,11 +141,11 @@ def train(config: Config, fault: str = "") -> dict:
     if fault:
         threading.Thread(target=killer, daemon=True).start()
     while not run.done:
-        job = ex.submit(Work(jobs.chunk_job, (run, None), kind="train chunk", client="test"))
+        job = ex.submit(Work(jobs.call_job, (run, None), kind="train call", client="test"))
         finish(job, deadline)
         job.result()
-        chunks += 1
-    return {"history": history_of(run), "killed": killed, "chunks": chunks}
+        calls += 1
+    return {"history": history_of(run), "killed": killed, "calls": calls}
 
 
 def no_worker(config: Config) -> dict:
@@ -164,34 +165,34 @@ def no_worker(config: Config) -> dict:
             stop_node(node)
         stopped.append(time.monotonic())
 
-    error, chunks, step_before, job = None, 0, 0, None
+    error, calls, step_before, job = None, 0, 0, None
     try:
         while not lease.run.done:
-            if chunks == 2:
+            if calls == 2:
                 threading.Thread(target=stop_all, daemon=True).start()
             step_before = lease.run.step
-            job = ex.submit(Work(jobs.chunk_job, (lease.run, None), kind="train chunk", client="test"), lease=lease)
+            job = ex.submit(Work(jobs.call_job, (lease.run, None), kind="train call", client="test"), lease=lease)
             finish(job, deadline)
             try:
                 job.result()
             except Exception as e:  # noqa: BLE001 - what the page would show
                 error = e
                 break
-            chunks += 1
+            calls += 1
     finally:
         failed = time.monotonic()
         run = lease.release()
     gate.sync_once()
-    result = {"error": f"{type(error).__name__}: {error}", "status": job.status if job else "", "chunks": chunks,
+    result = {"error": f"{type(error).__name__}: {error}", "status": job.status if job else "", "calls": calls,
               "step": run.step, "step_before": step_before, "history": history_of(run),
               "failed_after_s": failed - stopped[0] if stopped else None, "gate": gate.summary(),
               "failed": job is not None and job.status == FAILED}
-    ray.kill(ray.get_actor(ray_actors.GATE_NAME, namespace=ray_actors.NAMESPACE))
+    ray.kill(ray.get_actor(ray_actors.GATE_NAME, namespace=NAMESPACE))
     return result
 
 
-class ChunkStarts:
-    """Samples which workers run a training chunk every few milliseconds: when each was first seen running one."""
+class CallStarts:
+    """Samples which workers run a training call every few milliseconds: when each was first seen running one."""
 
     def __init__(self) -> None:
         self.starts: list[float] = []
@@ -214,7 +215,7 @@ class ChunkStarts:
 def stop_latency(config: Config) -> dict:
     ex, deadline = executor(), time.monotonic() + DEADLINE_S
     run, submitted, stop, asked_at = Run(config), [], threading.Event(), []
-    original = ray_executor.chunk_on_ray
+    original = ray_executor.call_on_ray
 
     def press_stop() -> None:
         asked_at.append(time.monotonic())
@@ -226,10 +227,10 @@ def stop_latency(config: Config) -> dict:
             threading.Timer(0.15, press_stop).start()
         return original(*args)
 
-    ray_executor.chunk_on_ray = recorded
-    seen = ChunkStarts()
+    ray_executor.call_on_ray = recorded
+    seen = CallStarts()
     while not run.done:  # a page's loop: poll, draw, and Stop raises in the script thread between polls
-        job = ex.submit(Work(jobs.chunk_job, (run, 0.25), kind="train chunk", client="test"))
+        job = ex.submit(Work(jobs.call_job, (run, 0.25), kind="train call", client="test"))
         try:
             while not job.poll(0.25):
                 assert time.monotonic() < deadline
@@ -249,7 +250,7 @@ def stop_latency(config: Config) -> dict:
     seen.done.set()
     return {"stopped": stop.is_set(), "done": run.done, "submitted_after_s": [t - asked for t in submitted],
             "starts_after_s": [t - asked for t in seen.starts], "loop_ended_s": ended - asked,
-            "last_part_seen_s": seen.last_seen - asked, "step": run.step}
+            "last_call_seen_s": seen.last_seen - asked, "step": run.step}
 
 
 def probe_stop(config: Config) -> dict:
@@ -272,7 +273,7 @@ def probe_stop(config: Config) -> dict:
 def cancel(config: Config, force: bool) -> dict:
     ex, deadline = executor(), time.monotonic() + DEADLINE_S
     run = Run(config)
-    job = ex.submit(Work(jobs.chunk_job, (run, None), kind="train chunk", client="test"))
+    job = ex.submit(Work(jobs.call_job, (run, None), kind="train call", client="test"))
     while not tasks_running():
         job.poll(POLL_S)
         assert time.monotonic() < deadline and not job.poll(0), job.status
@@ -296,14 +297,14 @@ def probe(config: Config) -> dict:
 
 
 def holder() -> None:
-    ray.init(address=os.environ["RNNLAB_RAY_ADDRESS"], namespace=ray_actors.NAMESPACE, log_to_driver=False)
+    ray.init(address=os.environ["RNNLAB_RAY_ADDRESS"], namespace=NAMESPACE, log_to_driver=False)
     ticket = ray_actors.RemoteGate(ray.get_actor(ray_actors.GATE_NAME)).ticket(2**20, "training", client="a")
     print("held" if ticket.wait(10) else "waiting", flush=True)
     time.sleep(DEADLINE_S)
 
 
 def gate() -> dict:
-    ray.init(address=os.environ["RNNLAB_RAY_ADDRESS"], namespace=ray_actors.NAMESPACE, log_to_driver=False)
+    ray.init(address=os.environ["RNNLAB_RAY_ADDRESS"], namespace=NAMESPACE, log_to_driver=False)
     actor = ray_actors.gate_actor(limit=1, budget_bytes=8 * 2**30, per_client=1, lease_s=LEASE_S)
     other = subprocess.Popen([sys.executable, __file__, "holder", "-", "-"], stdout=subprocess.PIPE, text=True)
     try:
@@ -360,7 +361,7 @@ def once(config: Config, preset: str, out: str) -> dict:
     theirs = pickle.loads(theirs_at.read_bytes())
     after = ray.get(actor.summary.remote(), timeout=10)
     ray.kill(actor)
-    ray.kill(ray.get_actor(ray_actors.GATE_NAME, namespace=ray_actors.NAMESPACE))
+    ray.kill(ray.get_actor(ray_actors.GATE_NAME, namespace=NAMESPACE))
     return {"mine": job.result(), "theirs": theirs, "computed": after["granted"] - before["granted"]}
 
 
@@ -390,7 +391,7 @@ def affinity(config: Config) -> dict:
 
     def train_one(run: Run) -> None:
         while not run.done:
-            job = ex.submit(Work(jobs.chunk_job, (run, None), kind="train chunk", client=f"c{run.config.seed}"))
+            job = ex.submit(Work(jobs.call_job, (run, None), kind="train call", client=f"c{run.config.seed}"))
             finish(job, deadline)
             job.result()
 
@@ -407,37 +408,37 @@ def affinity(config: Config) -> dict:
 
 
 def train_shared(config: Config) -> Run:
-    """The preset's run trained chunk by chunk as a web process on the cluster trains it: its chunks shared with every
+    """The preset's run trained call by call as a web process on the cluster trains it: its calls shared with every
     other web process through the cluster's results actor."""
     ex, deadline = ray_executor.RayExecutor(os.environ["RNNLAB_RAY_ADDRESS"], runs=SharedRuns()), \
         time.monotonic() + DEADLINE_S
     run = Run(config)
     while not run.done:
-        job = ex.submit(Work(jobs.chunk_job, (run, None), kind="train chunk", client=f"p{os.getpid()}"))
+        job = ex.submit(Work(jobs.call_job, (run, None), kind="train call", client=f"p{os.getpid()}"))
         finish(job, deadline)
         job.result()
     return run
 
 
-def chunks_helper(config: Config, out: str) -> None:
+def calls_helper(config: Config, out: str) -> None:
     ray_executor.connect()
     print("ready", flush=True)
     sys.stdin.readline()
     Path(out).write_bytes(pickle.dumps(history_of(train_shared(config))))
 
 
-def chunks_once(config: Config, preset: str, out: str) -> dict:
+def calls_once(config: Config, preset: str, out: str) -> dict:
     os.environ[ledger.ENV_LEDGER] = f"{out}.ledger"  # before connecting: the workers write to it too
     ray_executor.connect()
     gone = time.monotonic() + 30
     while time.monotonic() < gone:  # nothing kept from before: a results actor of its own
         try:
-            ray.kill(ray.get_actor(ray_registry.RESULTS_NAME, namespace=ray_registry.NAMESPACE))
+            ray.kill(ray.get_actor(ray_registry.RESULTS_NAME, namespace=NAMESPACE))
         except ValueError:
             break
         time.sleep(0.2)
     theirs_at = Path(f"{out}.other")
-    other = subprocess.Popen([sys.executable, __file__, "chunkshelper", preset, str(theirs_at)], stdin=subprocess.PIPE,
+    other = subprocess.Popen([sys.executable, __file__, "callshelper", preset, str(theirs_at)], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE)
     assert other.stdout is not None and other.stdin is not None
     deadline = time.monotonic() + DEADLINE_S
@@ -451,15 +452,15 @@ def chunks_once(config: Config, preset: str, out: str) -> dict:
     job = ex.submit(Work(jobs.start_run, (config,), kind="start run", client="test", slot=False))
     finish(job, deadline)
     started = job.result()
-    lines = [line for line in ledger.read(f"{out}.ledger") if line["kind"] == "chunk"]
-    ray.kill(ray.get_actor(ray_registry.RESULTS_NAME, namespace=ray_registry.NAMESPACE))
+    lines = [line for line in ledger.read(f"{out}.ledger") if line["kind"] == "call"]
+    ray.kill(ray.get_actor(ray_registry.RESULTS_NAME, namespace=NAMESPACE))
     return {"mine": history_of(mine), "theirs": pickle.loads(theirs_at.read_bytes()),
             "computed": [(line["first"], line["steps"]) for line in lines if line["run"] == ledger.digest(config)],
             "started": history_of(started), "started_done": started.done}
 
 
 def restart() -> dict:
-    ray.init(address=os.environ["RNNLAB_RAY_ADDRESS"], namespace=ray_actors.NAMESPACE, log_to_driver=False)
+    ray.init(address=os.environ["RNNLAB_RAY_ADDRESS"], namespace=NAMESPACE, log_to_driver=False)
     actor = ray_actors.gate_actor(limit=1, budget_bytes=8 * 2**30, per_client=1, lease_s=3 * LEASE_S)
     first, second = ray_actors.RemoteGate(actor), ray_actors.RemoteGate(actor)
     running = first.ticket(2**20, "training", client="a")
@@ -514,10 +515,10 @@ def main(mode: str, preset: str, out: str) -> None:
         result = progress(config)
     elif mode == "affinity":
         result = affinity(config)
-    elif mode == "chunkshelper":
-        return chunks_helper(config, out)
-    elif mode == "chunksonce":
-        result = chunks_once(config, preset, out)
+    elif mode == "callshelper":
+        return calls_helper(config, out)
+    elif mode == "callsonce":
+        result = calls_once(config, preset, out)
     else:
         result = train(config, fault={"kill": "kill", "node": "node"}.get(mode, ""))
     Path(out).write_bytes(pickle.dumps(result))

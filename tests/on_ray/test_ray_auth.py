@@ -82,9 +82,9 @@ def test_a_web_process_without_the_token_says_so_at_start(cluster, tmp_path, who
 
 
 def test_with_the_token_the_app_trains_on_the_cluster(driver):
-    got = driver("train", "noisy_carry_adding")  # 300 steps, chunk by chunk on the workers
+    got = driver("train", "noisy_carry_adding")  # 300 steps, call by call on the workers
     steps = got["history"]["steps"]
-    assert got["chunks"] >= 1 and not got["killed"], got["chunks"]
+    assert got["calls"] >= 1 and not got["killed"], got["calls"]
     assert list(steps["step"]) == list(range(1, 301)) or list(steps["step"]) == list(range(300)), steps["step"]
     assert steps["loss"].notna().all()
 

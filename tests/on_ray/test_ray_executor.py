@@ -1,7 +1,7 @@
 """Heavy work on a local Ray cluster (a head with no CPUs and two 1-CPU worker nodes, on loopback in a network
-namespace of its own): a preset's run trained chunk by chunk on the cluster has embedded mode's history bit for
-bit, also when a worker is SIGKILLed mid-chunk (Ray retries the chunk); a cancelled chunk (gently or with force)
-stops its task; a probe computed on a worker gives the same table; a configuration's chunks go to the node that
+namespace of its own): a preset's run trained call by call on the cluster has embedded mode's history bit for
+bit, also when a worker is SIGKILLed mid-call (Ray retries the call); a cancelled call (gently or with force)
+stops its task; a probe computed on a worker gives the same table; a configuration's calls go to the node that
 compiled it while that node has a free CPU, and to the other when it is busy; work on a worker reports its progress
 to the job that waits for it."""
 
@@ -39,20 +39,20 @@ def assert_same_history(history, got: dict) -> None:
     assert history.stop_reason == got["stop_reason"]
 
 
-def test_a_preset_trained_part_by_part_on_the_cluster_matches_embedded_mode(driver, embedded_history):
+def test_a_preset_trained_call_by_call_on_the_cluster_matches_embedded_mode(driver, embedded_history):
     got = driver("train", PRESET)
-    assert got["chunks"] == 300 // 25 and not got["killed"]
+    assert got["calls"] == 300 // 25 and not got["killed"]  # unbounded calls: one a chunk
     assert_same_history(embedded_history, got["history"])
 
 
-def test_a_worker_killed_mid_part_is_retried_and_the_history_is_the_same(driver, embedded_history):
+def test_a_worker_killed_mid_call_is_retried_and_the_history_is_the_same(driver, embedded_history):
     got = driver("kill", PRESET)
     assert len(got["killed"]) == 1
     assert_same_history(embedded_history, got["history"])
 
 
 @pytest.mark.parametrize("mode", ["cancel", "force"])
-def test_a_cancelled_part_ends_its_job_at_once_and_stops_its_task(driver, mode):
+def test_a_cancelled_call_ends_its_job_at_once_and_stops_its_task(driver, mode):
     got = driver(mode, PRESET)
     assert got["cancelled"], got
     assert got["ended_s"] < 1.5 and got["step"] == 0, got
@@ -65,12 +65,12 @@ def test_a_probe_runs_on_a_worker_with_the_same_table(driver):
     pd.testing.assert_frame_equal(expected, got["table"], check_exact=True)
 
 
-def test_a_configurations_parts_go_to_the_node_that_compiled_it_while_it_is_free(driver):
+def test_a_configurations_calls_go_to_the_node_that_compiled_it_while_it_is_free(driver):
     got = driver("affinity", PRESET)
     assert len(got["alone"]) == 300 // 25
-    assert len(set(got["alone"])) == 1, got["alone"]  # both nodes free: every chunk where the first one ran
+    assert len(set(got["alone"])) == 1, got["alone"]  # both nodes free: every call where the first one ran
     together = [node for nodes in got["together"].values() for node in nodes]
-    assert set(together) == set(got["workers"]), got  # that node busy: chunks spill to the other
+    assert set(together) == set(got["workers"]), got  # that node busy: calls spill to the other
 
 
 def test_work_on_a_worker_reports_its_progress_to_the_page_that_waits(driver):

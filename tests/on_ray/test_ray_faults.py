@@ -1,8 +1,8 @@
 """Faults on the local Ray cluster, with nothing lost, and Stop: the gate actor SIGKILLed is restarted with its
 tickets (the admitted one still the only one running, the queued one admitted only after release); a worker node
-removed mid-chunk has its chunk retried on the other and the run ends with embedded mode's history; with no worker
-node left a run's chunk fails within seconds with one readable message, the run kept at its last step and its slot
-released; no chunk starts more than 1.5 s after Stop, and a probe's task stopped gently is killed soon after; a
+removed mid-call has its call retried on the other and the run ends with embedded mode's history; with no worker
+node left a run's call fails within seconds with one readable message, the run kept at its last step and its slot
+released; no call starts more than 1.5 s after Stop, and a probe's task stopped gently is killed soon after; a
 keyed probe two web processes ask for at once is computed once, and so is each step of a preset's run two web
 processes train at once (a third then starts it finished)."""
 
@@ -64,7 +64,7 @@ def test_the_gate_actor_killed_is_restarted_and_admits_none_twice(driver):
     assert (after["gate_after_release"]["running"], after["gate_after_release"]["waiting"]) == (1, 0), got
 
 
-def test_no_part_starts_more_than_a_moment_after_stop(driver):
+def test_no_call_starts_more_than_a_moment_after_stop(driver):
     got = driver("stop", PRESET)
     assert got["stopped"] and not got["done"], got
     assert all(t <= 0 for t in got["submitted_after_s"]), got
@@ -78,13 +78,13 @@ def test_a_probe_stopped_gently_has_its_task_killed_soon_after(driver):
     assert not got["task_running"] and got["task_left_s"] < 2 * STOP_LIMIT_S, got
 
 
-def test_a_node_removed_mid_part_has_its_part_finished_on_the_other(driver, workers_back, embedded_history):
+def test_a_node_removed_mid_call_has_its_call_finished_on_the_other(driver, workers_back, embedded_history):
     got = driver("node", PRESET)
     assert len(got["killed"]) == 1, got["killed"]
     assert_same_history(embedded_history, got["history"])
 
 
-def test_no_worker_left_fails_the_part_readably_and_keeps_the_run(driver, workers_back, embedded_history):
+def test_no_worker_left_fails_the_call_readably_and_keeps_the_run(driver, workers_back, embedded_history):
     got = driver("noworker", PRESET)
     assert got["failed"] and got["error"].startswith("NoWorker: No Ray worker is available"), got["error"]
     assert got["failed_after_s"] is not None and got["failed_after_s"] < 30, got["failed_after_s"]
@@ -103,7 +103,7 @@ def test_a_keyed_probe_asked_by_two_web_processes_is_computed_once(driver):
 
 
 def test_two_web_processes_training_one_preset_compute_each_step_once(driver, embedded_history):
-    got = driver("chunksonce", PRESET)
+    got = driver("callsonce", PRESET)
     steps = sorted(got["computed"])
     assert sum(n for _, n in steps) == embedded_history.last_step, steps  # each step computed once ...
     assert [first for first, _ in steps] == [sum(n for _, n in steps[:i]) for i in range(len(steps))]  # ... in order

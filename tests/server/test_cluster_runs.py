@@ -1,6 +1,6 @@
-"""Pristine runs trained once for all web processes: a chunk computed by one process is applied by the others, and
-a finished run is served whole. Two "processes" here are two runs of one configuration sharing one results store,
-as two web processes share the cluster's results actor."""
+"""Pristine runs trained once for all web processes: a compiled call computed by one process is applied by the
+others, and a finished run is served whole. Two "processes" here are two runs of one configuration sharing one
+results store, as two web processes share the cluster's results actor."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from rnnlab.server import jobs, run_files
 from rnnlab.server.on_ray import cluster_runs
 from rnnlab.server.results import Results
 from rnnlab.server.shared_runs import RUNS
-from rnnlab.training import chunks
+from rnnlab.training import calls
 from rnnlab.training.train import Run
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -28,12 +28,12 @@ SMALL = Config(seq_len=20, batch=16, features=16, steps=60, chunk=10)
 
 @pytest.fixture
 def computed():
-    """A chunk function that counts the steps it computes, and the count."""
+    """A call function that counts the steps it computes, and the count."""
     steps: list[int] = []
 
-    def compute(config: Config, state: dict, n_active: int) -> chunks.ChunkResult:
+    def compute(config: Config, state: dict, n_active: int) -> calls.CallResult:
         steps.append(n_active)
-        return chunks.compute_chunk(config, state, n_active)
+        return calls.compute_call(config, state, n_active)
 
     return compute, steps
 
@@ -58,7 +58,7 @@ def test_two_processes_training_one_run_compute_each_step_once_and_see_the_same_
     while not (first.done and second.done):  # the two take turns, each a call at a time
         for run in (first, second):
             if not run.done:
-                cluster_runs.shared_chunk_job(run, 0.02, store, compute)
+                cluster_runs.shared_call_job(run, 0.02, store, compute)
         turns += 1
         assert turns < 500
     assert sum(steps) == SMALL.steps  # every step computed once, by one of the two
@@ -68,16 +68,16 @@ def test_two_processes_training_one_run_compute_each_step_once_and_see_the_same_
     assert isinstance(kept, bytes)
 
 
-def test_a_chunk_claimed_by_a_process_that_gave_up_is_computed_by_the_next(computed):
+def test_a_call_claimed_by_a_process_that_gave_up_is_computed_by_the_next(computed):
     compute, steps = computed
     store = Results()
     run = Run(SMALL)
-    key = cluster_runs.chunk_key(SMALL, 0)
-    assert store.claim(key)  # another process claims the first chunk ...
-    assert cluster_runs.shared_chunk_job(run, None, store, compute) is None  # ... so this one waits for it
+    key = cluster_runs.call_key(SMALL, 0)
+    assert store.claim(key)  # another process claims the first call ...
+    assert cluster_runs.shared_call_job(run, None, store, compute) is None  # ... so this one waits for it
     assert run.step == 0 and steps == []
     store.drop(key)  # ... and dies (its lease lapses): the claim is gone
-    assert cluster_runs.shared_chunk_job(run, None, store, compute) is not None
+    assert cluster_runs.shared_call_job(run, None, store, compute) is not None
     assert run.step > 0 and sum(steps) == run.step
 
 
@@ -86,13 +86,13 @@ def test_a_finished_run_kept_by_another_process_starts_finished_and_trains_nothi
     store = Results()
     other = Run(SMALL)
     while not other.done:
-        cluster_runs.shared_chunk_job(other, None, store, compute)
+        cluster_runs.shared_call_job(other, None, store, compute)
     computed_once = sum(steps)
     RUNS.clear()
     started = cluster_runs.start_run(SMALL, store)
     assert started.done and started.pristine
     assert_same_history(started, other)
-    assert cluster_runs.shared_chunk_job(started, None, store, compute) is not None
+    assert cluster_runs.shared_call_job(started, None, store, compute) is not None
     assert sum(steps) == computed_once == SMALL.steps
     again = cluster_runs.start_run(SMALL, store)  # the next student of this process: its own copy, kept here
     assert again is not started and again.done and RUNS.is_lead(again) is False
@@ -104,10 +104,10 @@ def test_without_a_shared_store_or_for_a_changed_run_nothing_is_shared(computed)
     store = Results()
     changed = Run(SMALL)
     changed.update(lr=SMALL.lr * 2)
-    cluster_runs.shared_chunk_job(changed, None, store, compute)
-    assert len(store) == 0 and not store.computing(cluster_runs.chunk_key(changed.config, 0))
+    cluster_runs.shared_call_job(changed, None, store, compute)
+    assert len(store) == 0 and not store.computing(cluster_runs.call_key(changed.config, 0))
     alone = Run(SMALL)
-    cluster_runs.shared_chunk_job(alone, None, None, compute)
+    cluster_runs.shared_call_job(alone, None, None, compute)
     assert alone.step > 0 and len(store) == 0
 
 
@@ -118,7 +118,7 @@ def test_processes_at_once_compute_each_step_once(computed):
 
     def train(run: Run) -> None:
         while not run.done:
-            cluster_runs.shared_chunk_job(run, 0.02, store, compute)
+            cluster_runs.shared_call_job(run, 0.02, store, compute)
 
     threads = [threading.Thread(target=train, args=(run,)) for run in runs]
     for t in threads:
@@ -130,7 +130,7 @@ def test_processes_at_once_compute_each_step_once(computed):
         assert_same_history(run, runs[0])
 
 
-def test_the_ledger_counts_each_chunk_computed_and_each_slot_admitted(tmp_path, monkeypatch):
+def test_the_ledger_counts_each_call_computed_and_each_slot_admitted(tmp_path, monkeypatch):
     from rnnlab.server.gate import JobGate
 
     path = tmp_path / "ledger.jsonl"
@@ -141,7 +141,7 @@ def test_the_ledger_counts_each_chunk_computed_and_each_slot_admitted(tmp_path, 
     a, b, c = gate.ticket(client="x"), gate.ticket(client="x"), gate.ticket(client="y")
     a.release()
     lines = ledger.read(path)
-    trained = [line for line in lines if line["kind"] == "chunk"]
+    trained = [line for line in lines if line["kind"] == "call"]
     assert {line["run"] for line in trained} == {ledger.digest(SMALL)}
     assert sum(line["steps"] for line in trained) == SMALL.steps
     assert [line["first"] for line in trained] == sorted(line["first"] for line in trained)
@@ -178,13 +178,13 @@ from rnnlab.server.run_files import run_from_bytes
 from rnnlab.training.compiled import compile_count
 run = run_from_bytes(Path(sys.argv[1]).read_bytes())
 program = run.program
-print(run.step, [compile_count(f) for f in (program.init, program.train_chunk, program.evaluate)])
+print(run.step, [compile_count(f) for f in (program.init, program.train_steps, program.evaluate)])
 """
 
 
 def test_reading_a_run_back_computes_and_compiles_nothing(tmp_path):
     run = Run(SMALL)
-    run.run_chunk()
+    run.run_call()
     (tmp_path / "run.msgpack").write_bytes(run_files.run_to_bytes(run))
     out = subprocess.run([sys.executable, "-c", READ_BACK, str(tmp_path / "run.msgpack")], capture_output=True,
                          text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(ROOT)}, check=True)

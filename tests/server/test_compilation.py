@@ -16,9 +16,9 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_warm_up_compiles_the_shared_program():
     config = Config(task="sine", seq_len=7, batch=3, features=5, chunk=4)
     program = get_program(config)
-    assert compile_count(program.train_chunk) == 0
+    assert compile_count(program.train_steps) == 0
     compile_training(config)
-    counts = [compile_count(fn) for fn in (program.init, program.train_chunk, program.evaluate)]
+    counts = [compile_count(fn) for fn in (program.init, program.train_steps, program.evaluate)]
     assert counts == [1, 1, 1]
 
 
@@ -88,7 +88,7 @@ def test_ten_sessions_asking_at_once_compile_each_function_once():
     finally:
         monitoring.unregister_event_duration_listener(listen)
     assert not errors
-    assert sum(compiles.values()) == 3  # init, train_chunk, evaluate: once each, not once per session
+    assert sum(compiles.values()) == 3  # init, train_steps, evaluate: once each, not once per session
     assert len(histories) == 10 and all(h.equals(histories[0]) for h in histories)  # nothing crossed sessions
 
 
@@ -118,5 +118,5 @@ def test_warm_up_trains_no_step(tmp_path, monkeypatch):
     monkeypatch.setenv(ledger.ENV_LEDGER, str(tmp_path / "ledger.jsonl"))
     config = Config(task="sine", seq_len=7, batch=3, features=5, chunk=4, seed=11)
     compile_training(config)
-    assert [line for line in ledger.read(tmp_path / "ledger.jsonl") if line["kind"] == "chunk"] == []
-    assert compile_count(get_program(config).train_chunk) >= 1
+    assert [line for line in ledger.read(tmp_path / "ledger.jsonl") if line["kind"] == "call"] == []
+    assert compile_count(get_program(config).train_steps) >= 1

@@ -225,7 +225,7 @@ def test_a_job_nobody_polls_is_cancelled(embedded, monkeypatch):
     assert embedded.gate().counts() == (0, 0)
 
 
-def test_watchers_of_one_run_share_one_slot_and_its_training_chunks():
+def test_watchers_of_one_run_share_one_slot_and_its_training_calls():
     from rnnlab.training.train import Run
 
     gate = JobGate(limit=2, budget=lambda: 4 * GB, per_client=2)
@@ -238,7 +238,7 @@ def test_watchers_of_one_run_share_one_slot_and_its_training_chunks():
     assert lease.poll(1)  # the second slot is still free: the watchers hold one
     lease.release()
     while not a.run.done:
-        finish(ex.submit(Work(jobs.chunk_job, (a.run, None), kind="train chunk"), lease=a))
+        finish(ex.submit(Work(jobs.call_job, (a.run, None), kind="train call"), lease=a))
     assert b.run.step == 20
     mine = b.release()
     assert mine is not a.run and mine.step == 20 and gate.counts() == (1, 0)  # a copy; a still trains it

@@ -39,7 +39,7 @@ def workers() -> list[int]:
 
 
 def test_a_program_compiled_in_a_worker_is_loaded_from_disk(tmp_path):
-    """In a fresh process (the persistent cache is process-wide): worker first, then the first chunk hits."""
+    """In a fresh process (the persistent cache is process-wide): worker first, then the first call hits."""
     script = textwrap.dedent(f"""
         import jax
         from rnnlab.config import Config
@@ -51,14 +51,14 @@ def test_a_program_compiled_in_a_worker_is_loaded_from_disk(tmp_path):
         jax.monitoring.register_event_listener(lambda name, **kw: events.append(name))
         config = Config(cell="gru", seq_len=12, batch=8, features=8, steps=40, chunk=10)
         print(precompile.compile_in_worker(config, lambda: False))
-        Run(config).run_chunk()
+        Run(config).run_call()
         print(sorted({{e.rsplit("/", 1)[1] for e in events if "compilation_cache/cache_" in e}}))
     """)
     out = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=600,
                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
     lines = out.stdout.strip().splitlines()
     assert lines[0] == precompile.DONE, out.stderr[-2000:]
-    assert lines[1] == "['cache_hits']"  # every compile of the first chunk came from the worker's disk cache
+    assert lines[1] == "['cache_hits']"  # every compile of the first call came from the worker's disk cache
 
 
 @pytest.fixture(autouse=True)

@@ -186,7 +186,7 @@ def test_a_gone_tabs_run_is_kept_as_bytes_and_written_to_disk_at_most_every_10_s
     store.save(token, "tab", run, throttle=True)
     kept = RunFolder(tmp_path).path(token, "tab")
     written = folder_time = kept.stat().st_mtime_ns
-    run.run_chunk()
+    run.run_call()
     store.save(token, "tab", run, throttle=True)  # changed, but within 10 s of the last write
     assert kept.stat().st_mtime_ns == written
     store.save(token, "tab", run)  # not throttled (the training ended): written
@@ -420,7 +420,7 @@ def test_flush_writes_what_trained_since_the_last_throttled_write_and_a_closed_t
     runs = {tab: Run(config) for tab in tokens}
     for tab, run in runs.items():
         store.save(tokens[tab], tab, run, throttle=True)
-        run.run_chunk()
+        run.run_call()
         store.save(tokens[tab], tab, run, throttle=True)  # within 10 s of the last write: not written
     folder = RunFolder(tmp_path)
     assert {run_from_bytes(folder.read(t)).step for t in tokens.values()} == {0}
@@ -448,7 +448,7 @@ def test_a_background_store_writes_in_its_own_thread_and_flush_writes_what_is_pe
             break
         time.sleep(0.05)
     assert run_from_bytes(folder.read(token)).step == 0 and dumped_in == ["rnnlab-kept-runs"]
-    run.run_chunk()
+    run.run_call()
     store.save(token, "tab", run)  # not throttled: written by the writer thread, or by flush if it comes first
     store.flush()
     assert run_from_bytes(folder.read(token)).step == run.step == 10

@@ -19,16 +19,16 @@ SMALL = Config(seq_len=20, batch=16, features=16, steps=60, chunk=10)
 
 @pytest.fixture
 def counted(monkeypatch):
-    """The steps SMALL's compiled chunk computes, whoever calls it."""
+    """The steps SMALL's compiled call computes, whoever calls it."""
     program = get_program(SMALL)
-    real, steps = program.train_chunk, []
+    real, steps = program.train_steps, []
 
     def counting(state, lr, clip, scale, n_active):
         steps.append(int(n_active))
         return real(state, lr, clip, scale, n_active)
 
     counting._cache_size = real._cache_size  # still compiled, as far as the run can tell
-    monkeypatch.setattr(program, "train_chunk", counting)
+    monkeypatch.setattr(program, "train_steps", counting)
     return steps
 
 
@@ -40,7 +40,7 @@ def watch_until_done(registry: SharedRuns, run: Run, started: threading.Barrier 
         started.wait()
     with watch:
         while not watch.lead.done:
-            if watch.lead.run_chunk(0.05, wait=False) is None:
+            if watch.lead.run_call(0.05, wait=False) is None:
                 watch.lead.settle(5.0)
     return watch.lead if watch.last else watch.lead.fork()
 
@@ -71,15 +71,15 @@ def test_a_later_session_gets_the_finished_run_at_once_and_one_midway_the_histor
     first = Run(SMALL)
     watch = registry.join(first)
     with watch:
-        first.run_chunk()
-        first.run_chunk()
+        first.run_call()
+        first.run_call()
         midway = registry.copy_of(SMALL)  # a session arriving now: the history so far, its own copy
         assert midway is not first and midway.step == 20 and midway.history.chunks == first.history.chunks
         joined = registry.join(midway)  # and then follows the run in flight
         assert joined.lead is first
         joined.leave()
         while not first.done:
-            first.run_chunk()
+            first.run_call()
     assert watch.last and registry.watchers(first) == 0
     counted.clear()
     later = registry.copy_of(SMALL)
@@ -166,7 +166,7 @@ def test_a_view_is_consistent_while_another_thread_trains():
         assert len(h.chunks) == len(h.per_step_loss) == len(h.carry["h"])
         assert view.step == (h.steps[-1]["step"] if h.steps else 0)
     thread.join()
-    assert run.run_chunk(wait=False).step == 400 and run.step == 400  # a finished run trains no further
+    assert run.run_call(wait=False).step == 400 and run.step == 400  # a finished run trains no further
 
 
 def test_a_link_copied_by_a_class_outlasts_many_single_students_runs():

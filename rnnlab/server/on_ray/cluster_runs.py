@@ -2,15 +2,15 @@
 
 Within one web process, the sessions watching a pristine run share one :class:`~rnnlab.training.train.Run`
 (:mod:`rnnlab.server.shared_runs`). Across web processes each holds a run of its own, and what they share is its
-chunks: training is deterministic, so the chunk of configuration C from step s is the same whoever computes it.
-:func:`shared_chunk_job` claims ``(CHUNK, C, s)`` in the store every process shares (on a cluster, the results actor:
-:class:`rnnlab.server.on_ray.registry.RemoteResults`); the process that gets the claim computes the chunk and keeps it
-there as (steps, bytes), and the others apply it as it is (:meth:`~rnnlab.training.train.Run.take_chunk`) instead
-of computing it again. A process that dies mid-chunk loses its claim with its lease, and the next to ask computes
+compiled calls: training is deterministic, so the call of configuration C from step s is the same whoever computes
+it. :func:`shared_call_job` claims ``(CALL, C, s)`` in the store every process shares (on a cluster, the results
+actor: :class:`rnnlab.server.on_ray.registry.RemoteResults`); the process that gets the claim computes the call and
+keeps it there as (steps, bytes), and the others apply it as it is (:meth:`~rnnlab.training.train.Run.take_call`)
+instead of computing it again. A process that dies mid-call loses its claim with its lease, and the next to ask computes
 it. A finished pristine run is kept whole (``(RUN, C)``: a run file's bytes), so that :func:`start_run` in any
 process gives it at once, finished: that session trains nothing and waits for no slot.
 
-With no shared store (``results`` None) these are :func:`rnnlab.server.jobs.chunk_job` and
+With no shared store (``results`` None) these are :func:`rnnlab.server.jobs.call_job` and
 :func:`rnnlab.server.jobs.start_run`. A new run can also be made elsewhere (``make``: on a Ray worker) and read
 back here as bytes, so that a web process on a cluster computes and compiles nothing for it.
 """
@@ -23,18 +23,18 @@ from rnnlab.config import Config
 from rnnlab.server import jobs, reporting, run_files
 from rnnlab.server.results import ResultStore
 from rnnlab.server.shared_runs import RUNS
-from rnnlab.training import chunks
-from rnnlab.training.history import ChunkProgress
+from rnnlab.training import calls
+from rnnlab.training.history import CallProgress
 from rnnlab.training.train import Run
 
-CHUNK, RUN = "trained chunk", "finished run"
-Compute = Callable[[Config, dict, int], chunks.ChunkResult]  # computes a chunk (chunks.compute_chunk or a drop-in)
-WAIT_S = 0.5  # a chunk another process computes is waited for this long per call; the page polls in between
+CALL, RUN = "trained call", "finished run"
+Compute = Callable[[Config, dict, int], calls.CallResult]  # computes a call (calls.compute_call or a drop-in)
+WAIT_S = 0.5  # a call another process computes is waited for this long per job; the page polls in between
 
 
-def chunk_key(config: Config, step: int) -> tuple:
-    """The key of configuration ``config``'s chunk that starts at ``step``."""
-    return (CHUNK, config, step)
+def call_key(config: Config, step: int) -> tuple:
+    """The key of configuration ``config``'s compiled call that starts at ``step``."""
+    return (CALL, config, step)
 
 
 def run_key(config: Config) -> tuple:
@@ -68,15 +68,15 @@ def untrained_run(config: Config, make: Callable[[Config], bytes] | None = None)
     return run_files.run_from_bytes(make(config))
 
 
-def shared_chunk_job(run: Run, max_seconds: float | None, results: ResultStore | None = None,
-                     compute: Compute = chunks.compute_chunk) -> ChunkProgress | None:
-    """The next chunk of ``run`` (:func:`rnnlab.server.jobs.chunk_job`), computed once for every process sharing
+def shared_call_job(run: Run, max_seconds: float | None, results: ResultStore | None = None,
+                    compute: Compute = calls.compute_call) -> CallProgress | None:
+    """The next compiled call of ``run`` (:func:`rnnlab.server.jobs.call_job`), computed once for every process sharing
     ``results``: taken from there when another process computed it, computed with ``compute`` and kept there when
     this one claims it, else waited for up to :data:`WAIT_S` (None then, as while another session's call runs)."""
     if results is None or not run.pristine or run.done:
-        return jobs.chunk_job(run, max_seconds, compute=compute)
+        return jobs.call_job(run, max_seconds, compute=compute)
     step = run.step
-    key = chunk_key(run.config, step)
+    key = call_key(run.config, step)
     found = results.get(key)
     if found is None:
         if results.claim(key):
@@ -85,7 +85,7 @@ def shared_chunk_job(run: Run, max_seconds: float | None, results: ResultStore |
     progress = None
     if found is not None:
         n_active, data = found
-        progress = run.take_chunk(step, int(n_active), chunks.chunk_from_bytes(run.config, data))
+        progress = run.take_call(step, int(n_active), calls.result_from_bytes(run.config, data))
     reporting.report(run.step / max(1, run.config.steps))
     keep_finished(run, results)
     return progress
@@ -107,19 +107,19 @@ def keep_finished(run: Run, results: ResultStore) -> None:
 
 
 def _compute(run: Run, step: int, key: tuple, max_seconds: float | None, results: ResultStore,
-             compute: Compute) -> ChunkProgress | None:
+             compute: Compute) -> CallProgress | None:
     kept = False
 
-    def shared(config: Config, state: dict, n_active: int) -> chunks.ChunkResult:
+    def shared(config: Config, state: dict, n_active: int) -> calls.CallResult:
         nonlocal kept
-        chunk = compute(config, state, n_active)
+        result = compute(config, state, n_active)
         if run.step == step:  # this thread holds the run: it is where the claim was made
-            results.put(key, (n_active, chunks.chunk_to_bytes(chunk)))
+            results.put(key, (n_active, calls.result_to_bytes(result)))
             kept = True
-        return chunk
+        return result
 
     try:
-        progress = run.run_chunk(max_seconds, wait=False, compute=shared)
+        progress = run.run_call(max_seconds, wait=False, compute=shared)
     finally:
         if not kept:
             results.drop(key)

@@ -5,20 +5,20 @@ cluster's gate: fair shares, memory budget and queue, :mod:`rnnlab.server.on_ray
 :mod:`rnnlab.server.on_ray.registry`) and this process's shared runs, and sends the computing to the cluster as Ray
 tasks:
 
-- a run's training chunk (``jobs.chunk_job``): the run stays here; its state travels as msgpack bytes to
-  :func:`rnnlab.training.chunks.compute_chunk_bytes` on a worker, and the chunk that comes back is applied here with
-  :meth:`~rnnlab.training.train.Run.apply_chunk` (:func:`chunk_on_ray`). A pristine run's chunks are computed once
+- a run's compiled training call (``jobs.call_job``): the run stays here; its state travels as msgpack bytes to
+  :func:`rnnlab.training.calls.compute_call_bytes` on a worker, and the result that comes back is applied here with
+  :meth:`~rnnlab.training.train.Run.apply_call` (:func:`call_on_ray`). A pristine run's calls are computed once
   for every web process, and its finished run kept for them (:mod:`rnnlab.server.on_ray.cluster_runs`);
 - work of plain arguments and values (probes, sweeps, example looks): the work function itself, on a worker;
   what it reports (:func:`rnnlab.server.reporting.report`) comes back to the job that waits for it through the
   cluster's progress actor (:class:`rnnlab.server.on_ray.registry.ProgressActor`), so its progress bar moves;
 - a new run (starting one, the untrained model a page probes) is made on a worker and read back here from bytes,
   without computing or compiling anything here; a long first compile runs on a worker (its node then gets the
-  configuration's chunks); an uploaded file's run (:data:`IN_PROCESS`) is read here, as in embedded mode.
+  configuration's calls); an uploaded file's run (:data:`IN_PROCESS`) is read here, as in embedded mode.
 
 Each job's thread here waits for its task with ``ray.wait`` in short steps, so a cancel is seen within
 :data:`WAIT_S`: a gentle one cancels the task (Ray raises KeyboardInterrupt in it when its compiled call returns;
-a training chunk's call is short, so it ends by itself, and no chunk is submitted after it), and other work
+a training call is short, so it ends by itself, and no call is submitted after it), and other work
 still running :data:`FORCE_AFTER_S` later (a probe's long segment) is killed with its worker process; a forced
 cancel kills it at once. A configuration's work goes preferably to the node that computed for it last (it has its
 programs compiled; each node keeps its own compile cache): there when it has a free CPU, to another node when it is
@@ -48,24 +48,23 @@ import ray.exceptions
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from rnnlab.config import Config, ConfigError
-from rnnlab.i18n import Msg
 from rnnlab.server import jobs, reporting, shared_runs
 from rnnlab.server import results as kept_results
 from rnnlab.server.clients import ENV_PROXY_SECRET
 from rnnlab.server.embedded import EmbeddedExecutor, EmbeddedJob
-from rnnlab.server.executor import ENV_EXECUTOR, Cancelled, Lease, QueueInfo, RunLease, Work
+from rnnlab.server.executor import ENV_EXECUTOR, Cancelled, Lease, RunLease, Work
 from rnnlab.server.gate import Gate
 from rnnlab.server.on_ray import cluster_runs, gate_actor, registry
-from rnnlab.training import chunks
+from rnnlab.server.on_ray.actors import NAMESPACE
+from rnnlab.training import calls
 from rnnlab.training.train import Run
 
 ENV_ADDRESS = "RNNLAB_RAY_ADDRESS"
-NAMESPACE = "rnnlab"
 CONNECT_TIMEOUT_S = 5.0
 WAIT_S = 0.2  # a job's thread checks this often whether it should stop while its task runs
 GET_TIMEOUT_S = 60.0
 MAX_RETRIES = 3  # a task whose worker died is run again (not a cancelled one, nor one that raised)
-FORCE_AFTER_S = 0.5  # work other than a training chunk still running this long after a cancel is killed
+FORCE_AFTER_S = 0.5  # work other than a training call still running this long after a cancel is killed
 NO_WORKER_S = 2.0  # no worker node alive for this long: the job fails with NO_WORKER
 WORKERS_CHECK_S = 1.0  # how often the cluster's nodes are looked up while a task waits
 PROGRESS_POLL_S = 0.5  # how often a job asks how far its task on a worker has got
@@ -191,9 +190,9 @@ def call(fn: Callable[..., Any], args: tuple, kwargs: dict, token: str | None = 
         return node, fn(*args, **kwargs)
 
 
-def compute_chunk_on_node(config: Config, state: bytes, n_active: int) -> tuple[str, bytes]:
-    """On a worker: (this node's id, :func:`rnnlab.training.chunks.compute_chunk_bytes`)."""
-    return ray.get_runtime_context().get_node_id(), chunks.compute_chunk_bytes(config, state, n_active)
+def compute_call_on_node(config: Config, state: bytes, n_active: int) -> tuple[str, bytes]:
+    """On a worker: (this node's id, :func:`rnnlab.training.calls.compute_call_bytes`)."""
+    return ray.get_runtime_context().get_node_id(), calls.compute_call_bytes(config, state, n_active)
 
 
 _nodes_lock = threading.Lock()
@@ -335,13 +334,13 @@ def remote(fn: Callable[..., Any], args: tuple, kwargs: dict) -> Any:
     return value
 
 
-def chunk_on_ray(config: Config, state: dict, n_active: int) -> chunks.ChunkResult:
-    """:func:`rnnlab.training.chunks.compute_chunk` computed on the cluster from and to msgpack bytes (a drop-in for
-    it in :meth:`~rnnlab.training.train.Run.run_chunk`), preferably on the node that computed the last chunk of
+def call_on_ray(config: Config, state: dict, n_active: int) -> calls.CallResult:
+    """:func:`rnnlab.training.calls.compute_call` computed on the cluster from and to msgpack bytes (a drop-in for
+    it in :meth:`~rnnlab.training.train.Run.run_call`), preferably on the node that computed the last call of
     this configuration's compiled settings."""
-    node, data = wait_for(placed(compute_chunk_on_node, config).remote(config, chunks.state_to_bytes(state), n_active))
+    node, data = wait_for(placed(compute_call_on_node, config).remote(config, calls.state_to_bytes(state), n_active))
     remember_node(config, node)
-    return chunks.chunk_from_bytes(config, data)
+    return calls.result_from_bytes(config, data)
 
 
 def untrained_run_on_ray(config: Config) -> bytes:
@@ -351,11 +350,11 @@ def untrained_run_on_ray(config: Config) -> bytes:
 
 def on_ray(work: Work, results: Any = None) -> Work:
     """``work`` as this process's job thread runs it in Ray mode (see the module's docstring); with ``results`` (the
-    results every web process shares), a pristine run's chunks and finished runs are shared through it
+    results every web process shares), a pristine run's calls and finished runs are shared through it
     (:mod:`rnnlab.server.on_ray.cluster_runs`)."""
-    if work.fn is jobs.chunk_job:
-        return dataclasses.replace(work, fn=cluster_runs.shared_chunk_job,
-                                   kwargs={**work.kwargs, "results": results, "compute": chunk_on_ray})
+    if work.fn is jobs.call_job:
+        return dataclasses.replace(work, fn=cluster_runs.shared_call_job,
+                                   kwargs={**work.kwargs, "results": results, "compute": call_on_ray})
     if work.fn is jobs.start_run:
         return dataclasses.replace(work, fn=cluster_runs.start_run,
                                    kwargs={**work.kwargs, "results": results, "make": untrained_run_on_ray})
@@ -368,38 +367,6 @@ def on_ray(work: Work, results: Any = None) -> Work:
 
 
 # ---- the executor -------------------------------------------------------------------------------------------------
-class RayJob:
-    """A job whose computing runs on the cluster: the embedded job that admits it and waits for its task."""
-
-    def __init__(self, work: Work, job: EmbeddedJob):
-        self.work, self.job = work, job
-
-    @property
-    def status(self) -> str:
-        return self.job.status
-
-    @property
-    def queue(self) -> QueueInfo | None:
-        return self.job.queue
-
-    @property
-    def progress(self) -> float | None:
-        return self.job.progress
-
-    @property
-    def note(self) -> Msg | str:
-        return self.job.note
-
-    def poll(self, timeout_s: float = 0.0) -> bool:
-        return self.job.poll(timeout_s)
-
-    def result(self) -> Any:
-        return self.job.result()
-
-    def cancel(self, force: bool = False) -> None:
-        self.job.cancel(force)
-
-
 class RayExecutor:
     """Work admitted by the cluster's gate actor, with results computed once for the whole cluster (its results
     actor) and this process's shared runs, computed on the Ray cluster at ``address`` (default
@@ -413,8 +380,10 @@ class RayExecutor:
         self.results = results if results is not None else registry.RemoteResults.named()
         self.local = EmbeddedExecutor(self.gate, runs, self.results)
 
-    def submit(self, work: Work, lease: Lease | None = None) -> RayJob:
-        return RayJob(work, self.local.submit(on_ray(work, self.results), lease))
+    def submit(self, work: Work, lease: Lease | None = None) -> EmbeddedJob:
+        """The embedded job that admits ``work`` here and runs it as :func:`on_ray` rewrites it (its task waited
+        for on the cluster); its ``work`` keeps the label, kind, client and key of ``work``."""
+        return self.local.submit(on_ray(work, self.results), lease)
 
     def lease(self, memory_bytes: int, label: str = "", client: str = "") -> Lease:
         return self.local.lease(memory_bytes, label, client)

@@ -31,16 +31,13 @@ import ray
 
 from rnnlab.device import memory_budget_bytes
 from rnnlab.server.gate import JobGate, Ticket
+from rnnlab.server.on_ray.actors import LEASE_S, POLL_S, shared_actor
 
 GATE_NAME = "rnnlab-gate"
-NAMESPACE = "rnnlab"
-LEASE_S = 6.0  # an owner (web process) not heard from for this long has its tickets released
 RECOVER_S = 2.0  # a restarted gate admits nothing for this long: the owners register their live tickets first
-POLL_S = 0.1  # a web process's poller syncs this often while one of its tickets waits
-IDLE_POLL_S = 1.0  # ... and this often otherwise (its lease, the counts)
-CALL_TIMEOUT_S = 10.0
+IDLE_POLL_S = 1.0  # a web process's poller syncs every POLL_S while one of its tickets waits, this often otherwise
+CALL_TIMEOUT_S = 10.0  # a sync (the poller's, and the first summary on connecting) waits this long at most
 FIRST_STATE_S = 1.0  # a new ticket waits this long at most for its first place in the queue
-HEAD = {"node:__internal_head__": 0.001}  # a resource only the head node has: the actor lives there
 
 TicketInfo = tuple[int, str, str, bool, "int | None"]  # (memory bytes, label, client, admitted, gate's number)
 _polling: weakref.WeakSet = weakref.WeakSet()  # gates whose poller runs: stopped at exit, before Ray shuts down
@@ -130,10 +127,7 @@ def gate_actor(limit: int | None = None, budget_bytes: int | None = None, per_cl
         limit = max(1, int(ray.cluster_resources().get("CPU", 1)))
     if budget_bytes is None:
         budget_bytes = memory_budget_bytes()
-    cls = ray.remote(GateActor)
-    return cls.options(name=GATE_NAME, namespace=NAMESPACE, lifetime="detached", get_if_exists=True,
-                       max_restarts=-1, num_cpus=0, resources=HEAD).remote(limit, budget_bytes, per_client, lease_s,
-                                                                          recover_s)
+    return shared_actor(GateActor, GATE_NAME, limit, budget_bytes, per_client, lease_s, recover_s)
 
 
 class RemoteTicket:

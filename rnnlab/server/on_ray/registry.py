@@ -27,17 +27,14 @@ from typing import Any
 import ray
 
 from rnnlab.i18n import Msg
+from rnnlab.server.on_ray.actors import LEASE_S, POLL_S, named_actor, shared_actor
 from rnnlab.server.results import DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, Results
 
 RESULTS_NAME = "rnnlab-results"
 PROGRESS_NAME = "rnnlab-progress"
 REPORT_EVERY_S = 0.25
 PROGRESS_KEPT_S = 600.0  # a task's progress not updated for this long is forgotten
-NAMESPACE = "rnnlab"
-LEASE_S = 6.0
-POLL_S = 0.1
-CALL_TIMEOUT_S = 2.0  # a web process waits this long at most for the actor's answer
-HEAD = {"node:__internal_head__": 0.001}
+CALL_TIMEOUT_S = 2.0  # a web process waits this long at most for the actor's answer, then computes it itself
 
 
 class ResultsActor:
@@ -96,9 +93,7 @@ class ResultsActor:
 def results_actor(max_entries: int = DEFAULT_MAX_ENTRIES, max_bytes: int = DEFAULT_MAX_BYTES,
                   lease_s: float = LEASE_S):
     """The cluster's results actor, created on the head node when none runs. Needs :func:`ray.init` first."""
-    cls = ray.remote(ResultsActor)
-    return cls.options(name=RESULTS_NAME, namespace=NAMESPACE, lifetime="detached", get_if_exists=True,
-                       max_restarts=-1, num_cpus=0, resources=HEAD).remote(max_entries, max_bytes, lease_s)
+    return shared_actor(ResultsActor, RESULTS_NAME, max_entries, max_bytes, lease_s)
 
 
 class RemoteResults:
@@ -209,9 +204,7 @@ class ProgressActor:
 
 def progress_actor():
     """The cluster's progress actor, created on the head node when none runs. Needs :func:`ray.init` first."""
-    cls = ray.remote(ProgressActor)
-    return cls.options(name=PROGRESS_NAME, namespace=NAMESPACE, lifetime="detached", get_if_exists=True,
-                       max_restarts=-1, num_cpus=0, resources=HEAD).remote()
+    return shared_actor(ProgressActor, PROGRESS_NAME)
 
 
 class TaskProgress:
@@ -232,7 +225,7 @@ class TaskProgress:
         self.sent_at = now
         try:
             if self.actor is None:
-                self.actor = ray.get_actor(PROGRESS_NAME, namespace=NAMESPACE)
+                self.actor = named_actor(PROGRESS_NAME)
             self.actor.set.remote(self.token, fraction, note)
         except Exception:  # noqa: BLE001 - progress is a courtesy: the work goes on without it
             pass

@@ -1,11 +1,11 @@
-"""One compiled call of a run's training (a chunk, or as many of its steps as fit in the time given) as a pure
-function, and its bytes forms for work that runs elsewhere.
+"""One compiled call of a run's training (the rest of the current chunk, or as many of its steps as fit in the time
+given) as a pure function, and its bytes forms for work that runs elsewhere.
 
-:func:`compute_chunk` computes ``(config, state, n_active) -> (state, records, evaluation)`` and holds no
+:func:`compute_call` computes ``(config, state, n_active) -> (state, records, evaluation)`` and holds no
 :class:`~rnnlab.training.train.Run`: the run applies the result to its history
-(:meth:`~rnnlab.training.train.Run.apply_chunk`). The bytes forms use flax.serialization's msgpack, as the run
-files do: :func:`compute_chunk_bytes` takes the state as bytes and returns the new state, the records and the
-evaluation as bytes, so that a chunk can be computed in another process or on another machine.
+(:meth:`~rnnlab.training.train.Run.apply_call`). The bytes forms use flax.serialization's msgpack, as the run
+files do: :func:`compute_call_bytes` takes the state as bytes and returns the new state, the records and the
+evaluation as bytes, so that a call can be computed in another process or on another machine.
 """
 
 from __future__ import annotations
@@ -22,18 +22,18 @@ from rnnlab import ledger
 from rnnlab.config import Config
 from rnnlab.training.program import get_program, hyper_args
 
-ChunkResult = tuple[dict, dict, dict]  # (new state, records of the steps, evaluation at the end)
+CallResult = tuple[dict, dict, dict]  # (new state, records of the steps, evaluation at the end)
 
 
-def compute_chunk(config: Config, state: dict, n_active: int) -> ChunkResult:
+def compute_call(config: Config, state: dict, n_active: int) -> CallResult:
     """Train ``n_active`` steps of ``config`` from ``state``: the new state (on the device), and the records and
     evaluation (on the host). ``state``'s buffers are donated: use the returned state from then on."""
     lr, clip, scale = hyper_args(config)
     first = int(state["step"]) if ledger.enabled() else 0  # read before the call donates the state
-    state, records, evaluation = get_program(config).train_chunk(state, lr, clip, scale, np.int32(n_active))
+    state, records, evaluation = get_program(config).train_steps(state, lr, clip, scale, np.int32(n_active))
     records, evaluation = jax.device_get((records, evaluation))
     if ledger.enabled():
-        ledger.record("chunk", run=ledger.digest(config), first=first, steps=int(records["applied"].sum()))
+        ledger.record("call", run=ledger.digest(config), first=first, steps=int(records["applied"].sum()))
     return state, records, evaluation
 
 
@@ -69,9 +69,9 @@ def state_from_bytes(config: Config, data: bytes) -> dict:
     return jax.tree_util.tree_map(jnp.asarray, restored)
 
 
-def chunk_to_bytes(chunk: ChunkResult) -> bytes:
-    """A chunk's result (state, records, evaluation) as msgpack bytes."""
-    state, records, evaluation = jax.device_get(chunk)
+def result_to_bytes(result: CallResult) -> bytes:
+    """A call's result (state, records, evaluation) as msgpack bytes."""
+    state, records, evaluation = jax.device_get(result)
     record = {"state": flax.serialization.to_state_dict(state), "records": dict(records),
               "evaluation": {"loss": evaluation["loss"], "metric": evaluation["metric"],
                              "carry0": {str(i): leaf for i, leaf in enumerate(evaluation["carry0"])},
@@ -79,8 +79,8 @@ def chunk_to_bytes(chunk: ChunkResult) -> bytes:
     return flax.serialization.msgpack_serialize(record)
 
 
-def chunk_from_bytes(config: Config, data: bytes) -> ChunkResult:
-    """:func:`chunk_to_bytes`' (state on the device, records and evaluation on the host)."""
+def result_from_bytes(config: Config, data: bytes) -> CallResult:
+    """:func:`result_to_bytes`' (state on the device, records and evaluation on the host)."""
     record: Any = flax.serialization.msgpack_restore(data)
     state = flax.serialization.from_state_dict(state_template(config), record["state"])
     evaluation = dict(record["evaluation"])
@@ -90,11 +90,11 @@ def chunk_from_bytes(config: Config, data: bytes) -> ChunkResult:
     return jax.tree_util.tree_map(jnp.asarray, state), records, evaluation
 
 
-def compute_chunk_bytes(config: Config, state: bytes, n_active: int) -> bytes:
-    """:func:`compute_chunk` with the state given and everything returned as bytes."""
-    return chunk_to_bytes(compute_chunk(config, state_from_bytes(config, state), n_active))
+def compute_call_bytes(config: Config, state: bytes, n_active: int) -> bytes:
+    """:func:`compute_call` with the state given and everything returned as bytes."""
+    return result_to_bytes(compute_call(config, state_from_bytes(config, state), n_active))
 
 
-def through_bytes(config: Config, state: dict, n_active: int) -> ChunkResult:
-    """:func:`compute_chunk` computed from and returned as bytes, as work elsewhere would (a drop-in for it)."""
-    return chunk_from_bytes(config, compute_chunk_bytes(config, state_to_bytes(state), n_active))
+def through_bytes(config: Config, state: dict, n_active: int) -> CallResult:
+    """:func:`compute_call` computed from and returned as bytes, as work elsewhere would (a drop-in for it)."""
+    return result_from_bytes(config, compute_call_bytes(config, state_to_bytes(state), n_active))

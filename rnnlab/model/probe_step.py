@@ -1,5 +1,6 @@
-"""The cells' steps as the log-scaled probe differentiates them: Flax's formulas on Flax's parameter trees, with
-activations whose derivatives keep their size near saturation.
+"""A cell's step as the log-scaled probe differentiates it: activations whose derivatives keep their size near
+saturation, the factors of a step's backward pass kept with their exact logs, and :class:`ProbeCell`, the form each
+cell family gives its step (:mod:`rnnlab.model.cell_families`: one file per family holds it beside the fused step).
 
 ``jnp.tanh``'s derivative is ``1 - tanh(x)^2`` and the sigmoid's ``s(x)(1 - s(x))``: in float32 both cancel to 0
 once the activation rounds to +-1 (|x| above about 9 for tanh, 17 for the sigmoid) while the true derivative is
@@ -10,28 +11,26 @@ rounding until the derivative itself falls below float32's smallest normal numbe
 A :class:`ProbeCell` splits a step into ``project(p, x)`` (the input side, linear, for every step at once),
 ``hidden(p, h)`` and an elementwise ``forward``, which also gives the :class:`Derivatives` its hand-written
 ``backward`` multiplies by (the gates and the activations' derivatives, so the backward pass only multiplies);
-``forward`` runs on one step or on every step at once, so a probe scans only the carry and computes the
-derivatives for all steps together. :func:`flags` says whether any unit's derivative is exactly 0 and whether any
-gate is exactly 0 at a step (what a zero gradient is then attributed to). Where some example's factor is tiny,
-every factor is kept scaled per example with its exact log (:func:`scaled`); elsewhere the factors are used as
-they are (:func:`plain`), which gives the same numbers to float32 rounding.
+``forward`` runs on one step or on every step at once, so a probe (:mod:`rnnlab.probing.logscale`) scans only the
+carry and computes the derivatives for all steps together. :func:`flags` says whether any unit's derivative is
+exactly 0 and whether any gate is exactly 0 at a step (what a zero gradient is then attributed to). Where some
+example's factor is tiny, every factor is kept scaled per example with its exact log (:func:`scaled`); elsewhere the
+factors are used as they are (:func:`plain`), which gives the same numbers to float32 rounding. A family's backward
+pass combines its factors with :func:`times`, :func:`plus` and :func:`join`.
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NamedTuple, cast
+from typing import Any, NamedTuple
 
-import flax.linen as nn
 import jax
 import jax.numpy as jnp
 
-from rnnlab.model import fused as forms
-from rnnlab.model.cells import CELLS
-from rnnlab.model.fused import FusedCell
+from rnnlab.model.fused import FusedCell, project
 
 Carry = tuple[jax.Array, ...]
 
@@ -83,7 +82,7 @@ def log_sigmoid_slope(x: jax.Array) -> jax.Array:
     return -a - 2.0 * jnp.log1p(jnp.exp(-a))
 
 
-def _log_abs(x: jax.Array) -> jax.Array:
+def log_abs(x: jax.Array) -> jax.Array:
     return jnp.log(jnp.abs(x))
 
 
@@ -168,7 +167,7 @@ def plain(forms: tuple[Form, ...]) -> tuple[Factor, ...]:
     return tuple((f.value, None) for f in forms)
 
 
-def _times(a: jax.Array | Factor, *factors: Factor) -> Factor:
+def times(a: jax.Array | Factor, *factors: Factor) -> Factor:
     """The product of a cotangent (an array, or a factor) and factors, their shifts added."""
     value, shift = a if isinstance(a, tuple) else (a, None)
     for f, s in factors:
@@ -190,12 +189,12 @@ def common(*terms: Factor) -> tuple[tuple[jax.Array, ...], jax.Array | None]:
                  for (v, _), s in zip(terms, shifts)), top
 
 
-def _plus(a: Factor, b: Factor) -> Factor:
+def plus(a: Factor, b: Factor) -> Factor:
     (x, y), shift = common(a, b)
     return x + y, shift
 
 
-def _join(parts: list[Factor]) -> Factor:
+def join(parts: list[Factor]) -> Factor:
     values, shift = common(*parts)
     return jnp.concatenate(values, axis=-1), shift
 
@@ -207,119 +206,6 @@ def flags(d: Derivatives, keep: int = 0) -> jax.Array:
         return functools.reduce(jnp.logical_or, found) if found else jnp.zeros(d.slopes[0].shape[:keep], bool)
 
     return jnp.stack([any_zero(d.slopes), any_zero(d.gates)], axis=-1)
-
-
-def _dense(w: jax.Array, b: jax.Array | None, x: jax.Array) -> jax.Array:
-    y = x @ w
-    return y if b is None else y + b
-
-
-def _lstm_core(c: jax.Array, pi, pf, pg, po):
-    i, f, g, o = sigmoid(pi), sigmoid(pf), tanh(pg), sigmoid(po)
-    new_c = f * c + i * g
-    tanh_c = tanh(new_c)
-    si, sf, sg, so, sc = (sigmoid_slope(pi), sigmoid_slope(pf), tanh_slope(pg), sigmoid_slope(po), tanh_slope(new_c))
-    forms = (Form(f, lambda: jax.nn.log_sigmoid(pf)),  # the products the backward pass multiplies by
-             Form(o * sc, lambda: jax.nn.log_sigmoid(po) + log_tanh_slope(new_c)),
-             Form(g * si, lambda: _log_abs(g) + log_sigmoid_slope(pi), lambda: jnp.sign(g)),
-             Form(c * sf, lambda: _log_abs(c) + log_sigmoid_slope(pf), lambda: jnp.sign(c)),
-             Form(i * sg, lambda: jax.nn.log_sigmoid(pi) + log_tanh_slope(pg)),
-             Form(tanh_c * so, lambda: _log_abs(tanh_c) + log_sigmoid_slope(po), lambda: jnp.sign(tanh_c)))
-    return (new_c, o * tanh_c), Derivatives(forms, (si, sf, sg, so, sc), (i, f, o))
-
-
-def _lstm(carry: Carry, xp: jax.Array, hp: jax.Array):
-    pi, pf, pg, po = jnp.split(xp + hp, 4, axis=-1)
-    return _lstm_core(carry[0], pi, pf, pg, po)
-
-
-def _conv_lstm(carry: Carry, xp: jax.Array, hp: jax.Array):
-    pi, pg, pf, po = jnp.split(xp + hp, 4, axis=-1)
-    return _lstm_core(carry[0], pi, pf + 1.0, pg, po)
-
-
-def _lstm_backward(order: str):
-    def backward(saved, carry: Carry, d_new: Carry):
-        f, o_sc, g_si, c_sf, i_sg, tanh_c_so = saved
-        d_c = _plus(_times(d_new[0]), _times(d_new[1], o_sc))
-        parts = {"i": _times(d_c, g_si), "f": _times(d_c, c_sf), "g": _times(d_c, i_sg),
-                 "o": _times(d_new[1], tanh_c_so)}
-        d_pre = _join([parts[k] for k in order])
-        d_c_before, shift = _times(d_c, f)
-        return ((d_c_before, jnp.zeros_like(carry[1])), shift), d_pre, d_pre
-
-    return backward
-
-
-def _gru(carry: Carry, xp: jax.Array, hp: jax.Array):
-    (h,) = carry
-    xr, xz, xn = jnp.split(xp, 3, axis=-1)
-    hr, hz, hn = jnp.split(hp, 3, axis=-1)
-    pr, pz = xr + hr, xz + hz
-    r, z = sigmoid(pr), sigmoid(pz)
-    pn = xn + r * hn
-    n = tanh(pn)
-    sr, sz, sn = sigmoid_slope(pr), sigmoid_slope(pz), tanh_slope(pn)
-    forms = (Form(r, lambda: jax.nn.log_sigmoid(pr)), Form(z, lambda: jax.nn.log_sigmoid(pz)),
-             Form((1.0 - z) * sn, lambda: jax.nn.log_sigmoid(-pz) + log_tanh_slope(pn)),
-             Form(hn * sr, lambda: _log_abs(hn) + log_sigmoid_slope(pr), lambda: jnp.sign(hn)),
-             Form((h - n) * sz, lambda: _log_abs(h - n) + log_sigmoid_slope(pz), lambda: jnp.sign(h - n)))
-    return ((1.0 - z) * n + z * h,), Derivatives(forms, (sr, sz, sn), (r, z))
-
-
-def _gru_backward(saved, carry: Carry, d_new: Carry):
-    r, z, keep_sn, hn_sr, h_n_sz = saved
-    (d_h,) = d_new
-    d_pn = _times(d_h, keep_sn)
-    d_pr = _times(d_pn, hn_sr)
-    d_pz = _times(d_h, h_n_sz)
-    direct, shift = _times(d_h, z)
-    return ((direct,), shift), _join([d_pr, d_pz, d_pn]), _join([d_pr, d_pz, _times(d_pn, r)])
-
-
-def _mgu(carry: Carry, xp: jax.Array, hp: jax.Array):
-    (h,) = carry
-    xf, xn = jnp.split(xp, 2, axis=-1)
-    hf, hn = jnp.split(hp, 2, axis=-1)
-    pf = xf + hf
-    f = sigmoid(pf)
-    pn = xn + f * hn
-    n = tanh(pn)
-    sf, sn = sigmoid_slope(pf), tanh_slope(pn)
-    forms = (Form(f, lambda: jax.nn.log_sigmoid(pf)),
-             Form((1.0 - f) * sn, lambda: jax.nn.log_sigmoid(-pf) + log_tanh_slope(pn)),
-             Form((h - n) * sf, lambda: _log_abs(h - n) + log_sigmoid_slope(pf), lambda: jnp.sign(h - n)),
-             Form(hn * sf, lambda: _log_abs(hn) + log_sigmoid_slope(pf), lambda: jnp.sign(hn)))
-    return ((1.0 - f) * n + f * h,), Derivatives(forms, (sf, sn), (f,))
-
-
-def _mgu_backward(saved, carry: Carry, d_new: Carry):
-    f, keep_sn, h_n_sf, hn_sf = saved
-    (d_h,) = d_new
-    d_pn = _times(d_h, keep_sn)
-    d_pf = _plus(_times(d_h, h_n_sf), _times(d_pn, hn_sf))
-    direct, shift = _times(d_h, f)
-    return ((direct,), shift), _join([d_pf, d_pn]), _join([d_pf, _times(d_pn, f)])
-
-
-def _simple(carry: Carry, xp: jax.Array, hp: jax.Array):
-    pre = xp + hp
-    slope = tanh_slope(pre)
-    return (tanh(pre),), Derivatives((Form(slope, lambda: log_tanh_slope(pre)),), (slope,), ())
-
-
-def _simple_backward(saved, carry: Carry, d_new: Carry):
-    d_pre = _times(d_new[0], saved[0])
-    return ((jnp.zeros_like(carry[0]),), d_pre[1]), d_pre, d_pre
-
-
-def _conv(p: dict, x: jax.Array) -> jax.Array:
-    """Flax's ``Conv`` (SAME padding, as the ConvLSTM uses it) with parameters ``p``, over any leading axes."""
-    kernel = p["kernel"]
-    conv = nn.Conv(features=kernel.shape[-1], kernel_size=kernel.shape[:-2], use_bias="bias" in p)
-    lead = x.shape[:-3]
-    out = cast(jax.Array, conv.apply({"params": p}, x.reshape((-1,) + x.shape[-3:])))
-    return out.reshape(lead + out.shape[1:])
 
 
 Saved = tuple[Factor, ...]
@@ -348,63 +234,8 @@ class ProbeCell:
         return new, flags(derivatives)
 
 
-def _fused(cell: FusedCell, forward, backward) -> ProbeCell:
-    return ProbeCell(cell.weights, lambda w, x: _dense(w.w_in, w.b_in, x), lambda w, h: _dense(w.w_h, w.b_h, h),
+def probe_of_fused(cell: FusedCell, forward, backward) -> ProbeCell:
+    """The probe form of a cell run fused: its fused weights and their two projections, with ``forward`` and
+    ``backward`` (the family's log-scaled step)."""
+    return ProbeCell(cell.weights, lambda w, x: project(w.w_in, w.b_in, x), lambda w, h: project(w.w_h, w.b_h, h),
                      forward, backward)
-
-
-# The log-scaled step of each fused form's maths (a cell's spec names its fused form), and of the cells without one
-# by their Flax class.
-BY_FUSED_FORM: dict[FusedCell, ProbeCell] = {
-    forms.LSTM: _fused(forms.LSTM, _lstm, _lstm_backward("ifgo")),
-    forms.GRU: _fused(forms.GRU, _gru, _gru_backward),
-    forms.MGU: _fused(forms.MGU, _mgu, _mgu_backward),
-    forms.SIMPLE: _fused(forms.SIMPLE, _simple, _simple_backward),
-}
-BY_FLAX_CLASS: dict[Callable[..., nn.RNNCellBase], ProbeCell] = {
-    nn.ConvLSTMCell: ProbeCell(lambda p: p, lambda p, x: _conv(p["ih"], x), lambda p, h: _conv(p["hh"], h),
-                               _conv_lstm, _lstm_backward("igfo")),
-}
-
-
-def probe_cell(name: str) -> ProbeCell:
-    """The probe form of the registered cell ``name``: found by its spec's fused form, else by its Flax class."""
-    spec = CELLS[name]
-    form = BY_FUSED_FORM.get(spec.fused) if spec.fused is not None else BY_FLAX_CLASS.get(spec.cls)
-    if form is None:
-        raise LookupError(f"the {name} cell has no log-scaled probe form: add its step to rnnlab.probing.probe_cells "
-                          f"(BY_FUSED_FORM for its fused form, or BY_FLAX_CLASS for {spec.cls.__name__})")
-    return form
-
-
-class _ProbeCells(Mapping[str, ProbeCell]):
-    """Every registered cell's probe form by the cell's name, read from the registry when asked."""
-
-    def __getitem__(self, name: str) -> ProbeCell:
-        return probe_cell(name)
-
-    def __contains__(self, name: object) -> bool:
-        return name in CELLS
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(CELLS)
-
-    def __len__(self) -> int:
-        return len(CELLS)
-
-
-PROBE_CELLS: Mapping[str, ProbeCell] = _ProbeCells()
-
-
-def check_every_cell() -> None:
-    """Raise :class:`LookupError` naming what is missing where a registered cell has no probe form."""
-    for name in CELLS:
-        probe_cell(name)
-
-
-check_every_cell()
-
-
-def cell_params(params: dict, cell: str) -> dict:
-    """The Flax cell's own parameters inside a model's parameter tree."""
-    return params["params"][f"{CELLS[cell].cls.__name__}_0"]
