@@ -292,7 +292,11 @@ def test_the_unrolled_view_has_its_panels_top_to_bottom_and_frames_replace_only_
     assert names[5:9] == ["p(right answer), step 5", "input gate i", "forget gate f", "output gate o"]
     assert [f.traces for f in figure.frames] == [tuple(range(4, len(names)))] * 2
     assert axes[2].range == (-0.02, 1.08) and axes[1].ticktext == looks[0].view.symbols
-    assert axes[5].type == "linear" and axes[5].ticktext[-1].startswith("10<sup>")  # log10, labelled 10^k
+    gradient_axis = axes[5]  # log10 values on a linear axis, each tick labelled with the true size it stands for
+    assert gradient_axis.type in (None, "linear") and len(gradient_axis.tickvals) >= 2
+    sizes = [float(text.replace("×10<sup>", "e").replace("</sup>", "").replace("−", "-"))
+             for text in gradient_axis.ticktext]
+    np.testing.assert_allclose(np.log10(sizes), gradient_axis.tickvals, atol=0.02)
     assert figure.layout.sliders[0].active == 1
     grads = [t for t in figure.data if t.name.startswith("||dL/d")]
     for trace, leaf in zip(grads, ("c", "h")):  # the frame shown is the last look's
@@ -337,8 +341,9 @@ def test_a_vanished_gradient_is_shown_at_its_true_size_with_float32s_floor():
     line = next(t for t in figure.data if t.name.startswith("||dL/dh_t||"))
     np.testing.assert_allclose(np.asarray(line.y, float), got)
     assert line.hovertext[0] == f"||dL/dh_0|| = {probes.format_log10(got[0])}"
-    floor = next(t for t in figure.data if t.name.startswith("float32's floor"))
-    assert list(floor.y) == [F32_LOG10_FLOOR] * 2 and list(floor.x) == [0, steps]
+    assert any(t.name.startswith("float32's smallest normal number") for t in figure.data)  # its legend entry
+    floor = next(s for s in figure.layout.shapes if s.yref == "y5")  # its line across the gradient's panel
+    assert floor.y0 == floor.y1 == pytest.approx(F32_LOG10_FLOOR) and floor.xref == "paper"
     axis = figure.layout.yaxis5  # a simple cell has no gates: the gradient is the fifth panel
     assert axis.range[0] < got.min() and axis.range[1] > got.max()
 
