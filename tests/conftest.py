@@ -43,15 +43,17 @@ def pytest_xdist_make_scheduler(config, log):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests marked ``gpu`` run only where JAX has an accelerator (tests/gpu/check.sh on a GPU machine). The tests
-    that start servers come first, so that their one long unit of work starts at once."""
+    """Tests marked ``gpu`` run only where JAX has an accelerator (tests/gpu/check.sh on a GPU machine), those marked
+    ``minutes`` only with RNNLAB_SLOW_TESTS=1. The tests that start servers come first, so that their one long unit
+    of work starts at once."""
     items.sort(key=lambda item: work_unit(item.nodeid) != SERVERS)  # stable: each group keeps its order
-    if jax.default_backend() != "cpu":
-        return
-    skip = pytest.mark.skip(reason="needs an accelerator: JAX runs on the CPU here")
+    no_gpu = pytest.mark.skip(reason="needs an accelerator: JAX runs on the CPU here")
+    not_minutes = pytest.mark.skip(reason="takes minutes on its own: RNNLAB_SLOW_TESTS=1 runs it")
     for item in items:
-        if item.get_closest_marker("gpu") is not None:
-            item.add_marker(skip)
+        if jax.default_backend() == "cpu" and item.get_closest_marker("gpu") is not None:
+            item.add_marker(no_gpu)
+        if os.environ.get("RNNLAB_SLOW_TESTS") != "1" and item.get_closest_marker("minutes") is not None:
+            item.add_marker(not_minutes)
 
 
 @pytest.fixture(autouse=True, scope="module")

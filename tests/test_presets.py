@@ -1,7 +1,6 @@
 """Each preset teaches what its lesson says (trained for real, so these are the slowest tests)."""
 
 import math
-import os
 import string
 from dataclasses import replace
 from fractions import Fraction
@@ -196,9 +195,7 @@ GATES_SEEDS = (0, 1, 2)
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(os.environ.get("RNNLAB_SLOW_TESTS") != "1",
-                    reason="trains three cells for each of three seeds (minutes): RNNLAB_SLOW_TESTS=1 runs it; "
-                           "tests/app/test_gradients.py checks the preset's own seed by default")
+@pytest.mark.minutes  # trains three cells for each of three seeds
 def test_gates_keep_the_gradient_whatever_the_seed_and_the_simple_cell_does_not_reliably():
     """The lesson for three seeds, each trained once with the preset's settings: the GRU and the LSTM multiply the
     gradient by more than 0.95 per step back; the simple cell's factor changes from seed to seed far more (its

@@ -132,6 +132,7 @@ def test_simple_3000_steps_preset_states_its_straight_lines_rate_and_float32_cro
     assert f"{fits['rate_per_step'].iloc[0]:.2f}" == f"{row['rate']:.2f}"  # the same factor against T
 
 
+@pytest.mark.minutes  # the page trains three cells and probes 15 lengths up to T = 160 in one run
 def test_gates_preset_shows_trained_gated_cells_keeping_the_gradient():
     """The lesson's numbers for the preset's seed, as the page computes them: untrained, every cell multiplies the
     gradient by 0.70 to 0.85 per step back; after the sweep's brief training the GRU and the LSTM by more than 0.95
