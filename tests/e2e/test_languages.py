@@ -12,10 +12,10 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 
 from rnnlab.i18n import _, using
+from tests.app_pages import PAGES as APP_PAGES
 from tests.e2e.test_browser import NAV_LINKS, NAV_PAGES, RENDER_TIMEOUT_MS, Console, check_page, heading, wait_idle
 
-PATHS = {"Home": "", "Explore a cell": "explore", "Gradient flow": "gradients", "Compare": "compare",
-         "Old vs new API": "api"}
+PATHS = {page.title: page.url_path for page in APP_PAGES}
 SIZES = ((1280, 720), (390, 844))
 
 

@@ -8,13 +8,13 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
+from tests.app_pages import PAGES as APP_PAGES
 from tests.e2e.test_browser import NAV_LINKS, NAV_PAGES, Console, check_page, heading, wait_idle
 
 LINK = "cell=lstm&seq_len=50&lr=0.003&batch=32"
 EXPECTED_URL = {"cell": "lstm", "seq_len": "50", "lr": "0.003", "batch": "32"}
 CONTROLLED = ("Explore a cell", "Compare")  # the pages with the experiment's controls in the sidebar
-PATHS = {"Home": "", "Explore a cell": "explore", "Gradient flow": "gradients", "Compare": "compare",
-         "Old vs new API": "api"}
+PATHS = {page.title: page.url_path for page in APP_PAGES}
 
 
 def every_pair_walk(labels: list[str]) -> list[str]:
