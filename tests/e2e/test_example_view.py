@@ -170,7 +170,7 @@ def test_share_with_the_class_link_and_qr_code_open_the_experiment_with_controls
     main.get_by_role("button", name="Share with the class").click()
     dialog = page.get_by_role("dialog")
     dialog.get_by_text("Controls to hide from the class").wait_for()
-    hide = dialog.get_by_test_id("stMultiSelect").locator("input")
+    hide = dialog.get_by_role("combobox", name="Controls to hide from the class")
     for label in ("Cell", "Learning rate"):
         hide.click()
         page.get_by_role("option", name=label, exact=True).click()
