@@ -17,6 +17,7 @@ APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 # Words that stay as they are in every language: names of libraries, cells, functions and notation.
 KEEP = {
+    "ABC",  # a class code's form in its box's placeholder ("ABC 234"), not a word
     "rnnlab", "Flax", "flax", "Linen", "linen", "NNX", "nnx", "JAX", "jax", "jaxlib", "XLA", "Optax", "optax", "Ray",
     "LSTM", "GRU", "MGU", "RNN", "ConvLSTM", "LSTMCell", "GRUCell", "MGUCell", "SimpleCell", "ConvLSTMCell",
     "OptimizedLSTMCell", "RNNCellBase", "CPU", "GPU", "TPU", "CUDA", "cuda", "cpu", "gpu", "tanh", "sigmoid", "Adam",

@@ -63,12 +63,14 @@ def test_the_decay_back_says_its_factor_per_step_and_where_it_crosses_float32s_f
                                  "5.02 steps); below float32's smallest normal number at t = ")
     assert f"{T - crossing} steps before the last, so a float32 backward pass gives 0 there" in said["en"]
     assert "×0.871" in said["zh"] and "5.02" in said["zh"] and f"{T - crossing}" in said["zh"]
-    assert f"在 t = {crossing}（最后一步之前 {T - crossing} 步）及更早的各步" in said["zh"]  # t and every step before
+    assert f"t = {crossing}（最后一步之前 {T - crossing} 步）" in said["zh"]
+    assert "在这一步及更早的各步都给出 0" in said["zh"]  # at t and every step before
     assert "×0,871 за каждый шаг назад" in said["ru"] and "каждые 5,02 шага" in said["ru"]
     before = {"1": "шаг", "2": "шага", "3": "шага", "4": "шага"}.get(str(T - crossing)[-1], "шагов")
     if str(T - crossing)[-2:-1] == "1":
         before = "шагов"
-    assert f"при t = {crossing} (за {T - crossing} {before} до последнего)" in said["ru"]
+    assert f"на шаге t = {crossing} (за {T - crossing} {before} до последнего)" in said["ru"]
+    assert "на этом и на всех более ранних шагах" in said["ru"]  # at t and every step before
 
 
 def test_values_below_float32_give_the_floor_and_the_smallest_size_in_each_language():
