@@ -39,7 +39,7 @@ import pytest
 from rnnlab.server.clients import ENV_CLIENT_HEADER, ENV_PROXY_SECRET
 from rnnlab.sharing.presets import PRESETS
 from tests.load.attacks import flood, foreign_handshake, oversized, page_cookies
-from tests.load.protocol_client import open_session
+from tests.load.protocol_client import open_session, run_apart
 
 ROOT = Path(__file__).resolve().parents[2]
 ENTRY = "serve.py"  # the server a class uses
@@ -145,7 +145,7 @@ def rss_mb(pid: int) -> float:
 def test_two_flooding_tabs_are_slowed_and_closed_while_the_class_gets_its_charts(server):
     base, _, _ = server
     page, query = link()
-    warm = asyncio.run(open_session(base, query, page, 600))  # the teacher opens the link first: its run trains
+    warm = run_apart(open_session(base, query, page, 600))  # the teacher opens the link first: its run trains
     assert warm.ok, warm.errors
 
     async def lesson():
@@ -158,7 +158,7 @@ def test_two_flooding_tabs_are_slowed_and_closed_while_the_class_gets_its_charts
 
     started = time.monotonic()
 
-    floods, students = asyncio.run(lesson())
+    floods, students = run_apart(lesson())
     answers = [s.server_answer_s for s in students]
     assert all(s.ok for s in students), [s.errors for s in students]
     p50 = statistics.median(a for a in answers if a is not None)
@@ -179,7 +179,7 @@ def test_an_oversized_message_is_refused_at_its_header_and_never_read(server):
     async def four():
         return await asyncio.gather(*(oversized(base, 150 * 2**20, f"127.0.0.{4 + i}") for i in range(4)))
 
-    closes = asyncio.run(four())
+    closes = run_apart(four())
     grew = rss_mb(pid) - before
     print(f"\nfour 150 MB messages: {closes}; the server's memory grew by {grew:.0f} MB")
     assert all(code == 1009 for code, _, _ in closes), closes  # message too big
@@ -202,7 +202,7 @@ def test_foreign_pages_handshakes_are_refused_at_once_without_an_outward_lookup(
     watcher = threading.Thread(target=watch)
     watcher.start()
     try:
-        ends = [asyncio.run(foreign_handshake(base, "http://evil.example", "127.0.0.8")) for _ in range(5)]
+        ends = [run_apart(foreign_handshake(base, "http://evil.example", "127.0.0.8")) for _ in range(5)]
     finally:
         done.set()
         watcher.join()
@@ -219,12 +219,12 @@ def test_a_forwarded_address_nobody_vouched_for_is_refused(server):
     with pytest.raises(urllib.error.HTTPError) as refused:  # uvicorn believed it: the app does not
         urllib.request.urlopen(request, timeout=10)
     assert refused.value.code == 400
-    assert asyncio.run(page_cookies(base, "127.0.0.9"))  # the same request without it: served
+    assert run_apart(page_cookies(base, "127.0.0.9"))  # the same request without it: served
 
 
 def test_a_proxy_header_named_without_the_secret_is_said_once_at_start(server):
     base, _, log = server
-    assert asyncio.run(page_cookies(base, "127.0.0.10"))  # served, after every attack above
+    assert run_apart(page_cookies(base, "127.0.0.10"))  # served, after every attack above
     said = [line for line in log.read_text().splitlines() if f"set without {ENV_PROXY_SECRET}" in line]
     assert len(said) == 1, said
     assert ENV_CLIENT_HEADER in said[0] and "ignored" in said[0]
