@@ -10,7 +10,7 @@ from tests.app.conftest import open_page
 from tests.app_pages import PAGE_NAMES
 
 # The experiment's pages. The class page shows a class, not the experiment: its address is the class's (its code),
-# and going through it keeps the experiment (tests/app/test_classroom.py).
+# and going through it keeps the experiment (tests/app/test_class_page.py).
 PAGES = [name for name in PAGE_NAMES if name != "classroom"]
 LINK = {"cell": "lstm", "seq_len": "50", "lr": "0.003", "batch": "32"}
 
