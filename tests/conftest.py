@@ -1,6 +1,7 @@
 """Settings for the whole test session."""
 
 import os
+import sys
 import tempfile
 
 import jax
@@ -11,6 +12,9 @@ os.environ.setdefault("RNNLAB_RUNS_DIR", tempfile.mkdtemp(prefix="rnnlab-test-ru
 # A server (or AppTest's app) warms nothing ahead: no import or compile in the background of the tests' own. The tests
 # of the start-up warm-up set it themselves.
 os.environ.setdefault("RNNLAB_WARM", "off")
+# A pytest-xdist worker runs each test under execnet's own frames: room for the deep parsing and tracing of some
+# tests (the migration corpus, msgpack round trips), which hit Python's default limit of 1,000 there.
+sys.setrecursionlimit(max(sys.getrecursionlimit(), 4000))
 
 
 # Tests that start servers, browsers or a cluster, or that time what they see. Under pytest-xdist (README's test
