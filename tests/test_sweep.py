@@ -194,7 +194,7 @@ def test_callback_reports_progress_and_can_stop(configs, result):
     seen = []
 
     def callback(fraction, text):
-        seen.append((fraction, text))
+        seen.append((fraction, str(text)))
         return len(seen) < 2
 
     out = run_sweep(configs, callback=callback)
@@ -321,7 +321,7 @@ def test_the_vmapped_program_cache_is_bounded(monkeypatch):
 def test_a_callback_that_says_stop_before_the_first_compile_trains_nothing():
     fresh = expand(replace(BASE, features=6, cell="mgu"), {"seed": [0, 1]})  # a program no other test compiles
     seen = []
-    out = run_sweep(fresh, callback=lambda fraction, text: seen.append((fraction, text)) or False)
+    out = run_sweep(fresh, callback=lambda fraction, text: seen.append((fraction, str(text))) or False)
     assert out.stopped and seen == [(0.0, "Compiling program 1 of 1 (MGU, learnable carry, init zeros)…")]
     assert [h.chunks for h in out.histories] == [[], []] and out.params == [None, None] and out.devices == 0
     assert all(np.isnan(out.h0_grad_norms)) and all(np.isnan(size.log10) for size in out.h0)

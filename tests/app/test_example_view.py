@@ -145,7 +145,7 @@ def test_the_gradient_panel_and_sentence_give_the_probes_true_sizes():
             f"||dL/d{leaf}_{t}|| = {format_log10(look.grad_log10[leaf][t])}" for t in live[:3]]
     axis = next(a for k, a in figure["layout"].items() if k.startswith("yaxis")
                 and a.get("title", {}).get("text") == example_plots.ROW_TITLES["gradient"])
-    assert axis["type"] == "linear" and all(t == "1" or t.startswith("10<sup>") for t in axis["ticktext"])
+    assert axis.get("type", "linear") == "linear" and all(t == "1" or t.startswith("10<sup>") for t in axis["ticktext"])
     text = " ".join(m.value for m in at.markdown)
     for i, leaf in enumerate(("c", "h")):
         assert f"||dL/d{leaf}_0|| = {format_log10(look.grads.log10[i, 0])}" in unescaped(text)

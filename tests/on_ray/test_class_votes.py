@@ -33,6 +33,7 @@ WINDOW_S = 10.0
 PRESET = "noisy_carry_adding"  # ten time steps: the run that settles it is ready soon
 DRIVER_TIMEOUT_S = 1500  # start-up and the run included; the lesson itself takes about a minute
 # Every client comes from one address here, as a class behind one NAT does: the per-address bound is raised for it.
+BOUNDS = web.ProxyBounds(new_ids_per_minute=STUDENTS + 60, sessions=max(web.ProxyBounds.sessions, 2 * STUDENTS))
 SETTINGS = {"RNNLAB_MAX_TRAININGS": "2", "RNNLAB_CLASS_VOTERS_PER_ADDRESS": str(STUDENTS + 10)}
 
 
@@ -41,7 +42,7 @@ def ray_tier():
     """Two web processes (Ray executor), HAProxy (making as many browser ids for one address as the class needs), a
     Ray head and two worker nodes in namespace ``rnnlab-votes``; always torn down."""
     pytest.importorskip("ray", reason="Ray is not installed: pip install -r requirements-ray.txt")
-    yield from web_tier(FOLDER, NETNS, "ray", SETTINGS, new_ids_per_minute=STUDENTS + 60)
+    yield from web_tier(FOLDER, NETNS, "ray", SETTINGS, bounds=BOUNDS)
 
 
 @pytest.mark.slow

@@ -12,6 +12,7 @@ import pytest
 
 from rnnlab.server.clients import ENV_CLIENT_HEADER, ENV_PROXY_SECRET, PROXY_HEADER
 from rnnlab.server.session_bounds import Limits, Registry, SessionBounds, notice, same_origin
+from tests.load.protocol_client import run_apart
 
 RERUN, STOP = b"rerun", b"stop"
 FAST = Limits(rate=50.0, burst=10, first=3, address_rate=1000.0, address_burst=1000, coalesce=4,
@@ -60,7 +61,7 @@ class Tab:
 
 def run(tab: Tab, registry: Registry, limits: Limits = FAST, **kwargs) -> Tab:
     bounds = SessionBounds(tab.app, kind=kind, limits=limits, registry=registry, **kwargs)
-    asyncio.run(asyncio.wait_for(bounds(tab.scope, tab.receive, tab.send), timeout=10))
+    run_apart(asyncio.wait_for(bounds(tab.scope, tab.receive, tab.send), timeout=10))
     return tab
 
 
