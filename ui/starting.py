@@ -3,6 +3,8 @@ imported. Imports nothing heavy itself, so that it is drawn within a second of t
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 import time
 from collections.abc import Callable
 
@@ -32,16 +34,9 @@ def wait_for_start(imported: Callable[[float], bool]) -> None:
 
 
 def import_helpers() -> None:
-    """The helpers the pages use (they import the heavy libraries): imported by the server's warm-up, so that a
-    page's first run after the start draws at once."""
-    import ui.charts
-    import ui.controls
-    import ui.example_view
-    import ui.explore_charts
-    import ui.explore_controls
-    import ui.explore_state
-    import ui.explore_training
-    import ui.marks
-    import ui.session
-    import ui.share
-    import ui.work  # noqa: F401
+    """Every helper module the pages use (they import the heavy libraries): imported by the server's warm-up in one
+    thread, so that a page's first run after the start draws at once and no two pages import one package at once."""
+    import ui
+
+    for module in pkgutil.iter_modules(ui.__path__, "ui."):
+        importlib.import_module(module.name)

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 WORKER_NICE = 10  # the disk cache's worker yields the cores to the server's pages
 ENV_WARM = "RNNLAB_WARM"
-WARM_MODES = ("presets", "default", "off")  # every preset (the default), the default preset in this process, nothing
+WARM_MODES = ("presets", "default", "off")  # every preset (the default), the default preset here, imports only
 POLL_S = 0.1
 
 _imported = threading.Event()
@@ -142,10 +142,7 @@ def warm_server(more_imports: Callable[[], None] | None = None) -> None:
         if _begun:
             return
         _begun = True
-    if warm_mode() == "off":
-        _imported.set()  # nothing is loaded ahead: each page imports what it needs
-        return
-    threading.Thread(target=_warm, name="rnnlab-warm-up", daemon=False).start()
+    threading.Thread(target=_warm, args=(more_imports,), name="rnnlab-warm-up", daemon=False).start()
 
 
 def import_page_modules() -> None:
@@ -163,13 +160,19 @@ def import_page_modules() -> None:
     import rnnlab.server.jobs  # noqa: F401
 
 
-def _warm() -> None:
+def _warm(more_imports: Callable[[], None] | None = None) -> None:
+    """The imports, in this one thread before any page's (two script threads importing a package and one of its
+    modules at once can deadlock on Python's import locks); then, unless the warm-up is off, the presets."""
     began = time.monotonic()
     try:
         import_page_modules()
+        if more_imports is not None:
+            more_imports()
     finally:
         WARMED.imports_s = round(time.monotonic() - began, 2)
         _imported.set()
+    if warm_mode() == "off":
+        return
     from rnnlab.training.compiled import enable_persistent_cache
 
     loads = _preset_loads()

@@ -99,7 +99,7 @@ def test_warm_up_thread_is_not_a_daemon_even_when_started_from_one(monkeypatch):
     from rnnlab.server import warm
 
     seen = []
-    monkeypatch.setattr(warm, "_warm", lambda: seen.append(threading.current_thread().daemon))
+    monkeypatch.setattr(warm, "_warm", lambda *_: seen.append(threading.current_thread().daemon))
     monkeypatch.setattr(warm, "_begun", False)
     monkeypatch.setenv(warm.ENV_WARM, "default")
     starter = threading.Thread(target=warm.warm_server, daemon=True)
@@ -120,3 +120,31 @@ def test_warm_up_trains_no_step(tmp_path, monkeypatch):
     compile_training(config)
     assert [line for line in ledger.read(tmp_path / "ledger.jsonl") if line["kind"] == "call"] == []
     assert compile_count(get_program(config).train_steps) >= 1
+
+
+def test_the_warm_up_imports_the_pages_helpers_before_any_page_runs(monkeypatch):
+    """Every page waits for the warm-up's imports, the app's helpers included, even with the warm-up off: pages
+    importing a package and one of its modules at once can deadlock on the import locks."""
+    import threading
+
+    from rnnlab.server import warm
+
+    calls = []
+    monkeypatch.setattr(warm, "_begun", False)
+    monkeypatch.setattr(warm, "_imported", threading.Event())
+    monkeypatch.setattr(warm, "import_page_modules", lambda: calls.append("pages"))
+    monkeypatch.setenv(warm.ENV_WARM, "off")
+    warm.warm_server(lambda: calls.append("helpers"))
+    assert warm.wait_imported(30)
+    assert calls == ["pages", "helpers"]
+
+
+def test_the_helpers_import_is_every_ui_module():
+    import pkgutil
+    import sys
+
+    import ui
+    from ui.starting import import_helpers
+
+    import_helpers()
+    assert all(f"ui.{m.name}" in sys.modules for m in pkgutil.iter_modules(ui.__path__))
