@@ -49,6 +49,28 @@ def pytest_xdist_make_scheduler(config, log):
     return ServersApart(config, log)
 
 
+IN_PROCESS_NICE = 10  # the priority of a worker running in-process tests, below the servers' and browsers'
+_yielded = False
+
+
+def pytest_runtest_setup(item):
+    """A pytest-xdist worker that runs an in-process test lowers its priority (every thread it has, and so what they
+    start) once: the other worker's servers and browsers wait on what they time, so they get the cores first."""
+    global _yielded
+    if _yielded or not os.environ.get("PYTEST_XDIST_WORKER") or work_unit(item.nodeid) == SERVERS:
+        return
+    _yielded = True
+    try:
+        threads = os.listdir("/proc/self/task")  # Linux: a priority belongs to a thread
+    except OSError:
+        threads = [str(os.getpid())]
+    for thread in threads:
+        try:
+            os.setpriority(os.PRIO_PROCESS, int(thread), IN_PROCESS_NICE)
+        except (OSError, AttributeError):
+            pass
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests marked ``gpu`` run only where JAX has an accelerator (tests/gpu/check.sh on a GPU machine), those marked
     ``minutes`` only with RNNLAB_SLOW_TESTS=1. The tests that start servers come first, so that their one long unit
