@@ -24,9 +24,6 @@ sys.setrecursionlimit(max(sys.getrecursionlimit(), 4000))
 SERVER_TEST_FOLDERS = ("e2e", "on_ray", "load")
 SERVER_TEST_FILES = ("test_class_attacks.py", "test_precompile.py")
 SERVERS = "servers"
-# Test files that exec the Flax corpus in the test process: inside a pytest-xdist worker some snippets hit
-# RecursionError (not in one process; cause not found yet), so they run with `-n 0` only.
-ONE_PROCESS_FILES = ("test_corpus.py", "test_legacy.py")
 
 
 def work_unit(nodeid: str) -> str:
@@ -78,15 +75,11 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: work_unit(item.nodeid) != SERVERS)  # stable: each group keeps its order
     no_gpu = pytest.mark.skip(reason="needs an accelerator: JAX runs on the CPU here")
     not_minutes = pytest.mark.skip(reason="takes minutes on its own: RNNLAB_SLOW_TESTS=1 runs it")
-    in_one_process = pytest.mark.skip(reason="runs the migration corpus in this process, which hits RecursionError "
-                                             "in a pytest-xdist worker: python -m pytest -n 0 tests/flaxapi runs it")
     for item in items:
         if jax.default_backend() == "cpu" and item.get_closest_marker("gpu") is not None:
             item.add_marker(no_gpu)
         if os.environ.get("RNNLAB_SLOW_TESTS") != "1" and item.get_closest_marker("minutes") is not None:
             item.add_marker(not_minutes)
-        if os.environ.get("PYTEST_XDIST_WORKER") and item.path.name in ONE_PROCESS_FILES:
-            item.add_marker(in_one_process)
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -128,8 +128,9 @@ def run_snippet(snippet: str, code: str) -> dict[str, Any]:
         return {"ok": False, "error": f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"}
     finally:
         sys.modules.pop(module.__name__, None)
-        for name in set(vars(numpy)) - set(numpy_before):
-            delattr(numpy, name)
+        for name in set(vars(numpy)) - set(numpy_before):  # what a snippet added, but for submodules it imported
+            if not isinstance(vars(numpy)[name], types.ModuleType):  # (numpy.testing: importing it again finds it)
+                delattr(numpy, name)
         for name, value in numpy_before.items():
             if vars(numpy).get(name) is not value:
                 setattr(numpy, name, value)
