@@ -125,9 +125,11 @@ def test_simple_cell_stays_at_the_adding_baseline():
 
 @pytest.mark.slow
 def test_learned_carry_beats_zero_carry_at_the_first_steps_of_the_sine():
-    run = trained("sine_zero_vs_learned")
-    zero = Run(replace(run.config, carry_mode="fixed", carry_init="zeros"))
-    zero.train()
+    """As the Explore page and a class's reveal (the same twin runs: jobs.finished_twins) give it."""
+    from rnnlab.server import jobs
+
+    run, zero, fresh = jobs.finished_twins(PRESETS_BY_KEY["sine_zero_vs_learned"].config)
+    assert fresh is None and run.history.stop_reason is None and zero.config.steps == run.config.steps
     gap = analysis.first_steps_gap(run.history, zero.history)  # the number the page shows
     assert gap["ratio"] > 2  # the zero carry's loss over the first steps is more than twice as large
     assert gap["run"] == pytest.approx(run.history.per_step_loss[-1][:3].mean())
@@ -145,13 +147,18 @@ def test_gru_goes_below_the_copy_baseline():
 
 @pytest.mark.slow
 def test_noisy_carry_is_robust_to_other_starts_where_a_zero_trained_twin_is_not():
+    """As the Explore page's table and a class's reveal (the same twin runs: jobs.finished_twins) give it."""
     from rnnlab.probing import probes
+    from rnnlab.server import jobs
+    from rnnlab.server.shared_runs import RUNS
 
-    run = trained("noisy_carry_adding")
-    twin = Run(replace(run.config, carry_mode="fixed", carry_init="zeros"))
-    twin.train()
+    config = PRESETS_BY_KEY["noisy_carry_adding"].config
+    _, _, fresh = jobs.finished_twins(config)
+    run, twin = (RUNS.copy_of(c) for c in (config, replace(config, carry_mode="fixed", carry_init="zeros")))
+    assert run.done and twin.done and run.history.stop_reason is None
     mine, theirs = (probes.start_robustness(r).set_index("start")["loss"] for r in (run, twin))
     scale = PRESETS_BY_KEY["noisy_carry_adding"].numbers["scale"]  # the lesson's "fresh N(0, 0.5) carries"
+    assert fresh == (scale, mine.iloc[1], theirs.iloc[1])  # the class's sentence
     assert list(mine.index) == ["zero carry", f"fresh N(0, {scale:g}) carries", "fresh N(0, 2) carries"]
     assert theirs.iloc[1] > 5 * mine.iloc[1]  # "about ten times lower" from fresh N(0, 0.5) starts
     assert theirs.iloc[2] > 2 * mine.iloc[2] and mine.iloc[0] < 0.1 * run.program.task.baseline(10)

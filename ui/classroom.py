@@ -14,9 +14,10 @@ import streamlit as st
 
 from rnnlab.figures import vote_views
 from rnnlab.figures.gradient_views import sweep_key, sweep_view, sweep_view_key
-from rnnlab.figures.run_views import loss_view
+from rnnlab.figures.run_views import describe_gap, describe_twin, loss_view
 from rnnlab.figures.shared import VIEWS, view_key
 from rnnlab.i18n import LANGUAGES, N_, _, t, using
+from rnnlab.probing.analysis import first_steps_gap
 from rnnlab.server import jobs
 from rnnlab.server.executor import Job, Work
 from rnnlab.server.executors import current_votes
@@ -90,6 +91,9 @@ def result_work(preset: Preset) -> Work:
         return Work(jobs.decay_sweep, (config, cells, lengths, preset.sweep_weights), kind="sweep",
                     label=N_("gradient sweep"), memory_bytes=need, client=client_id(),
                     key=sweep_key(config, tuple(cells), tuple(lengths), preset.sweep_weights))
+    if preset.compare_zero:
+        return Work(jobs.finished_twins, (config,), kind="train", label=N_("the question's run"),
+                    memory_bytes=2 * config.memory_bytes(), client=client_id(), key=("finished twins", config))
     return Work(jobs.finished_run, (config,), kind="train", label=N_("the question's run"),
                 memory_bytes=config.memory_bytes(), client=client_id(), key=("finished run", config))
 
@@ -120,7 +124,17 @@ def result_figure(preset: Preset, value) -> go.Figure:
         key = sweep_key(preset.config, preset.sweep_cells, preset.sweep_lengths, preset.sweep_weights)
         return VIEWS.get(sweep_view_key(key), lambda: sweep_view(sweep, fits, preset.config.task,
                                                                  preset.sweep_weights, preset.config.seed)).figure
-    return VIEWS.get(view_key(value, "loss"), lambda: loss_view(value))[0]
+    run = value[0] if preset.compare_zero else value
+    return VIEWS.get(view_key(run, "loss"), lambda: loss_view(run))[0]
+
+
+def settling_sentence(preset: Preset, value) -> str | None:
+    """Under the chart of a question on a zero-carry comparison, the numbers that settle it, as the Explore page
+    gives them: the losses from fresh carries (a drawn carry), or over the first time steps (a learned one)."""
+    if not preset.compare_zero:
+        return None
+    run, twin, fresh = value
+    return describe_twin(*fresh) if fresh is not None else describe_gap(first_steps_gap(run.history, twin.history))
 
 
 def warm_views(preset: Preset, value) -> None:
@@ -159,6 +173,9 @@ def draw_result(preset: Preset, container, key: str, height: int | None = None) 
                                 "to try again.", error=error_text(e)), icon=":material/error:")
             return
         st.plotly_chart(result_figure(preset, value), key=key, config=CHART_CONFIG, height=height or "content")
+        sentence = settling_sentence(preset, value)
+        if sentence:
+            st.markdown(sentence)
 
 
 def top_gap() -> None:

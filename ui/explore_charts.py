@@ -11,9 +11,9 @@ import pandas as pd
 import streamlit as st
 
 from rnnlab.figures import ab
-from rnnlab.figures.run_views import carry_view, loss_view, per_step_view
+from rnnlab.figures.run_views import carry_view, describe_twin, loss_view, per_step_view
 from rnnlab.figures.shared import VIEWS, view_key
-from rnnlab.i18n import _, count_for, join_sentences, number, t, text, tn
+from rnnlab.i18n import _, join_sentences, t, text, tn
 from rnnlab.model.network import carry_mode_phrase
 from rnnlab.probing import probes
 from rnnlab.training import estimate
@@ -182,26 +182,6 @@ def start_names(run: Run, index: pd.Index) -> list[str]:
     # TRANSLATORS: a table's row: the evaluation loss started from fresh initial carries drawn from N(0, sigma²).
     return [_("zero carry"), t("fresh N(0, {sigma:g}) carries", sigma=sigma),
             t("fresh N(0, {sigma:g}) carries", sigma=probes.ROBUSTNESS_WIDER * sigma)]
-
-
-def describe_twin(sigma: float, mine: float, theirs: float) -> str:
-    """This run's loss and its zero-trained twin's from fresh carries, and how many times larger one is."""
-    values = dict(sigma=sigma, mine=mine, theirs=theirs)
-    if theirs >= mine:
-        ratio = theirs / mine
-        # TRANSLATORS: {ratio} is a number written the reader's way; the plural form follows it ("3.2 times").
-        return tn("From fresh N(0, {sigma:g}) carries, this run's loss is {mine:.3g} and the zero-trained twin's "
-                  "{theirs:.3g}: {ratio} times as large.",
-                  "From fresh N(0, {sigma:g}) carries, this run's loss is {mine:.3g} and the zero-trained twin's "
-                  "{theirs:.3g}: {ratio} times as large.", count_for(ratio), ratio=number(ratio, ".3g"),
-                  **values)
-    ratio = mine / theirs
-    # TRANSLATORS: {ratio} is a number written the reader's way; the plural form follows it: the twin's loss is
-    # this run's / {ratio}.
-    return tn("From fresh N(0, {sigma:g}) carries, this run's loss is {mine:.3g} and the zero-trained twin's "
-              "{theirs:.3g}: {ratio} times smaller.",
-              "From fresh N(0, {sigma:g}) carries, this run's loss is {mine:.3g} and the zero-trained twin's "
-              "{theirs:.3g}: {ratio} times smaller.", count_for(ratio), ratio=number(ratio, ".3g"), **values)
 
 
 def draw_per_step_loss(run: RunView, n: int, pinned: RunView | None, zero: Run | None) -> None:

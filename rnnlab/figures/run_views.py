@@ -70,6 +70,26 @@ PER_STEP_TITLE = N_("Loss at each time step of the sequence")
 FIRST_STEPS_TITLE = N_("The first time steps, zoomed in")
 
 
+def describe_twin(sigma: float, mine: float, theirs: float) -> str:
+    """This run's loss and its zero-trained twin's from fresh carries, and how many times larger one is."""
+    values = dict(sigma=sigma, mine=mine, theirs=theirs)
+    if theirs >= mine:
+        ratio = theirs / mine
+        # TRANSLATORS: {ratio} is a number written the reader's way; the plural form follows it ("3.2 times").
+        return tn("From fresh N(0, {sigma:g}) carries, this run's loss is {mine:.3g} and the zero-trained twin's "
+                  "{theirs:.3g}: {ratio} times as large.",
+                  "From fresh N(0, {sigma:g}) carries, this run's loss is {mine:.3g} and the zero-trained twin's "
+                  "{theirs:.3g}: {ratio} times as large.", count_for(ratio), ratio=number(ratio, ".3g"),
+                  **values)
+    ratio = mine / theirs
+    # TRANSLATORS: {ratio} is a number written the reader's way; the plural form follows it: the twin's loss is
+    # this run's / {ratio}.
+    return tn("From fresh N(0, {sigma:g}) carries, this run's loss is {mine:.3g} and the zero-trained twin's "
+              "{theirs:.3g}: {ratio} times smaller.",
+              "From fresh N(0, {sigma:g}) carries, this run's loss is {mine:.3g} and the zero-trained twin's "
+              "{theirs:.3g}: {ratio} times smaller.", count_for(ratio), ratio=number(ratio, ".3g"), **values)
+
+
 def describe_gap(gap: dict[str, float]) -> str:
     """The first time steps' loss with this run's initial carry and with a zero carry, and their ratio."""
     # TRANSLATORS: what follows "Over" in "Over the first 3 time steps the loss is ...".

@@ -9,7 +9,7 @@ run's configuration, parameters and key: data only), never a live :class:`~rnnla
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import jax
 import pandas as pd
@@ -93,6 +93,10 @@ def finished_run(config: Config) -> RunView:
     """``config``'s pristine run trained to its end, as a view (a class's result, revealed to everyone at once): the
     shared run of ``config`` when a session has trained it (finished, or continued from where it is), else a new one,
     one compiled call at a time (a cancel stops it between two); offered to the sessions that start it afterwards."""
+    return _trained(config).view()
+
+
+def _trained(config: Config) -> Run:
     run = RUNS.copy_of(config) or Run(config)
     while not run.done:
         run.run_call(CALL_SECONDS)
@@ -100,7 +104,20 @@ def finished_run(config: Config) -> RunView:
         reporting.report(run.step / max(1, config.steps), Msg("Training the question's run: step {step} / {total}",
                                                               step=run.step, total=config.steps))
     RUNS.offer(run)
-    return run.view()
+    return run
+
+
+def finished_twins(config: Config) -> tuple[RunView, RunView, tuple[float, float, float] | None]:
+    """What settles a question on a zero-carry comparison: ``config``'s finished run and its twin trained as long
+    from a fixed zero carry (the Explore page's comparison), as views, and for a drawn carry the fresh starts'
+    standard deviation with both runs' evaluation losses from fresh carries (the mean of
+    :data:`rnnlab.probing.probes.ROBUSTNESS_DRAWS` draws); None for a learned carry."""
+    runs = [_trained(c) for c in (config, replace(config, carry_mode="fixed", carry_init="zeros"))]
+    fresh = None
+    if config.carry_mode != "learnable":
+        mine, theirs = (float(robustness(Model.of(run)).set_index("start")["loss"].iloc[1]) for run in runs)
+        fresh = (probes.start_sigma(config), mine, theirs)
+    return runs[0].view(), runs[1].view(), fresh
 
 
 def long_compile(config: Config) -> bool:

@@ -154,7 +154,7 @@ PRESETS: list[Preset] = [
            # TRANSLATORS: N(0, {scale}) is a normal distribution of mean 0 and standard deviation {scale} (0.5).
            Msg("Redrawing the initial carry for every batch (the noisy-state trick) trains the cell to work from "
                "any start. Started from fresh N(0, {scale}) carries, its loss is about ten times lower than that "
-               "of the same cell trained from a zero carry (the table under the carry charts gives the numbers).",
+               "of the same cell trained from a zero carry.",
                scale=0.5),
            "explore", Config(seq_len=10, carry_mode="noisy", carry_init="normal", carry_scale=0.5),
            compare_zero=True,

@@ -157,3 +157,28 @@ def test_going_through_the_class_page_keeps_the_experiment(lesson):
         assert not at.exception, [e.value for e in at.exception]
     config = at.session_state["url_state"].config
     assert (config.cell, config.seq_len) == ("lstm", 50) and not at.warning
+
+
+TINY_NOISY = Preset("tiny_noisy_class", "A noisy initial carry makes the model robust to where it starts",
+                    PRESETS_BY_KEY["noisy_carry_adding"].lesson, "explore",
+                    Config(seq_len=6, batch=16, features=8, steps=20, chunk=10, carry_mode="noisy",
+                           carry_init="normal", carry_scale=0.5),
+                    compare_zero=True, question=PRESETS_BY_KEY["noisy_carry_adding"].question,
+                    choices=PRESETS_BY_KEY["noisy_carry_adding"].choices, answer=0)
+
+
+def test_a_zero_carry_question_is_revealed_with_the_numbers_that_settle_it(monkeypatch):
+    """Under the run's chart, the losses from fresh carries of the run and of its zero-trained twin: the numbers
+    the lesson speaks of (the Explore page's table), computed once for the class."""
+    from rnnlab.server import jobs
+
+    monkeypatch.setitem(PRESETS_BY_KEY, TINY_NOISY.key, TINY_NOISY)
+    opened = votes.BOOK.open([TINY_NOISY.key], "test-teacher")
+    at = open_page("classroom", code=opened.code, teacher=opened.secret)
+    next(b for b in at.button if b.label == "Reveal").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    sigma, mine, theirs = jobs.finished_twins(TINY_NOISY.config)[2]  # the shared runs: the same numbers again
+    text = " ".join(unescaped(m.value) for m in at.markdown)
+    assert f"From fresh N(0, {sigma:g}) carries, this run's loss is {mine:.3g} and the zero-trained twin's " \
+           f"{theirs:.3g}" in text
+    votes.BOOK.teach(opened.code, opened.secret, votes.CLOSE)

@@ -126,7 +126,7 @@ def test_the_progress_line_and_the_finished_note_count_their_steps():
 
 
 def test_the_first_steps_gap_and_the_twin_in_every_language():
-    from ui.explore_charts import describe_twin
+    from rnnlab.figures.run_views import describe_twin
 
     gap = {"steps": 3, "run": 0.5, "zero": 1.6, "ratio": 3.2}
     said = in_each(lambda: run_views.describe_gap(gap))
@@ -211,7 +211,7 @@ def test_no_english_word_is_left_in_the_charts(monkeypatch):
 
 
 def test_no_english_word_is_left_in_the_sentences(monkeypatch):
-    from ui.explore_charts import describe_twin
+    from rnnlab.figures.run_views import describe_twin
 
     monkeypatch.setenv("RNNLAB_PSEUDO_LANGUAGE", "1")
     with using("qps"):
