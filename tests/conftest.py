@@ -12,6 +12,9 @@ os.environ.setdefault("RNNLAB_RUNS_DIR", tempfile.mkdtemp(prefix="rnnlab-test-ru
 # A server (or AppTest's app) warms nothing ahead: no import or compile in the background of the tests' own. The tests
 # of the start-up warm-up set it themselves.
 os.environ.setdefault("RNNLAB_WARM", "off")
+# Nor do they keep compiled programs on disk (nothing written to the user's cache): the tests of the disk cache, of
+# a worker's compile and of the start-up set a folder of their own.
+os.environ.setdefault("RNNLAB_JAX_CACHE_DIR", "off")
 # A pytest-xdist worker runs each test under execnet's own frames: room for the deep parsing and tracing of some
 # tests (the migration corpus, msgpack round trips), which hit Python's default limit of 1,000 there.
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 4000))

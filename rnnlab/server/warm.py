@@ -162,7 +162,8 @@ def import_page_modules() -> None:
 
 def _warm(more_imports: Callable[[], None] | None = None) -> None:
     """The imports, in this one thread before any page's (two script threads importing a package and one of its
-    modules at once can deadlock on Python's import locks); then, unless the warm-up is off, the presets."""
+    modules at once can deadlock on Python's import locks); the disk cache; then, unless the warm-up is off, the
+    presets."""
     began = time.monotonic()
     try:
         import_page_modules()
@@ -171,10 +172,11 @@ def _warm(more_imports: Callable[[], None] | None = None) -> None:
     finally:
         WARMED.imports_s = round(time.monotonic() - began, 2)
         _imported.set()
-    if warm_mode() == "off":
-        return
     from rnnlab.training.compiled import enable_persistent_cache
 
+    enable_persistent_cache()  # ($RNNLAB_JAX_CACHE_DIR) long first compiles then run in a worker that Stop kills
+    if warm_mode() == "off":
+        return
     loads = _preset_loads()
     if warm_mode() == "default" or enable_persistent_cache() is None:
         loads[next(iter(loads))]()  # the default preset only, compiled here

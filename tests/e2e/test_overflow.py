@@ -49,8 +49,6 @@ def cut_options(tab) -> list[dict]:
 
 
 @pytest.mark.e2e
-@pytest.mark.skip(reason="a page in the merged app does not go idle within 60 s when three languages load it at "
-                         "once (seen 2026-12-06); to be found before this check runs again")
 def test_no_text_is_cut_off_or_overflows_in_any_language_at_any_size(browser, server, artifacts):
     found: list[dict] = []
     started = time.monotonic()

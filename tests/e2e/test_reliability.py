@@ -344,8 +344,6 @@ def precompile_workers() -> list[str]:
 
 
 @pytest.mark.e2e
-@pytest.mark.skip(reason="the compile-in-a-worker notice ('Stop ends it at once') no longer shows within 90 s "
-                         "after Train (seen in CI and here on 2026-12-06); to be found before this check runs again")
 def test_a_closed_tab_ends_a_long_compile_and_the_server_idles(browser, artifacts, monkeypatch, tmp_path) -> None:
     """A first compile counted as long runs in a worker process: closing the tab kills it, and the server's CPU
     stops."""
