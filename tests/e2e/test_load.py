@@ -12,8 +12,10 @@ final evaluation loss and each distinct one its own, and after every tab has clo
 (nothing runs for nobody). Reported, never asserted: time to the first loss-chart update and to completion,
 p50/p95 per group, and the server's CPU seconds, in test-artifacts/load-test.md and .json.
 
-CI runs the small size (N = 4, half and half). The full report: ``RNNLAB_LOAD_SESSIONS=1,10,30
-RNNLAB_LOAD_MIXES=same,half python -m pytest tests/e2e/test_load.py -s``.
+It takes minutes of CPU beside N browsers (marked ``minutes``): ``RNNLAB_SLOW_TESTS=1`` runs the small size (N = 4,
+half and half); the protocol-level tests/e2e/test_protocol_load.py runs in every suite. The full report:
+``RNNLAB_SLOW_TESTS=1 RNNLAB_LOAD_SESSIONS=1,10,30 RNNLAB_LOAD_MIXES=same,half python -m pytest -n 0
+tests/e2e/test_load.py -s``.
 """
 
 from __future__ import annotations
@@ -244,6 +246,7 @@ def write_report(artifacts: Path, rows: list[dict]) -> None:
 
 
 @pytest.mark.e2e
+@pytest.mark.minutes
 def test_a_class_at_once_all_complete_and_the_server_idles_after(browser, load_server, artifacts: Path) -> None:
     base, pid = load_server
     rows = []
