@@ -20,7 +20,7 @@
   how soon its task stopped.
 - ``once PRESET``: this process and another (``oncehelper PRESET``) ask at once for the same keyed probe under the
   cluster's results actor: both tables, and how many times it was computed.
-- ``progress PRESET``: a decay sweep (three cells, four lengths) run on a worker: the progress and notes its job
+- ``progress PRESET``: a decay sweep (two cells, three lengths) run on a worker: the progress and notes its job
   showed while it ran.
 - ``affinity PRESET``: the preset's run trained call by call, then two runs of it with seeds of their own trained at
   once: the node of each call.
@@ -367,7 +367,7 @@ def once(config: Config, preset: str, out: str) -> dict:
 
 def progress(config: Config) -> dict:
     ex, deadline = executor(), time.monotonic() + DEADLINE_S
-    job = ex.submit(Work(jobs.decay_sweep, (config, ["gru", "lstm", "simple"], [20, 40, 80, 160], "untrained"),
+    job = ex.submit(Work(jobs.decay_sweep, (config, ["gru", "simple"], [20, 40, 80], "untrained"),
                          kind="sweep", client="test"))
     seen = []
     while not job.poll(POLL_S):
@@ -375,6 +375,9 @@ def progress(config: Config) -> dict:
         seen.append((job.progress, job.note))
     table, _ = job.result()
     return {"seen": seen, "rows": len(table), "status": job.status}
+
+
+AFFINITY_STEPS = 100  # four calls of the preset's 25 steps on each run
 
 
 def affinity(config: Config) -> dict:
@@ -395,6 +398,7 @@ def affinity(config: Config) -> dict:
             finish(job, deadline)
             job.result()
 
+    config = dataclasses.replace(config, steps=AFFINITY_STEPS)
     train_one(Run(config))
     alone = nodes.pop(config.seed)
     threads = [threading.Thread(target=train_one, args=(Run(dataclasses.replace(config, seed=seed)),), name=str(seed))
