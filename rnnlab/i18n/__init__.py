@@ -342,9 +342,12 @@ def join_list(items: Iterable[object], conjunction: bool = False) -> str:
 
 def join_numbers(values: Iterable[float], spec: str = "g") -> str:
     """Numbers listed, each written the reader's way: '0.5, 1.2' ('0,5; 1,2' in Russian, where a comma is the
-    decimal mark; '0.5、1.2' in Chinese)."""
+    decimal mark; '0.5、1.2' in Chinese, where a zero-width space after each mark lets a narrow table cell wrap the
+    line as the spaces of the others do)."""
     shown = [number(value, spec) for value in values]
-    return "; ".join(shown) if language() == "ru" else join_list(shown)
+    if language() == "ru":
+        return "; ".join(shown)
+    return "、\u200b".join(shown) if language() == "zh" else join_list(shown)
 
 
 def join_clauses(parts: Iterable[object]) -> str:

@@ -127,3 +127,15 @@ def test_a_tables_numbers_are_written_the_readers_way_and_stay_numbers():
     assert shown["ru"] == ["0,123", "2,5·10⁻⁷", "", "12,50%"]
     assert shown["zh"] == ["0.123", "2.5×10⁻⁷", "", "12.50%"]
     assert table["loss"].dtype == float  # the table keeps numbers: it sorts as numbers
+
+
+def test_a_list_of_numbers_is_marked_the_readers_way_and_can_wrap():
+    """The API page's first values sit in a narrow table cell: every language leaves a place to break the line."""
+    from rnnlab.i18n import join_numbers, using
+
+    values = [0.5, -1.25, 3.0]
+    shown = {}
+    for lang in ("en", "ru", "zh"):
+        with using(lang):
+            shown[lang] = join_numbers(values)
+    assert shown == {"en": "0.5, -1.25, 3", "ru": "0,5; -1,25; 3", "zh": "0.5、\u200b-1.25、\u200b3"}
