@@ -36,7 +36,7 @@ setInterval(() => {
   const skeleton = !!document.querySelector('[data-testid="stAppSkeleton"], [data-testid="stSkeleton"]');
   const chart = window.__rnnlab ? window.__rnnlab.points(%s, 'training loss') : 0;
   const app = !!document.querySelector('[data-testid="stApp"]');
-  const answered = !!document.querySelector(%s);
+  const answered = !!document.querySelector(%s) || said.length > 0;  // app.py's sidebar links, or the page's text
   window.__samples.push({t: performance.now() / 1000, app, answered, said: said.slice(0, 300), skeleton, chart});
 }, EVERY);
 """
@@ -45,8 +45,9 @@ setInterval(() => {
 def longest_blank(samples: list[dict]) -> tuple[float, float]:
     """The longest stretch (seconds, and when it began) during which the main area said nothing beyond its title
     (Streamlit's own loading skeleton counts as saying it loads): from a blank sample to the next sample that says
-    something. It counts from the server's first answer (app.py's sidebar links): before it the browser fetches
-    Streamlit's scripts and opens the connection, where no app can draw (how long that took is printed)."""
+    something. It counts from the server's first answer (app.py's sidebar links, or any text of the page, whichever
+    the browser draws first: on a busy server the sidebar can come seconds after the page): before it the browser
+    fetches Streamlit's scripts and opens the connection, where no app can draw (how long that took is printed)."""
     longest, began_at, blank_since = 0.0, 0.0, None
     for sample in samples[next((i for i, s in enumerate(samples) if s["answered"]), len(samples)):]:
         blank = not sample["said"] and not sample["skeleton"]
