@@ -30,7 +30,7 @@ from ui.slots import LazyContainer
 
 ss = st.session_state
 TEACHER_EVERY_S = 1.0
-RESULT_HEIGHT = 330  # pixels: the run's chart under the answer and the lesson, within a projector's 720 lines
+RESULT_HEIGHT = 280  # pixels: the run's chart under the answer, with the numbers that settle it, within 720 lines
 KEYS = "class_keys"  # code -> the teacher's key, for this session
 ERROR_KEY = "class_teach_error"
 
@@ -184,10 +184,10 @@ def teacher_page(code: str, key: str) -> None:
     tools_place = st.container()
     live(code, key, view.stage, preset, Places(buttons, left.container(), tools_place))
     with right, LazyContainer()():  # the join panel goes at once when the run is waited for
-        if screen.revealed:  # the answer and the lesson, then the run: all of it on a projector's screen
-            st.success(t("The run settles it: **{answer}**", answer=screen.answer) + "\n\n" + screen.lesson,
-                       icon=":material/check_circle:")
+        if screen.revealed:  # the answer and the run on a projector's 720 lines in every language; the lesson under
+            st.success(t("The run settles it: **{answer}**", answer=screen.answer), icon=":material/check_circle:")
             draw_result(preset, st.container(), key="class_result", height=RESULT_HEIGHT)
+            st.markdown(str(screen.lesson))
         else:
             st.caption(screen.status)
             join_panel(code)
