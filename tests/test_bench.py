@@ -82,6 +82,7 @@ def test_markdown_has_machine_targets_and_every_row():
 
 
 @pytest.mark.slow
+@pytest.mark.minutes  # every row, the first-link servers included: minutes of CPU
 def test_quick_bench_end_to_end(tmp_path):
     out = tmp_path / "bench.md"
     results = {r.key: r for r in main(["--quick", "--out", str(out)])}
