@@ -128,8 +128,9 @@ def test_hover_marks_one_step_in_every_panel_and_replay_and_new_example_work(pag
     # New example: another sequence
     before = figure_value(page, "window.__rnnlab.trace(gd, 'symbol').y")
     main.get_by_role("button", name="New example").click()
-    page.wait_for_function(f"() => JSON.stringify(window.__rnnlab.trace({FIGURE}, 'symbol').y) !== "
-                           f"{json.dumps(json.dumps(before))}", timeout=RENDER_TIMEOUT_MS, polling=100)
+    page.wait_for_function(f"() => {{ const gd = {FIGURE}; return !!gd && "  # none while the rerun replaces it
+                           f"JSON.stringify(window.__rnnlab.trace(gd, 'symbol').y) !== "
+                           f"{json.dumps(json.dumps(before))}; }}", timeout=RENDER_TIMEOUT_MS, polling=100)
     wait_idle(page)
     check_page(page, console, "Explore after New example")
 
