@@ -1,6 +1,7 @@
 """Settings for the whole test session."""
 
 import os
+import shutil
 import sys
 import tempfile
 
@@ -15,6 +16,19 @@ os.environ.setdefault("RNNLAB_WARM", "off")
 # Nor do they keep compiled programs on disk (nothing written to the user's cache): the tests of the disk cache, of
 # a worker's compile and of the start-up set a folder of their own.
 os.environ.setdefault("RNNLAB_JAX_CACHE_DIR", "off")
+# The test processes themselves (not the servers they start, nor the app's own cache, which stays off) keep the
+# programs they compile in one folder for the session, shared by the pytest-xdist workers: many test files compile
+# the same programs (the presets' runs, the probes), and each file's compiled programs are dropped after it
+# (release_compiled_programs). JAX's public configuration, so rnnlab.training.compiled.cache_folder() stays None
+# and no compile goes to a worker process. RNNLAB_TEST_JAX_CACHE=off turns it off.
+TEST_JAX_CACHE = "RNNLAB_TEST_JAX_CACHE"
+_made_test_cache = TEST_JAX_CACHE not in os.environ  # in the first process (pytest-xdist's workers inherit it)
+if _made_test_cache:
+    os.environ[TEST_JAX_CACHE] = tempfile.mkdtemp(prefix="rnnlab-test-jax-")
+if os.environ[TEST_JAX_CACHE].lower() != "off":
+    jax.config.update("jax_compilation_cache_dir", os.environ[TEST_JAX_CACHE])
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 # A pytest-xdist worker runs each test under execnet's own frames: room for the deep parsing and tracing of some
 # tests (the migration corpus, msgpack round trips), which hit Python's default limit of 1,000 there.
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 4000))
@@ -69,6 +83,12 @@ def pytest_runtest_setup(item):
             os.setpriority(os.PRIO_PROCESS, int(thread), IN_PROCESS_NICE)
         except (OSError, AttributeError):
             pass
+
+
+def pytest_unconfigure(config):
+    """The session's folder of compiled programs goes with the process that made it."""
+    if _made_test_cache:
+        shutil.rmtree(os.environ[TEST_JAX_CACHE], ignore_errors=True)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -48,6 +48,7 @@ def test_machine_section_names_cpu_cores_backend_and_versions():
     assert int(info["cores"]) >= 1 and info["jax backend"] == "cpu"
 
 
+@pytest.mark.minutes
 def test_probe_row_naive_loop_gives_the_probe_norms_and_ratios_come_from_its_medians():
     row = probe.run(quick=True)
     assert {r["cell"] for r in row.rows} == set(probe.CELLS) and len({r["hidden"] for r in row.rows}) == 2

@@ -207,7 +207,7 @@ DIMS_TABLE = [  # (id, widget key, text, other widgets, words)
     ("batch huge number", "api_batch", "9" * 5000, {}, "each from 1 to 4096"),
     ("batch too many axes", "api_batch", "1, 2, 3, 4, 5", {}, "at most 4 numbers"),
     ("batch too many elements", "api_batch", "4096, 4096", {}, "at most 65536 elements"),
-    ("carry over the limit", "api_batch", "4096, 16", {"api_hidden": 1024}, "numbers per leaf"),
+    ("carry over the limit", "api_batch", "4096, 16", {"api_hidden": 32}, "numbers per leaf"),
     ("spatial empty", "api_spatial", "", {"api_cell": "conv_lstm"}, "needs at least one spatial axis"),
     ("spatial too big", "api_spatial", "65, 65", {"api_cell": "conv_lstm"}, "each from 1 to 64"),
     ("shape empty", "shape_input", "", {}, "give at least one axis"),
