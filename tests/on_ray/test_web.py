@@ -141,7 +141,8 @@ def test_a_killed_web_processs_tabs_get_their_runs_back_through_the_proxy(tier, 
     for tab in tabs:
         result = tab["result"]
         assert result["completed_s"] is not None and not result["errors"], (tab["name"], result["errors"],
-                                                                            tab["connections"])
+                                                                            tab["connections"], tab["infos"],
+                                                                            result["warnings"])
         assert result["finished_steps"] == STEPS, result
         assert not any(text.startswith("You already have") for text in tab["infos"]), tab["infos"]  # a share each
     for tab in stayed:

@@ -56,6 +56,7 @@ from tests.load.protocol_client import (
 
 RESTORED = re.compile(r"Your run is back after the page was reloaded, at step ([0-9]+)")
 TRAINED = re.compile(r"step ([0-9]+) / ([0-9]+)")
+CONFIRM_KEY = "confirm_go"  # the key of the page's "Start anyway" button (ui/explore_controls.py)
 SESSION_TIMEOUT_S = 420.0
 
 
@@ -83,6 +84,9 @@ class Tab:
     trained_before_loss: int = 0
     result: SessionResult | None = None
     query: str = ""
+    page_hash: str = ""  # the page's script hash, from the connection's last navigation message
+    confirm_id: str | None = None  # the "Start anyway" button on the page now (a long run asks first)
+    confirmed: int = 0  # how many times the tab pressed it
 
 
 class Browser:
@@ -132,6 +136,11 @@ class Browser:
                         data = await ws.recv()
                         msg = ForwardMsg.FromString(data)
                         self.watch(tab, msg)
+                        if self.asked_first(tab, msg, result):  # as its reader would, it starts the run anyway
+                            tab.confirmed += 1
+                            pressed = self.confirm_message(tab, recorder.query_string or query, page)
+                            await ws.send(pressed.SerializeToString())
+                            continue
                         if recorder.feed(msg, time.monotonic() - start, len(data)):
                             tab.connections.append("done")
                             if keep_open is not None:
@@ -149,12 +158,33 @@ class Browser:
         return tab
 
     @staticmethod
+    def asked_first(tab: Tab, msg: ForwardMsg, result: SessionResult) -> bool:
+        """Whether a script run ended asking "Start it anyway?" (a run the page estimates at over a minute, as it
+        may on a busy machine) before the tab's run finished."""
+        return (msg.WhichOneof("type") == "script_finished" and msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY
+                and tab.confirm_id is not None and result.finished_s is None)
+
+    def confirm_message(self, tab: Tab, query: str, page: str):
+        """The ``rerun_script`` of a press on "Start anyway"."""
+        msg = rerun_message(query, page, f"{self.base}/{page}?{query}", tab.page_hash)
+        pressed = msg.rerun_script.widget_states.widgets.add()
+        pressed.id, pressed.trigger_value = tab.confirm_id, True
+        tab.confirm_id = None
+        return msg
+
+    @staticmethod
     def watch(tab: Tab, msg: ForwardMsg) -> None:
         if msg.WhichOneof("type") == "page_info_changed":
             tab.query = msg.page_info_changed.query_string
+        if msg.WhichOneof("type") == "new_session":
+            tab.confirm_id = None
+        if msg.WhichOneof("type") == "navigation":
+            tab.page_hash = msg.navigation.page_script_hash or tab.page_hash
         if msg.WhichOneof("type") != "delta" or msg.delta.WhichOneof("type") != "new_element":
             return
         element = msg.delta.new_element
+        if element.WhichOneof("type") == "button" and element.button.id.endswith(CONFIRM_KEY):
+            tab.confirm_id = element.button.id
         if element.WhichOneof("type") == "alert" and element.alert.format == Alert.INFO:
             body = element.alert.body
             if body not in tab.infos:
