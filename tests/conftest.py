@@ -13,15 +13,14 @@ os.environ.setdefault("RNNLAB_RUNS_DIR", tempfile.mkdtemp(prefix="rnnlab-test-ru
 # A server (or AppTest's app) warms nothing ahead: no import or compile in the background of the tests' own. The tests
 # of the start-up warm-up set it themselves.
 os.environ.setdefault("RNNLAB_WARM", "off")
-# Nor does the app keep compiled programs on disk in the test processes (nothing written to the user's cache): the
-# tests of the disk cache, of a worker's compile and of the start-up set a folder of their own.
+# Nor do they keep compiled programs on disk (nothing written to the user's cache): the tests of the disk cache, of
+# a worker's compile and of the start-up set a folder of their own.
 os.environ.setdefault("RNNLAB_JAX_CACHE_DIR", "off")
-# The test processes themselves keep the programs they compile in one folder for the session, shared by the
-# pytest-xdist workers: many test files compile the same programs (the presets' runs, the probes), and each file's
-# compiled programs are dropped after it (release_compiled_programs). JAX's public configuration, so the app's own
-# cache stays off (rnnlab.training.compiled.cache_folder() is None) and no compile goes to a worker process. The
-# browser tests' servers use the folder as their disk cache unless a test sets one (tests/e2e/conftest.py).
-# RNNLAB_TEST_JAX_CACHE=off turns it off.
+# The test processes themselves (not the servers they start, nor the app's own cache, which stays off) keep the
+# programs they compile in one folder for the session, shared by the pytest-xdist workers: many test files compile
+# the same programs (the presets' runs, the probes), and each file's compiled programs are dropped after it
+# (release_compiled_programs). JAX's public configuration, so rnnlab.training.compiled.cache_folder() stays None
+# and no compile goes to a worker process. RNNLAB_TEST_JAX_CACHE=off turns it off.
 TEST_JAX_CACHE = "RNNLAB_TEST_JAX_CACHE"
 _made_test_cache = TEST_JAX_CACHE not in os.environ  # in the first process (pytest-xdist's workers inherit it)
 if _made_test_cache:

@@ -86,10 +86,6 @@ def streamlit_server(log_path: Path, started: list | None = None) -> Iterator[st
                "--server.port", str(port), "--server.address", "127.0.0.1",
                "--browser.gatherUsageStats", "false"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    if env.get("RNNLAB_JAX_CACHE_DIR", "off").lower() == "off" and env.get("RNNLAB_TEST_JAX_CACHE", "off") != "off":
-        # A test that wants a cold or a cache of its own sets the folder; the others share the session's compiled
-        # programs, as a server keeps them on disk by default.
-        env["RNNLAB_JAX_CACHE_DIR"] = env["RNNLAB_TEST_JAX_CACHE"]
     with open(log_path, "w") as log:
         process = subprocess.Popen(command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, env=env,
                                    start_new_session=True)
