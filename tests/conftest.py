@@ -25,10 +25,8 @@ TEST_JAX_CACHE = "RNNLAB_TEST_JAX_CACHE"
 _made_test_cache = TEST_JAX_CACHE not in os.environ  # in the first process (pytest-xdist's workers inherit it)
 if _made_test_cache:
     os.environ[TEST_JAX_CACHE] = tempfile.mkdtemp(prefix="rnnlab-test-jax-")
-if os.environ[TEST_JAX_CACHE].lower() != "off":
+if os.environ[TEST_JAX_CACHE].lower() != "off":  # programs that take over a second to compile (JAX's default)
     jax.config.update("jax_compilation_cache_dir", os.environ[TEST_JAX_CACHE])
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
 # A pytest-xdist worker runs each test under execnet's own frames: room for the deep parsing and tracing of some
 # tests (the migration corpus, msgpack round trips), which hit Python's default limit of 1,000 there.
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 4000))
