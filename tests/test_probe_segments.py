@@ -19,9 +19,10 @@ BASE = Config(task="adding", cell="gru", features=4, seq_len=11, batch=3, carry_
               carry_init="normal", carry_scale=0.5, seed=5, chunk=2, steps=2)
 VECTOR_TASKS = [name for name, task in TASKS.items() if name != "moving_dot"]
 VECTOR_CELLS = [cell for cell in CELLS if not CELLS[cell].spatial]
-# Every vector cell with every carry mode on the adding problem, every other task with the cells taking turns (a task
-# changes the inputs and the loss, not the segments), and the ConvLSTM on its own task.
-CASES = ([(cell, "adding", mode) for cell in VECTOR_CELLS for mode in ("learnable", "fixed", "noisy")]
+# Every vector cell on the adding problem with the carry modes in turn, every other task with the cells taking turns
+# (a task changes the inputs and the loss, not the segments), and the ConvLSTM on its own task.
+MODES = ("learnable", "fixed", "noisy")
+CASES = ([(cell, "adding", MODES[i % len(MODES)]) for i, cell in enumerate(VECTOR_CELLS)]
          + [(VECTOR_CELLS[i % len(VECTOR_CELLS)], task, "learnable")
             for i, task in enumerate(t for t in VECTOR_TASKS if t != "adding")]
          + [("conv_lstm", "moving_dot", mode) for mode in ("learnable", "noisy")])
