@@ -5,7 +5,8 @@ hall's browsers would reach the proxy), with the repository on ``PYTHONPATH``:
 Each :class:`Browser` keeps a cookie jar and opens tabs as :mod:`tests.load.protocol_client` does (the page, the
 two probes, the websocket, one ``rerun_script``), noting which web process answered each request (the proxy's
 ``X-Rnnlab-Server``), every info message, and the URL the page wrote (its ``sid``). A tab whose connection is
-lost opens again through the proxy with the URL it had, as a reconnecting browser does, plus ``run=1`` (Train).
+lost opens again through the proxy with the URL it had, as a reconnecting browser does, plus ``run=1`` (Train); when
+the page asks before a long run ("Start it anyway?"), the tab presses Start anyway.
 
 Modes: ``mint`` (one machine, 127.0.0.2, opens three long runs: two browsers through the proxy that mint ids and
 forge ``X-Forwarded-For``, and one sent straight to web1 with made-up proxy headers; a student at 127.0.0.3 then
