@@ -160,6 +160,7 @@ def test_a_killed_web_processs_tabs_get_their_runs_back_through_the_proxy(tier, 
 
 
 @pytest.mark.slow
+@pytest.mark.minutes  # its own Ray tier; the embedded tier's kill and test_ray_faults' kills run in every suite
 def test_a_killed_web_processs_ray_work_ends_and_its_tab_gets_its_run_back(ray_tier, tmp_path):
     got = drive(ray_tier, "kill-ray", tmp_path, RAY_FOLDER, RAY_STEPS)
     assert got["killed_at"] is not None, got
