@@ -89,7 +89,6 @@ def test_only_long_probes_are_segmented_and_lengths_are_powers_of_two():
     assert length is not None and length & (length - 1) == 0 and probe_segments.MIN_SEGMENT <= length < 13_000
 
 
-@pytest.mark.minutes  # the segments of each probe are held to one pass case by case above in every suite
 def test_a_sweep_and_a_runs_probes_in_segments_equal_one_pass(monkeypatch):
     from rnnlab.training.train import Run
 

@@ -104,7 +104,6 @@ def test_lstm_50_vs_500_preset_runs_its_sweep():
            f"{g500 - probes.F64_LOG10_FLOOR:.0f} decades above it." in captions
 
 
-@pytest.mark.minutes  # the lesson's numbers are checked in tests/test_presets.py in every suite
 def test_simple_3000_steps_preset_states_its_straight_lines_rate_and_float32_crossing():
     preset = PRESETS_BY_KEY["simple_3000_steps"]
     at = open_page("gradients", **preset.query())

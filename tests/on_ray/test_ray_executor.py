@@ -39,7 +39,6 @@ def assert_same_history(history, got: dict) -> None:
     assert history.stop_reason == got["stop_reason"]
 
 
-@pytest.mark.minutes  # a whole preset on the cluster; the killed-worker run below is held to the same history
 def test_a_preset_trained_call_by_call_on_the_cluster_matches_embedded_mode(driver, embedded_history):
     got = driver("train", PRESET)
     assert got["calls"] == 300 // 25 and not got["killed"]  # unbounded calls: one a chunk
