@@ -482,7 +482,6 @@ def test_a_second_student_on_the_noisy_preset_computes_neither_run_nor_twin_nor_
 def test_work_estimated_over_a_minute_asks_before_it_starts():
     from rnnlab.training import estimate
 
-    estimate.forget_measurements()  # from sizes, as on a fresh server: not from the speed earlier tests measured
     query = {"seq_len": "2000", "steps": "1500", "run": "1"}
     guess = estimate.estimate(Config.from_dict(query)[0])
     assert estimate.CONFIRM_S < guess.total_s < estimate.max_job_seconds()  # long, but within the server's limit
