@@ -479,9 +479,11 @@ def test_a_second_student_on_the_noisy_preset_computes_neither_run_nor_twin_nor_
     assert figures(second) == figures(first) and second.session_state.explore.robust.keys()
 
 
-def test_work_estimated_over_a_minute_asks_before_it_starts():
+def test_work_estimated_over_a_minute_asks_before_it_starts(monkeypatch):
     from rnnlab.training import estimate
 
+    monkeypatch.setenv(estimate.ENV_MAX_JOB, "1e9")  # a busy machine's measured speed must not make it refused
+    monkeypatch.setenv(estimate.ENV_MAX_STEP, "1e9")
     query = {"seq_len": "2000", "steps": "1500", "run": "1"}
     guess = estimate.estimate(Config.from_dict(query)[0])
     assert estimate.CONFIRM_S < guess.total_s < estimate.max_job_seconds()  # long, but within the server's limit
@@ -496,13 +498,13 @@ def test_work_estimated_over_a_minute_asks_before_it_starts():
 
 
 def test_a_run_over_the_servers_time_limit_is_refused_with_the_numbers(small, monkeypatch):
-    monkeypatch.setenv("RNNLAB_MAX_JOB_MINUTES", "0.001")  # 60 ms: every run is over it
+    monkeypatch.setenv("RNNLAB_MAX_JOB_MINUTES", "0.00001")  # 0.6 ms: every run is over it, measured or not
     at = open_page("explore", **small)
     button(at, "Train").click().run()
     no_exception(at)
     assert at.session_state.run is None and not at.session_state.explore.training
     refused = [unescaped(e.value) for e in at.error]
-    assert any("more than this server's limit of 60 ms per job" in e and "RNNLAB_MAX_JOB_MINUTES" in e
+    assert any("more than this server's limit of 0.6 ms per job" in e and "RNNLAB_MAX_JOB_MINUTES" in e
                for e in refused), refused
 
 
