@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import os
 import secrets
 import socket
+import threading
 import time
+from collections import OrderedDict
 from dataclasses import asdict, fields
 from pathlib import Path
 
@@ -44,9 +47,30 @@ def _plain(value):
     return value
 
 
+MAX_KEPT_DUMPS = 8  # pristine runs' bytes kept: a class's tabs hold copies of one run, each saved for a reload
+MAX_KEPT_DUMP_BYTES = 64 << 20  # and at most this much of them
+_dumps: OrderedDict[tuple, bytes] = OrderedDict()
+_dumps_lock = threading.Lock()
+
+
+def _content_key(run: Run) -> tuple | None:
+    """What a pristine run's bytes are a function of (its configuration's run at its step); None for other runs."""
+    if not run.pristine or run.origin:
+        return None
+    history = run.history
+    return (run.config, run.step, len(history.chunks), history.stop_reason, history.diverged_at, len(run.snapshots))
+
+
 def run_to_bytes(run: Run) -> bytes:
-    """``run`` (its last finished call) as bytes for :func:`run_from_bytes`."""
+    """``run`` (its last finished call) as bytes for :func:`run_from_bytes`. The copies of one pristine run that a
+    class's tabs hold are dumped once (the last :data:`MAX_KEPT_DUMPS` kept) and share the bytes."""
     with run.between_calls():  # another thread may be training it (a run shared by sessions)
+        key = _content_key(run)
+        with _dumps_lock:
+            kept = _dumps.get(key) if key is not None else None
+            if kept is not None:
+                _dumps.move_to_end(key)
+                return kept
         state = jax.device_get(run.state)
         history = run.view().history
         snapshots = list(run.snapshots)
@@ -68,7 +92,13 @@ def run_to_bytes(run: Run) -> bytes:
         "snapshots": [{"step": int(step), "params": flax.serialization.to_state_dict(params)}
                       for step, params in snapshots],
     }
-    return flax.serialization.msgpack_serialize(record)
+    data = flax.serialization.msgpack_serialize(record)
+    if key is not None:
+        with _dumps_lock:
+            _dumps[key] = data
+            while _dumps and (len(_dumps) > MAX_KEPT_DUMPS or sum(map(len, _dumps.values())) > MAX_KEPT_DUMP_BYTES):
+                _dumps.popitem(last=False)
+    return data
 
 
 def run_version(run: Run) -> tuple:
@@ -118,6 +148,7 @@ STALE_PARTIAL_S = 3600.0  # a partial file this old was left by a process that d
 LIVE_EVERY_S = 2.0  # each process lists the tokens of its connected tabs this often ...
 LIVE_FRESH_S = 6.0  # ... and a list older than this is a dead process's
 LIVE_PREFIX = ".live."
+PRUNE_EVERY_S = 10.0  # the folder's bounds are checked after a write at least this often (and by bytes written)
 
 
 def client_tag(client: str) -> str:
@@ -140,7 +171,9 @@ class RunFolder:
 
     Bounded: files older than ``ttl_s`` are deleted, and beyond ``max_bytes`` in all, the machine holding the most
     loses first, and of its clients the one holding the most, its oldest file: one machine making up browser ids
-    pushes out its own runs, not everyone's.
+    pushes out its own runs, not everyone's. The folder is checked after a write once :data:`PRUNE_EVERY_S` seconds
+    have passed or a sixteenth of ``max_bytes`` was written since the last check (a class's thirty writes do not
+    each list every file kept).
     """
 
     def __init__(self, folder: str | os.PathLike, ttl_s: float = DEFAULT_TTL_S,
@@ -148,6 +181,7 @@ class RunFolder:
         self.folder = Path(folder)
         self.process = process or f"{socket.gethostname()}.{os.getpid()}"  # this process, among those sharing it
         self.ttl_s, self.max_bytes = ttl_s, max_bytes
+        self._pruned_at, self._written_since = -math.inf, 0  # the last check of the folder's bounds, and since then
         self.folder.mkdir(mode=FOLDER_MODE, parents=True, exist_ok=True)
         problem = ownership_problem(self.folder)
         if problem:
@@ -194,7 +228,9 @@ class RunFolder:
         for older in self.files(token):
             if older != path:
                 older.unlink(missing_ok=True)
-        self.prune()
+        self._written_since += len(data)
+        if self._written_since * 16 >= self.max_bytes or time.monotonic() - self._pruned_at >= PRUNE_EVERY_S:
+            self.prune()
         return True
 
     def read(self, token: str) -> bytes | None:
@@ -267,6 +303,7 @@ class RunFolder:
     def prune(self) -> None:
         """Delete expired files, then, while the folder is over ``max_bytes``, the oldest file of the client holding
         the most bytes (then files) on the machine holding the most (:class:`RunFolder`)."""
+        self._pruned_at, self._written_since = time.monotonic(), 0
         files: list[tuple[float, int, str, str, Path]] = []
         for path in self.folder.glob("*.run"):
             try:
