@@ -66,11 +66,12 @@ def run_to_bytes(run: Run) -> bytes:
     class's tabs hold are dumped once (the last :data:`MAX_KEPT_DUMPS` kept) and share the bytes."""
     with run.between_calls():  # another thread may be training it (a run shared by sessions)
         key = _content_key(run)
-        with _dumps_lock:
-            kept = _dumps.get(key) if key is not None else None
-            if kept is not None:
-                _dumps.move_to_end(key)
-                return kept
+        if key is not None:
+            with _dumps_lock:
+                kept = _dumps.get(key)
+                if kept is not None:
+                    _dumps.move_to_end(key)
+                    return kept
         state = jax.device_get(run.state)
         history = run.view().history
         snapshots = list(run.snapshots)
@@ -99,6 +100,12 @@ def run_to_bytes(run: Run) -> bytes:
             while _dumps and (len(_dumps) > MAX_KEPT_DUMPS or sum(map(len, _dumps.values())) > MAX_KEPT_DUMP_BYTES):
                 _dumps.popitem(last=False)
     return data
+
+
+def forget_dumps() -> None:
+    """Dump every run anew: forget the pristine runs' bytes kept by :func:`run_to_bytes`."""
+    with _dumps_lock:
+        _dumps.clear()
 
 
 def run_version(run: Run) -> tuple:

@@ -9,7 +9,7 @@ import pytest
 
 from rnnlab.config import Config
 from rnnlab.server.gate import JobGate
-from rnnlab.server.run_files import run_from_bytes, run_to_bytes
+from rnnlab.server.run_files import forget_dumps, run_from_bytes, run_to_bytes
 from rnnlab.server.shared_runs import SharedRuns, max_bytes_from_env
 from rnnlab.training.program import get_program
 from rnnlab.training.train import Run
@@ -154,6 +154,23 @@ def test_a_shared_run_can_be_saved_while_another_thread_trains_it():
         np.testing.assert_array_equal(copy.history.steps_df()["loss"], run.history.steps_df()["loss"][:copy.step])
     run.update(lr=run.config.lr / 2)
     assert not run_from_bytes(run_to_bytes(run)).pristine
+
+
+def test_the_tabs_copies_of_a_pristine_run_are_dumped_once_and_equal_a_run_trained_apart():
+    forget_dumps()
+    run = Run(SMALL)
+    run.train()
+    first, second = run.fork(), run.fork()
+    assert run_to_bytes(first) is run_to_bytes(second)  # one dump for a class's copies
+    forget_dumps()
+    apart = Run(SMALL)
+    while not apart.done:  # other calls: a step at a time
+        apart.run_call(max_seconds=1e-4)
+    assert run_to_bytes(apart) == run_to_bytes(run)  # what the kept bytes stand for: the configuration's run
+    changed = run.fork()
+    changed.update(lr=SMALL.lr / 2)
+    assert run_to_bytes(changed) is not run_to_bytes(changed)  # not pristine: dumped each time
+    assert not run_from_bytes(run_to_bytes(changed)).pristine
 
 
 def test_a_view_is_consistent_while_another_thread_trains():
