@@ -33,7 +33,10 @@ WINDOW_S = 10.0
 PRESET = "noisy_carry_adding"  # ten time steps: the run that settles it is ready soon
 DRIVER_TIMEOUT_S = 1500  # start-up and the run included; the lesson itself takes about a minute
 # Every client comes from one address here, as a class behind one NAT does: the per-address bound is raised for it.
-BOUNDS = web.ProxyBounds(new_ids_per_minute=STUDENTS + 60, sessions=max(web.ProxyBounds.sessions, 2 * STUDENTS))
+# Each student opens four connections at once (the page, two probes, the websocket), more when a tab comes back.
+BOUNDS = web.ProxyBounds(new_ids_per_minute=STUDENTS + 60, sessions=max(web.ProxyBounds.sessions, 2 * STUDENTS),
+                         connections=max(web.ProxyBounds.connections, 8 * STUDENTS),
+                         new_connections=max(web.ProxyBounds.new_connections, 8 * STUDENTS))
 SETTINGS = {"RNNLAB_MAX_TRAININGS": "2", "RNNLAB_CLASS_VOTERS_PER_ADDRESS": str(STUDENTS + 10)}
 
 
