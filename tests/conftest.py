@@ -8,8 +8,11 @@ import tempfile
 import jax
 import pytest
 
-# Runs kept for reloads are also written to disk; the tests (and the servers they start) keep theirs apart.
-os.environ.setdefault("RNNLAB_RUNS_DIR", tempfile.mkdtemp(prefix="rnnlab-test-runs-"))
+# Runs kept for reloads are also written to disk; the tests (and the servers they start) keep theirs apart, in a
+# folder made for the session (pytest-xdist's workers inherit it) and removed with it.
+_made_runs_dir = "RNNLAB_RUNS_DIR" not in os.environ
+if _made_runs_dir:
+    os.environ["RNNLAB_RUNS_DIR"] = tempfile.mkdtemp(prefix="rnnlab-test-runs-")
 # A server (or AppTest's app) warms nothing ahead: no import or compile in the background of the tests' own. The tests
 # of the start-up warm-up set it themselves.
 os.environ.setdefault("RNNLAB_WARM", "off")
@@ -84,7 +87,9 @@ def pytest_runtest_setup(item):
 
 
 def pytest_unconfigure(config):
-    """The session's folder of compiled programs goes with the process that made it."""
+    """The session's folders of kept runs and of compiled programs go with the process that made them."""
+    if _made_runs_dir:
+        shutil.rmtree(os.environ["RNNLAB_RUNS_DIR"], ignore_errors=True)
     if _made_test_cache:
         shutil.rmtree(os.environ[TEST_JAX_CACHE], ignore_errors=True)
 
