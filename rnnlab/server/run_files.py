@@ -206,13 +206,17 @@ class RunFolder:
 
     def files(self, token: str) -> list[Path]:
         """The files kept under ``token``, newest first."""
-        found = [*self.folder.glob(f"{token}.*.run"), self.folder / f"{token}.run"]
-        dated = []
-        for path in found:
-            try:
-                dated.append((path.stat().st_mtime, path))
-            except FileNotFoundError:
-                continue
+        prefix, dated = f"{token}.", []
+        try:
+            with os.scandir(self.folder) as entries:  # one listing, no pattern matching: a folder of a day's runs
+                for entry in entries:
+                    if entry.name.startswith(prefix) and entry.name.endswith(".run"):
+                        try:
+                            dated.append((entry.stat().st_mtime, Path(entry.path)))
+                        except FileNotFoundError:
+                            continue
+        except FileNotFoundError:
+            pass
         return [path for _, path in sorted(dated, reverse=True)]
 
     def write(self, token: str, data: bytes, client: str = "") -> bool:

@@ -267,7 +267,7 @@ class Run(RunFacts):
     def nbytes(self) -> int:
         """Rough memory this run holds: its state, the kept parameter snapshots and the history."""
         def tree_bytes(tree) -> int:
-            return sum(np.dtype(x.dtype).itemsize * int(np.prod(x.shape)) for x in jax.tree_util.tree_leaves(tree))
+            return sum(int(x.nbytes) for x in jax.tree_util.tree_leaves(tree))
         return tree_bytes(self.state) + sum(tree_bytes(p) for _, p in self.snapshots) + self.history.nbytes()
 
     def _keep_snapshot(self) -> None:
