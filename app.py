@@ -14,7 +14,7 @@ from rnnlab.server.warm import wait_imported, warm_server
 from ui.language import language_selector, page_style, use_language
 from ui.navigation import page_links
 from ui.notices import bounds_notice
-from ui.starting import import_helpers, wait_for_start
+from ui.starting import import_helpers, page_turn, wait_for_start
 
 lang = use_language()  # first: every message of this run is in the reader's language
 st.set_page_config(page_title="rnnlab", page_icon="🌀", layout="wide")
@@ -40,4 +40,5 @@ bounds_notice()  # this tab was slowed or closed for sending too fast: say so
 
 warm_server(import_helpers)  # once per server: the pages' imports, then every preset's programs, in the background
 wait_for_start(wait_imported)  # a fresh server's first visitors read what it is loading meanwhile
-navigation.run()
+with page_turn():  # a class opening one link: its pages are drawn one at a time, in the order they came
+    navigation.run()

@@ -9,6 +9,7 @@ import streamlit as st
 
 from rnnlab.i18n import Msg, t, text
 from rnnlab.server.executor import Job
+from rnnlab.server.turns import PAGE_TURNS
 from rnnlab.training.estimate import format_seconds
 
 SHOW_LEFT_AFTER = 0.05  # the time left is guessed once this fraction is done
@@ -85,6 +86,7 @@ def settle(wait: Callable[[float], bool]) -> bool:
     once the work is done."""
     if wait(SETTLE_QUIET_S):
         return True
+    PAGE_TURNS.step_aside()  # a page that waits lets the next page be drawn meanwhile
     note = st.empty()
     note.info(t("Finishing the computation still in progress: a first call compiles before it runs, which cannot be "
                 "cut short. The page shows what it trained when it ends."), icon=":material/hourglass_top:")

@@ -18,6 +18,7 @@ from rnnlab.i18n import Msg
 from rnnlab.server.clients import client_key
 from rnnlab.server.executor import Job, Lease, QueueInfo, Work
 from rnnlab.server.executors import current_executor
+from rnnlab.server.turns import PAGE_TURNS
 from ui.progress import job_progress
 
 POLL_S = 0.25
@@ -49,6 +50,7 @@ def poll_until_ready(handle: Polled, draw: Callable[[float], None]) -> None:
         return
     draw(0.0)  # at once: what it waits for is on the page before the first poll's wait
     while not handle.poll(POLL_S):
+        PAGE_TURNS.step_aside()  # a page that waits longer lets the next page be drawn meanwhile
         draw(time.monotonic() - began)
 
 

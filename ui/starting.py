@@ -4,11 +4,13 @@ imported. Imports nothing heavy itself, so that it is drawn within a second of t
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import streamlit as st
 
 from rnnlab.i18n import t
+from rnnlab.server.turns import PAGE_TURNS
 
 POLL_S = 0.25
 USUAL_S = 8  # how long the imports usually take on a 2-core machine (JAX, Flax, Optax, pandas, Plotly)
@@ -29,6 +31,28 @@ def wait_for_start(imported: Callable[[float], bool]) -> None:
                         "Plotly), once per start: {elapsed} s so far, usually about {usual} s.",
                         elapsed=elapsed, usual=USUAL_S), icon=":material/hourglass_top:")
     note.empty()
+
+
+
+@contextmanager
+def page_turn() -> Iterator[None]:
+    """The page's run as one turn of :data:`rnnlab.server.turns.PAGE_TURNS`: when many pages open at once (a class on
+    one link), they are drawn one at a time in the order they came. A page that waits over half a second for its turn
+    says so in the main area, with its place in line, until its turn comes."""
+    note = None
+
+    def waiting(place: int, waited: float) -> None:
+        nonlocal note
+        note = note or st.empty()
+        # TRANSLATORS: {place} is a whole number (1: this page is next); {elapsed} a whole number of seconds
+        note.info(t("Many pages are opening at once (a class on one link?). They are drawn one at a time, in the "
+                    "order they came: yours is number {place} in line, {elapsed} s so far.", place=place,
+                    elapsed=int(waited)), icon=":material/hourglass_top:")
+
+    with PAGE_TURNS.turn(waiting):
+        if note is not None:
+            note.empty()
+        yield
 
 
 def import_helpers() -> None:
