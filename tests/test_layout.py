@@ -218,11 +218,12 @@ def test_no_import_cycle_even_through_imports_inside_functions():
 # Pages and ui/ reach the server only through the executor (how work runs: rnnlab.server.executor, and the one
 # chosen for this process: rnnlab.server.executors), the work it runs (rnnlab.server.jobs), the tab's reload token
 # (rnnlab.server.session_store, and its name in the URL, rnnlab.server.tab_token), who is asking
-# (rnnlab.server.clients, rnnlab.server.session_bounds' notices) and the classes' answers (rnnlab.server.votes; these
-# keep state and compute nothing), and never call heavy work themselves: they name it in a Work(...) that the
-# executor runs.
+# (rnnlab.server.clients, rnnlab.server.session_bounds' notices), the classes' answers (rnnlab.server.votes) and the
+# page runs' turns (rnnlab.server.turns; these keep state and compute nothing), and never call heavy work themselves:
+# they name it in a Work(...) that the executor runs.
 SEAM = {"rnnlab.server.executor", "rnnlab.server.executors", "rnnlab.server.jobs", "rnnlab.server.session_store",
-        "rnnlab.server.tab_token", "rnnlab.server.clients", "rnnlab.server.session_bounds", "rnnlab.server.votes"}
+        "rnnlab.server.tab_token", "rnnlab.server.clients", "rnnlab.server.session_bounds", "rnnlab.server.votes",
+        "rnnlab.server.turns"}
 HEAVY_CALLS = {"Run", "run_call", "compute_call", "shared_call_job", "train_steps", "run_sweep",
                "compile_in_worker", "trained_params", "run_grad_through_time", "run_connectivity", "start_robustness",
                "decay_sweep", "carry_grad_norms", "connectivity", "look"}

@@ -18,5 +18,7 @@
 - :mod:`.session_bounds`: what one tab may send, and which pages may open it, at the web process's ASGI boundary.
 - :mod:`.warm`: what a class needs, ready before it arrives: the pages' imports and every preset's compiled
   programs (``python -m rnnlab warm``).
+- :mod:`.turns`: page runs one at a time, in the order they came, so that a class opening one link gets its pages
+  in turn instead of all at the end.
 - :mod:`.votes`: the classes that predict together and their answers (this process's book, or the cluster's).
 """
