@@ -5,11 +5,39 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import pytest
 
 from rnnlab.server import turns
 from rnnlab.server.turns import Turns
+
+
+@contextmanager
+def held_elsewhere(line: Turns) -> Iterator[None]:
+    """A page in another thread that holds its turn (stuck) for the ``with`` body, then ends."""
+    held, release = threading.Event(), threading.Event()
+
+    def stuck() -> None:
+        with line.turn():
+            held.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=stuck)
+    holder.start()
+    assert held.wait(5)
+    try:
+        yield
+    finally:
+        release.set()
+        holder.join(5)
+
+
+def hold_briefly(line: Turns, hold_s: float) -> bool:
+    with line.turn() as taken:
+        time.sleep(hold_s)
+        return taken
 
 
 def run_class(line: Turns, n: int, hold_s: float, gap_s: float = 0.02, body=None):
@@ -82,75 +110,37 @@ def test_a_page_that_waits_for_a_job_lets_the_next_one_in():
 
 def test_a_stuck_page_holds_the_others_up_for_the_patience_once():
     line = Turns(1, patience_s=0.3)
-    held, release = threading.Event(), threading.Event()
-
-    def stuck() -> None:
-        with line.turn():
-            held.set()
-            release.wait(10)
-
-    holder = threading.Thread(target=stuck)
-    holder.start()
-    assert held.wait(5)
-    began = time.monotonic()
-    with line.turn() as taken:
-        waited = time.monotonic() - began
-    assert taken and 0.25 <= waited < 3  # the stuck page's turn was taken back and handed on
-    assert line.waiting == 0 and line.holding == 0
-    began = time.monotonic()
-    with line.turn() as taken:  # the next page does not wait for the stuck one again
-        assert taken and time.monotonic() - began < 0.2
-    release.set()
-    holder.join(5)
+    with held_elsewhere(line):
+        began = time.monotonic()
+        with line.turn() as taken:
+            waited = time.monotonic() - began
+        assert taken and 0.25 <= waited < 3  # the stuck page's turn was taken back and handed on
+        assert line.waiting == 0 and line.holding == 0
+        began = time.monotonic()
+        with line.turn() as taken:  # the next page does not wait for the stuck one again
+            assert taken and time.monotonic() - began < 0.2
     assert line.holding == 0
 
 
 def test_a_page_that_cannot_get_a_turn_in_time_goes_ahead_without_one():
     line = Turns(1, patience_s=0.3)
-    held, release = threading.Event(), threading.Event()
-
-    def holder() -> None:
-        with line.turn():
-            held.set()
-            release.wait(10)
-
-    first = threading.Thread(target=holder)
-    first.start()
-    assert held.wait(5)
     waiters, results = [], []
-    for _ in range(2):  # the first in line gets the stuck page's turn at its patience; the second then waits its own
-        waiters.append(threading.Thread(target=lambda: results.append(hold_briefly(line, 0.5))))
-        waiters[-1].start()
-        time.sleep(0.05)
-    for waiter in waiters:
-        waiter.join(10)
-    release.set()
-    first.join(5)
+    with held_elsewhere(line):
+        for _ in range(2):  # the first in line gets the stuck page's turn at its patience; the second waits its own
+            waiters.append(threading.Thread(target=lambda: results.append(hold_briefly(line, 0.5))))
+            waiters[-1].start()
+            time.sleep(0.05)
+        for waiter in waiters:
+            waiter.join(10)
     assert sorted(results) == [False, True]
     assert line.waiting == 0 and line.holding == 0
-
-
-def hold_briefly(line: Turns, hold_s: float) -> bool:
-    with line.turn() as taken:
-        time.sleep(hold_s)
-        return taken
 
 
 def test_a_waiting_page_is_told_its_place_and_a_failed_drawing_leaves_the_line(monkeypatch):
     monkeypatch.setattr(turns, "SAY_AFTER_S", 0.05)
     monkeypatch.setattr(turns, "SAY_EVERY_S", 0.02)
     line = Turns(1)
-    held, release = threading.Event(), threading.Event()
     told: list[tuple[int, float]] = []
-
-    def holder() -> None:
-        with line.turn():
-            held.set()
-            release.wait(10)
-
-    first = threading.Thread(target=holder)
-    first.start()
-    assert held.wait(5)
 
     class TabClosed(Exception):
         pass
@@ -160,14 +150,12 @@ def test_a_waiting_page_is_told_its_place_and_a_failed_drawing_leaves_the_line(m
         if len(told) == 3:
             raise TabClosed  # what Streamlit raises when the tab closes while it draws
 
-    with pytest.raises(TabClosed):
-        with line.turn(waiting):
+    with held_elsewhere(line):
+        with pytest.raises(TabClosed), line.turn(waiting):
             pytest.fail("the turn was taken while another page held it")
-    assert [place for place, _ in told] == [1, 1, 1]
-    assert told[0][1] >= 0.05
-    assert line.waiting == 0  # it left the line: the next page is not held up behind it
-    release.set()
-    first.join(5)
+        assert [place for place, _ in told] == [1, 1, 1]
+        assert told[0][1] >= 0.05
+        assert line.waiting == 0  # it left the line: the next page is not held up behind it
     with line.turn() as taken:
         assert taken
 
