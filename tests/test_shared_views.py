@@ -105,3 +105,12 @@ def test_a_view_of_figures_a_table_and_words_counts_each_part():
     table = pd.DataFrame({"GRU": ["1e-3"] * 100})
     view = SweepView(figure, ("- **GRU**: x",), table, (), "", "words")
     assert view_bytes(view) > view_bytes(figure) + int(table.memory_usage(deep=True).sum())
+
+
+def test_charts_are_written_by_plotlys_own_json_writer_whatever_is_installed():
+    """Where orjson is installed Plotly would write with it, and it refuses integers past 64 bits (a diverged run's
+    loss chart holds one): rnnlab names Plotly's own writer."""
+    import rnnlab.figures.plots  # noqa: F401 - names the writer
+    assert pio.json.config.default_engine == "json"
+    figure = go.Figure(go.Scatter(x=[1, 2], y=[1.0, 2.0], customdata=[2**70, 3]))
+    assert "1180591620717411303424" in pio.to_json(figure, validate=False)

@@ -7,9 +7,14 @@ import unicodedata
 
 import pandas as pd
 import plotly.graph_objects as go
+import plotly.io as pio
 
 from rnnlab.figures.log10_scale import NARROW_MARGIN, add_float32_zeros, narrow_log_ticks, tick_number, zero_level
 from rnnlab.i18n import N_, _, language_layout, t, tp
+
+# Plotly's own JSON writer for every chart (Streamlit's too): where orjson is installed Plotly would pick it, and it
+# refuses Python integers past 64 bits, which a diverged run's loss chart holds.
+pio.json.config.default_engine = "json"
 
 LEAF_NAMES = {"c": N_("cell state c"), "h": N_("hidden state h")}  # translated where shown: leaf_name(leaf)
 LEAF_DASH = {"c": "dot", "h": "solid"}
