@@ -33,7 +33,6 @@ def wait_for_start(imported: Callable[[float], bool]) -> None:
     note.empty()
 
 
-
 @contextmanager
 def page_turn() -> Iterator[None]:
     """The page's run as one turn of :data:`rnnlab.server.turns.PAGE_TURNS`: when many pages open at once (a class on
