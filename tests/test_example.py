@@ -3,6 +3,7 @@ model's predictions, the gradient probe, and gated cells written out by hand in 
 
 from __future__ import annotations
 
+import base64
 import math
 from dataclasses import replace
 from functools import cache
@@ -330,6 +331,55 @@ def test_the_unrolled_view_has_its_panels_top_to_bottom_and_frames_replace_only_
         assert trace.hovertext[t] == example_words.grad_text(looks[-1], leaf, t) == (
             f"||dL/d{leaf}_{t}|| = {probes.format_log10(looks[-1].grad_log10[leaf][t])}")
     assert not any(n.startswith("float32's floor") for n in names)  # far above it: no floor drawn
+
+
+def plotly_merge(trace: dict, update: dict) -> dict:
+    """``update`` merged into ``trace`` as Plotly's animation merges a frame's trace: nested attributes one by one,
+    anything else (arrays too) replaced."""
+    out = dict(trace)
+    for key, value in update.items():
+        out[key] = plotly_merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) \
+            else value
+    return out
+
+
+def plain(trace: dict, key: str) -> object:
+    """An attribute's value to compare: arrays (Plotly's typed-array encoding decoded) as lists, NaN as None."""
+    if key not in trace:
+        return None
+    value = trace[key]
+    if isinstance(value, dict) and "bdata" in value:
+        value = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+    if isinstance(value, (np.ndarray, list, tuple)):
+        array = np.asarray(value)
+        return [None if isinstance(v, float) and math.isnan(v) else v for v in array.tolist()]
+    return value
+
+
+def test_each_frame_merged_into_the_drawn_traces_gives_its_looks_traces_and_sends_only_what_changes():
+    from rnnlab.figures import example_plots, plots
+
+    program, params, root, scale = setup("lstm", "copy")
+    trained = jax.tree_util.tree_map(lambda p: p * 1.7 + 0.05, params)  # another step's parameters
+    looks = [example.look(program, p, root, scale, 2, step=s) for p, s in ((params, 0), (trained, 5), (params, 9))]
+    figure = plots.clickable(example_plots.unrolled_figure(looks, gates=CELLS["lstm"].gates))
+    alone = [example_plots.unrolled_figure([look], gates=CELLS["lstm"].gates) for look in looks]
+    drawn = figure.to_plotly_json()
+    for frame, look, own in zip(drawn["frames"], looks, alone):
+        assert frame["name"] == str(look.step)
+        for index, update in zip(frame["traces"], frame["data"]):
+            assert "x" not in update and "yaxis" not in update and "line" not in update  # the same in every frame
+            merged = plotly_merge(drawn["data"][index], update)
+            expected = own.data[index].to_plotly_json()  # this look's trace, drawn on its own
+            for key in ("y", "hovertext", "name", "showlegend", "x"):
+                assert plain(merged, key) == plain(expected, key), (index, key)
+            if "marker" in expected and "color" in expected["marker"]:
+                assert plain(merged["marker"], "color") == plain(expected["marker"], "color")
+            if expected.get("mode") == "lines":  # the drawn trace's invisible markers for a click stay
+                assert merged["mode"] == "lines+markers" and merged["marker"]["opacity"] == 0
+    cells = [i for i, t in enumerate(drawn["data"]) if t["name"].startswith("cells")]
+    assert all(set(f["data"][f["traces"].index(cells[0])]) == {"type", "marker", "hovertext"} for f in drawn["frames"])
+    assert set(drawn["frames"][0]["data"][cells[0] - drawn["frames"][0]["traces"][0]]["marker"]) == {"color"}
 
 
 def orthogonal_simple(rho: float, steps: int, features: int = 8, bias: float = 0.0):

@@ -150,6 +150,50 @@ def _changing_traces(look: Look, untrained: Look, x: np.ndarray, axis: dict[str,
     return out
 
 
+def frame_updates(per_frame: list[list[go.Scatter]]) -> list[list[dict[str, Any]]]:
+    """Each frame's traces as its frame carries them: only what differs between frames.
+
+    Plotly's animation merges a frame's trace into the one drawn (nested attributes one by one, arrays whole), so
+    what every frame shares (the x values, the axes, colours, colour bars, names that do not change) is sent once,
+    in the figure's own traces, and a click's invisible markers (:func:`~rnnlab.figures.plots.clickable`) stay.
+    """
+    plain = [[trace.to_plotly_json() for trace in traces] for traces in per_frame]
+    return [[_differing(trace, [frame[i] for frame in plain]) for i, trace in enumerate(traces)] for traces in plain]
+
+
+def _differing(trace: dict[str, Any], versions: list[dict[str, Any]]) -> dict[str, Any]:
+    """``trace`` without the attributes that are equal in every one of ``versions`` (its type kept)."""
+    out = {}
+    for key, value in trace.items():
+        others = [v.get(key, _MISSING) for v in versions]
+        if key == "type":
+            out[key] = value
+        elif isinstance(value, dict) and all(isinstance(o, dict) for o in others):
+            inner = _differing(value, others)
+            if inner:
+                out[key] = inner
+        elif not all(_equal(value, o) for o in others):
+            out[key] = value
+    return out
+
+
+_MISSING = object()
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """Whether two attribute values are the same (arrays element by element, NaN equal to NaN)."""
+    if a is _MISSING or b is _MISSING:
+        return a is b
+    if isinstance(a, (np.ndarray, list, tuple)) or isinstance(b, (np.ndarray, list, tuple)):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape:
+            return False
+        if a.dtype.kind == "f" and b.dtype.kind == "f":
+            return bool(np.array_equal(a, b, equal_nan=True))
+        return bool(np.array_equal(a, b))
+    return bool(a == b)
+
+
 def unrolled_figure(looks: list[Look], mark: int | None = None, log_time: bool = False,
                     gates: GateSpec | None = None) -> go.Figure:
     """The example unrolled over t, one frame per look (a training step; the last is shown first).
@@ -175,9 +219,9 @@ def unrolled_figure(looks: list[Look], mark: int | None = None, log_time: bool =
     fixed = len(fig.data)
     row = _cells_row(looks, scale, domains["cells"])
     fig.add_traces(_changing_traces(now, untrained, x, axis, scale, gate_names, row))
-    fig.frames = [go.Frame(name=str(look.step), data=_changing_traces(look, untrained, x, axis, scale, gate_names,
-                                                                      row),
-                           traces=list(range(fixed, len(fig.data)))) for look in looks]
+    changing = [_changing_traces(look, untrained, x, axis, scale, gate_names, row) for look in looks]
+    fig.frames = [go.Frame(name=str(look.step), data=data, traces=list(range(fixed, len(fig.data))))
+                  for look, data in zip(looks, frame_updates(changing))]
     fig.update_layout(**_layout(now, rows, axis, domains, x_title, log_time))
     if mark is not None and 0 <= mark <= steps:
         mark_step(fig, x[mark], f"t = {mark}")

@@ -48,6 +48,18 @@ def values(trace: dict, axis: str) -> np.ndarray:
     return np.asarray(data)
 
 
+def frame_traces(figure: dict, frame: dict) -> list[dict]:
+    """A frame's traces as the browser draws them: each merged into the figure's trace it replaces (nested
+    attributes one by one, anything else replaced), as Plotly's animation does."""
+    def merged(trace: dict, update: dict) -> dict:
+        out = dict(trace)
+        for key, value in update.items():
+            out[key] = merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
+        return out
+
+    return [merged(figure["data"][i], update) for i, update in zip(frame["traces"], frame["data"])]
+
+
 def trace(figure: dict, name_start: str) -> dict:
     matches = [t for t in figure["data"] if str(t.get("name", "")).startswith(name_start)]
     assert len(matches) == 1, [t.get("name") for t in figure["data"]]

@@ -10,7 +10,7 @@ from rnnlab.figures.example_plots import TITLE
 from rnnlab.model.tasks import COPY_LEN
 from rnnlab.probing import example
 from rnnlab.probing.probes import format_log10
-from tests.app.conftest import SMALL, button, figures, open_page, trace, unescaped, values
+from tests.app.conftest import SMALL, button, figures, frame_traces, open_page, trace, unescaped, values
 
 COPY = {**SMALL, "cell": "lstm", "task": "copy"}
 
@@ -44,7 +44,8 @@ def test_frames_replay_the_kept_snapshots_without_training_again():
     assert steps == [s for s, _ in run.snapshots_at(9)]
     assert steps[0] == 0 and steps[-1] == run.step
     first = example.look(run.program, run.snapshots[0][1], run.root, run.scale, 0, 0)
-    frame_now = next(t for t in figure["frames"][0]["data"] if t["name"].startswith("p(right answer)"))
+    frame_now = next(t for t in frame_traces(figure, figure["frames"][0])
+                     if t["name"].startswith("p(right answer)"))
     np.testing.assert_allclose(values(frame_now, "y"), first.confidence, rtol=1e-6)
     untrained = values(trace(figure, "p(right answer), untrained"), "y")
     np.testing.assert_allclose(untrained, first.confidence, rtol=1e-6)
@@ -123,11 +124,12 @@ def test_the_row_of_cells_is_coloured_by_the_gradient_on_one_scale_for_every_fra
     grads = look.grad_norms["h"]
     assert (grads > 0).all()
     np.testing.assert_allclose(values(cells[0]["marker"], "color"), np.log10(grads), rtol=1e-5)
-    scales = {(t["marker"]["cmin"], t["marker"]["cmax"]) for frame in figure["frames"] for t in frame["data"]
+    drawn = [t for frame in figure["frames"] for t in frame_traces(figure, frame)]
+    scales = {(t["marker"]["cmin"], t["marker"]["cmax"]) for t in drawn
               if t["name"].startswith("cells")}
     assert len(scales) == 1  # the replay compares colours, so every frame shares the scale
     low, high = scales.pop()
-    everything = np.concatenate([values(t["marker"], "color") for frame in figure["frames"] for t in frame["data"]
+    everything = np.concatenate([values(t["marker"], "color") for t in drawn
                                  if t["name"].startswith("cells")])
     assert low <= everything.min() and everything.max() <= high + 1e-9
 
