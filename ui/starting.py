@@ -33,6 +33,14 @@ def wait_for_start(imported: Callable[[float], bool]) -> None:
     note.empty()
 
 
+def waiting_words(place: int, waited: float) -> str:
+    """What a page waiting for its turn says: its ``place`` in line (1: next) and the seconds ``waited``, rounded, at
+    least 1 (the note first shows after half a second)."""
+    # TRANSLATORS: {place} is a whole number (1: this page is next); {elapsed} a whole number of seconds (1 or more)
+    return t("Many pages are opening at once (a class on one link?). They are drawn one at a time, in the order they "
+             "came: yours is number {place} in line, {elapsed} s so far.", place=place, elapsed=max(1, round(waited)))
+
+
 @contextmanager
 def page_turn() -> Iterator[None]:
     """The page's run as one turn of :data:`rnnlab.server.turns.PAGE_TURNS`: when many pages open at once (a class on
@@ -43,10 +51,7 @@ def page_turn() -> Iterator[None]:
     def waiting(place: int, waited: float) -> None:
         nonlocal note
         note = note or st.empty()
-        # TRANSLATORS: {place} is a whole number (1: this page is next); {elapsed} a whole number of seconds
-        note.info(t("Many pages are opening at once (a class on one link?). They are drawn one at a time, in the "
-                    "order they came: yours is number {place} in line, {elapsed} s so far.", place=place,
-                    elapsed=int(waited)), icon=":material/hourglass_top:")
+        note.info(waiting_words(place, waited), icon=":material/hourglass_top:")
 
     with PAGE_TURNS.turn(waiting):
         if note is not None:

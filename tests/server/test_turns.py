@@ -176,3 +176,28 @@ def test_an_exception_in_the_page_gives_the_turn_back():
     assert line.holding == 0
     order, _ = run_class(line, 3, hold_s=0.01)
     assert order == [0, 1, 2]
+
+
+def test_the_waiting_note_gives_the_place_in_line_and_the_whole_seconds_waited_at_least_one():
+    from rnnlab.i18n import using
+    from ui.starting import waiting_words
+
+    line, said = Turns(1, patience_s=30), []
+
+    def page() -> None:
+        with line.turn(lambda place, waited: said.append((place, waited, waiting_words(place, waited)))):
+            pass
+
+    with held_elsewhere(line):
+        waiter = threading.Thread(target=page)
+        waiter.start()
+        time.sleep(1.8)  # it has said so twice: after half a second, then a second later
+    waiter.join(5)
+    assert len(said) >= 2
+    (place, waited, words), (_, later, later_words) = said[0], said[1]
+    assert place == 1 and 0.5 <= waited < 1.0 and "number 1 in line, 1 s so far." in words  # half a second: "1 s"
+    assert 1.5 <= later < 2.0 and "in line, 2 s so far." in later_words
+    with using("ru"):
+        assert "ваша страница — 3-я в очереди, ожидание 1 с." in waiting_words(3, 0.6)
+    with using("zh"):
+        assert "你排在第 12 位，已等待 4 秒" in waiting_words(12, 4.4)
