@@ -46,7 +46,7 @@ def rows_of(look: Look) -> list[str]:
 
 def kept_steps(steps: int) -> np.ndarray:
     """The time steps t (0..``steps``) the unrolled view draws: all up to :data:`MAX_STEPS`, else every k-th and the
-    last, so that its message stays a few MB at the longest T (about 630 bytes a step drawn)."""
+    last, so that its message stays a few MB at the longest T (an LSTM's four frames: about 500 bytes a step drawn)."""
     every = max(1, math.ceil((steps + 1) / MAX_STEPS))
     return np.unique(np.r_[np.arange(0, steps + 1, every), steps])
 
