@@ -3,7 +3,6 @@ model's predictions, the gradient probe, and gated cells written out by hand in 
 
 from __future__ import annotations
 
-import base64
 import math
 from dataclasses import replace
 from functools import cache
@@ -20,6 +19,7 @@ from rnnlab.model.tasks import COPY_BLANK, COPY_LEN, ORDER_SYMBOLS, SINE_OMEGA, 
 from rnnlab.norms import F32_LOG10_FLOOR
 from rnnlab.probing import example, logscale, probes
 from rnnlab.training.program import EVAL_CARRY, Program, get_program, hyper_args, stream
+from tests.plotly_figures import decoded, plotly_merge
 
 F, B = 5, 3
 BASE = Config(task="adding", cell="gru", features=F, seq_len=12, batch=B, carry_mode="learnable",
@@ -333,26 +333,13 @@ def test_the_unrolled_view_has_its_panels_top_to_bottom_and_frames_replace_only_
     assert not any(n.startswith("float32's floor") for n in names)  # far above it: no floor drawn
 
 
-def plotly_merge(trace: dict, update: dict) -> dict:
-    """``update`` merged into ``trace`` as Plotly's animation merges a frame's trace: nested attributes one by one,
-    anything else (arrays too) replaced."""
-    out = dict(trace)
-    for key, value in update.items():
-        out[key] = plotly_merge(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) \
-            else value
-    return out
-
-
 def plain(trace: dict, key: str) -> object:
     """An attribute's value to compare: arrays (Plotly's typed-array encoding decoded) as lists, NaN as None."""
     if key not in trace:
         return None
     value = trace[key]
-    if isinstance(value, dict) and "bdata" in value:
-        value = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
-    if isinstance(value, (np.ndarray, list, tuple)):
-        array = np.asarray(value)
-        return [None if isinstance(v, float) and math.isnan(v) else v for v in array.tolist()]
+    if isinstance(value, (np.ndarray, list, tuple)) or (isinstance(value, dict) and "bdata" in value):
+        return [None if isinstance(v, float) and math.isnan(v) else v for v in decoded(value).tolist()]
     return value
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 from pathlib import Path
@@ -10,6 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
+
+from tests.plotly_figures import decoded
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 SMALL = {"seq_len": "20", "batch": "16", "features": "16", "steps": "50", "chunk": "10"}
@@ -38,26 +39,7 @@ def figures(at: AppTest) -> dict[str, dict]:
 
 def values(trace: dict, axis: str) -> np.ndarray:
     """A trace's x / y / z values, decoding Plotly's typed-array encoding."""
-    data = trace[axis]
-    if isinstance(data, dict) and "bdata" in data:
-        flat = np.frombuffer(base64.b64decode(data["bdata"]), dtype=np.dtype(data["dtype"]))
-        shape = data.get("shape")
-        if isinstance(shape, str):
-            shape = [int(n) for n in shape.split(",")]
-        return flat.reshape(shape) if shape else flat
-    return np.asarray(data)
-
-
-def frame_traces(figure: dict, frame: dict) -> list[dict]:
-    """A frame's traces as the browser draws them: each merged into the figure's trace it replaces (nested
-    attributes one by one, anything else replaced), as Plotly's animation does."""
-    def merged(trace: dict, update: dict) -> dict:
-        out = dict(trace)
-        for key, value in update.items():
-            out[key] = merged(out[key], value) if isinstance(value, dict) and isinstance(out.get(key), dict) else value
-        return out
-
-    return [merged(figure["data"][i], update) for i, update in zip(frame["traces"], frame["data"])]
+    return decoded(trace[axis])
 
 
 def trace(figure: dict, name_start: str) -> dict:

@@ -10,7 +10,8 @@ from rnnlab.figures.example_plots import TITLE
 from rnnlab.model.tasks import COPY_LEN
 from rnnlab.probing import example
 from rnnlab.probing.probes import format_log10
-from tests.app.conftest import SMALL, button, figures, frame_traces, open_page, trace, unescaped, values
+from tests.app.conftest import SMALL, button, figures, open_page, trace, unescaped, values
+from tests.plotly_figures import frame_traces
 
 COPY = {**SMALL, "cell": "lstm", "task": "copy"}
 
