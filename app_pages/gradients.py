@@ -131,7 +131,9 @@ weights = right.radio(
     help=_("Trained: each cell first learns the task for a moment (the same training for everyone, done once "
            "per server), which is when gates learn to keep the gradient. Untrained: Flax's initial weights."))
 url.sweep_weights = weights
-st.button(_("Run sweep"), icon=":material/play_arrow:", on_click=lambda: ss.update(sweep_requested=True))
+# TRANSLATORS: Gradient flow's button: it measures the gradient for each cell and length (Compare's trains a grid).
+st.button(tp("Gradient flow", "Run sweep"), icon=":material/play_arrow:",
+          on_click=lambda: ss.update(sweep_requested=True))
 planned_cells, _unused = parse_cells(",".join(chosen))
 planned_lengths, _unused = parse_lengths(lengths_text)
 sweep_base = config if not run.program.task.spatial else replace(config, task="adding")

@@ -7,7 +7,7 @@ import os
 
 import jax
 
-from rnnlab.i18n import tn
+from rnnlab.i18n import join_list, tn
 
 
 def describe_devices() -> dict[str, str]:
@@ -28,7 +28,8 @@ def devices_sentence() -> str:
               "JAX and then runs as fast machine code.",
               "Runs on this server's {backend} ({n} devices: {kinds}; {versions}): every step is compiled once by "
               "JAX and then runs as fast machine code.",
-              int(info["count"]), backend=info["backend"], kinds=info["kinds"], versions=info["versions"])
+              int(info["count"]), backend=info["backend"], kinds=info["kinds"],
+              versions=join_list(info["versions"].split(", ")))
 
 
 def env_float(name: str, default: float) -> float:

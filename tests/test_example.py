@@ -284,7 +284,7 @@ def test_summary_states_the_examples_numbers_at_their_true_size_and_names_zero_a
     program, params, root, scale = setup("lstm", "adding")
     now = example.look(program, params, root, scale, 2, step=7)
     text = example_words.summary(now, now, 2)
-    assert text.startswith(f"**Example 3:** its loss is {now.loss:.3g} at step 7 ({now.loss:.3g} untrained).")
+    assert text.startswith(f"**Example 3:** its loss is {now.loss:.3g} at training step 7 ({now.loss:.3g} untrained).")
     for i, leaf in enumerate(("c", "h")):
         assert f"||dL/d{leaf}_0|| = {probes.format_log10(now.grads.log10[i, 0])}" in text
         assert float(now.grad_norms[leaf][0]) == pytest.approx(float(logscale.to_float(now.grads.log10[i, 0])))
@@ -315,7 +315,7 @@ def test_the_unrolled_view_has_its_panels_top_to_bottom_and_frames_replace_only_
     assert [a.title.text for a in axes] == [example_plots.ROW_TITLES[r] for r in example_plots.rows_of(looks[-1])]
     names = [t.name for t in figure.data]
     assert names[:4] == ["symbol", "what the answer needs", "p(right answer), untrained", "the right answer (p = 1)"]
-    assert names[5:9] == ["p(right answer), step 5", "input gate i", "forget gate f", "output gate o"]
+    assert names[5:9] == ["p(right answer) at training step 5", "input gate i", "forget gate f", "output gate o"]
     assert [f.traces for f in figure.frames] == [tuple(range(4, len(names)))] * 2
     assert axes[2].range == (-0.02, 1.08) and axes[1].ticktext == looks[0].view.symbols
     gradient_axis = axes[5]  # log10 values on a linear axis, each tick labelled with the true size it stands for

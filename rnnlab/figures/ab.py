@@ -13,7 +13,7 @@ import plotly.graph_objects as go
 from rnnlab.config import CHOICES, SETTING, SETTINGS, Config
 from rnnlab.figures.log10_scale import zero_level
 from rnnlab.figures.plots import COLORS, NUMBER_AXIS, style_figure
-from rnnlab.i18n import N_, _, count_for, join_list, join_sentences, number, t, text, tn
+from rnnlab.i18n import N_, _, count_for, join_list, join_sentences, labelled, number, t, text, tn
 from rnnlab.model.network import carry_mode_phrase
 from rnnlab.probing import analysis
 
@@ -161,8 +161,8 @@ def loss_figure(a_history, b_history, a_label: str, b_label: str, baseline: floa
     fig = go.Figure()
     for name, history, color, label in (("A", a_history, COLORS[0], a_label), ("B", b_history, COLORS[1], b_label)):
         evals = history.chunks_df()
-        fig.add_trace(go.Scatter(x=evals["step"], y=evals["eval_loss"], mode="lines+markers", name=f"{name}: {label}",
-                                 line=dict(color=color), marker=dict(size=5)))
+        fig.add_trace(go.Scatter(x=evals["step"], y=evals["eval_loss"], mode="lines+markers",
+                                 name=labelled(name, label), line=dict(color=color), marker=dict(size=5)))
     if baseline is not None:
         fig.add_hline(y=baseline, line=dict(color="gray", dash="dash"), annotation_text=_("memoryless baseline"),
                       annotation_position="bottom right")
@@ -178,11 +178,11 @@ def moved_figure(a_history, b_history, a_label: str, b_label: str) -> go.Figure:
         for leaf, group in table.groupby("leaf", sort=False):
             shown = group["distance"].where(group["distance"] > 0, floor)
             fig.add_trace(go.Scatter(x=group["step"], y=shown, mode="lines+markers",
-                                     name=f"{name}: {join_list([label, leaf])}",
+                                     name=labelled(name, join_list([label, leaf])),
                                      line=dict(color=color, dash="dot" if leaf == "c" else "solid"),
                                      marker=dict(size=5)))
-    fig = style_figure(fig, _(MOVED_TITLE), _("training step"), _("||carry - carry at step 0|| (log scale)"),
-                       log_y=True)
+    fig = style_figure(fig, _(MOVED_TITLE), _("training step"),
+                       _("distance from the initial carry before training (log scale)"), log_y=True)
     fig.add_annotation(x=0, xref="paper", y=np.log10(floor), yref="y", text=_("0 (not moved)"), showarrow=False,
                        xanchor="left", yanchor="bottom", font=dict(size=10, color="gray"))
     fig.update_xaxes(**NUMBER_AXIS)

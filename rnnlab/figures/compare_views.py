@@ -17,6 +17,7 @@ from rnnlab.figures.compare_words import shown_size, shown_verdict, shown_zero_c
 from rnnlab.figures.size_words import describe_zero
 from rnnlab.grids import shown_label
 from rnnlab.i18n import _, join_sentences, language, t
+from rnnlab.model.cells import CELLS
 from rnnlab.model.network import carry_mode_label
 
 MAX_CURVE_POINTS = 500  # steps per curve drawn (the table and the CSV keep every number)
@@ -65,12 +66,14 @@ def compare_view(result: sweep.SweepResult) -> CompareView:
 
 
 def results_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """The table as the reader sees it: verdicts, carry modes and the causes of exact zeros in the reader's words;
-    the numbers as a table writes them (machine format)."""
+    """The table as the reader sees it: verdicts, cells, carry modes and the causes of exact zeros in the reader's
+    words; the numbers as a table writes them (machine format)."""
     table = summary.assign(h0_grad_norm=[shown_size(v) for v in summary["h0_log10"]],
                            verdict=[shown_verdict(v) for v in summary["verdict"]])
     if "carry_mode" in table:
         table["carry_mode"] = [carry_mode_label(v) for v in table["carry_mode"]]
+    if "cell" in table:
+        table["cell"] = [_(CELLS[v].label) if v in CELLS else v for v in table["cell"]]
     if not (table["h0_zero_cause"] != "").any():  # the columns that say why an exact 0 is 0: only when one is
         table = table.drop(columns=["h0_zero_cause", "h0_zero_at"])
     else:

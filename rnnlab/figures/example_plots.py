@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 from rnnlab.figures.example_words import grad_text
 from rnnlab.figures.log10_scale import ZERO_MARKER, Log10Axis, apply_log10_axis, log10_axis, zero_name
 from rnnlab.figures.plots import COLORS, LEAF_NAMES, NUMBER_AXIS, mark_step
-from rnnlab.i18n import N_, _, language_layout, t, text
+from rnnlab.i18n import N_, _, labelled, language_layout, parenthesized, t, text
 from rnnlab.model.gates import GateSpec
 from rnnlab.probing.example import Look
 
@@ -97,7 +97,7 @@ def _cells_trace(look: Look, x: np.ndarray, axis: dict[str, str], scale: Log10Ax
     picked = np.arange(0, len(x), every)
     grads = look.grad_log10["h"][picked]
     shown = np.where(np.isfinite(grads), grads, scale.zero_y)
-    text = [f"h_{t}: {grad_text(look, 'h', int(t))}" for t in picked]
+    text = [labelled(f"h_{t}", grad_text(look, 'h', int(t))) for t in picked]
     size = float(np.clip(700 / len(picked), 3, 16))
     bar = dict(title=dict(text="log10<br>||dL/dh_t||", side="right", font=dict(size=10)), thickness=10,
                len=max(0.12, row.domain[1] - row.domain[0]) * 2.2, y=sum(row.domain) / 2, yanchor="middle")
@@ -120,12 +120,13 @@ def _changing_traces(look: Look, untrained: Look, x: np.ndarray, axis: dict[str,
     steps_x = x[1:][at]
     out = [_cells_trace(look, x, axis, scale, row)]
     if look.confidence is not None:
-        out.append(go.Scatter(x=steps_x, y=look.confidence[at], name=t("p(right answer), step {step}", step=look.step),
-                              mode="lines+markers", marker=dict(size=4), line=dict(color=COLORS[0]),
+        out.append(go.Scatter(x=steps_x, y=look.confidence[at],
+                              name=t("p(right answer) at training step {step}", step=look.step), mode="lines+markers",
+                              marker=dict(size=4), line=dict(color=COLORS[0]),
                               yaxis=axis["prediction"], legendgroup="now"))
     else:
-        out.append(go.Scatter(x=steps_x, y=look.prediction[at], name=t("prediction, step {step}", step=look.step),
-                              mode="lines",
+        out.append(go.Scatter(x=steps_x, y=look.prediction[at],
+                              name=t("prediction at training step {step}", step=look.step), mode="lines",
                               line=dict(color=COLORS[0]), yaxis=axis["prediction"], legendgroup="now"))
     for i, (gate, label) in enumerate(gate_names.items()):
         out.append(go.Scatter(x=steps_x, y=look.gates[gate].mean(axis=1)[at], name=text(label), mode="lines",
@@ -137,7 +138,7 @@ def _changing_traces(look: Look, untrained: Look, x: np.ndarray, axis: dict[str,
     for leaf, log10 in look.grad_log10.items():
         live = np.isfinite(log10[kept])
         out.append(go.Scatter(x=x[kept], y=np.where(live, log10[kept], np.nan),
-                              name=f"||dL/d{leaf}_t|| ({text(LEAF_NAMES[leaf])})",
+                              name=parenthesized(f"||dL/d{leaf}_t||", text(LEAF_NAMES[leaf])),
                               mode="lines", line=dict(color=COLORS[4], dash="dot" if leaf == "c" else "solid"),
                               hovertext=[grad_text(look, leaf, int(t)) if ok else "" for t, ok in zip(kept, live)],
                               hoverinfo="text", yaxis=axis["gradient"], legendgroup=f"grad_{leaf}"))
@@ -352,11 +353,11 @@ def keeper_heatmap(look: Look, gates: GateSpec, mark: int | None = None, log_tim
     gate = text(gates.names[gates.keeper])
     if every > 1:
         # TRANSLATORS: {gate} is a gate's name ("forget gate f"); a long sequence shows one step in every {every} (4).
-        title = t("The {gate} of every unit, step {step} (one step in {every})", gate=gate, step=look.step,
-                  every=every)
+        title = t("The {gate} of every unit at training step {step} (one time step in {every})", gate=gate,
+                  step=look.step, every=every)
     else:
         # TRANSLATORS: {gate} is a gate's name ("forget gate f"); {step} the training step.
-        title = t("The {gate} of every unit, step {step}", gate=gate, step=look.step)
+        title = t("The {gate} of every unit at training step {step}", gate=gate, step=look.step)
     fig.update_layout(title=title, height=320, margin=dict(l=10, r=10, t=50, b=10),
                       xaxis=dict(title=x_title, type="log" if log_time else "linear", **NUMBER_AXIS),
                       yaxis=dict(title=_("unit"), **NUMBER_AXIS), **language_layout())

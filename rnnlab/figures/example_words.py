@@ -37,8 +37,8 @@ def summary(now: Look, untrained: Look, index: int) -> str:
     reached = join_clauses([_reached(now, leaf) for leaf in now.grads.leaves])
     below = [leaf for leaf in now.grads.leaves if now.grad_log10[leaf][0] < logscale.F32_LOG10_FLOOR]
     # TRANSLATORS: {reached} is "||dL/dh_0|| = 4.7e-12" (one per carry leaf, or why it is exactly 0).
-    said = t("**Example {number}:** its loss is {loss:.3g} at step {step} ({untrained:.3g} untrained). What reaches "
-             "the initial carry: {reached}.", number=index + 1, loss=now.loss, step=now.step,
+    said = t("**Example {number}:** its loss is {loss:.3g} at training step {step} ({untrained:.3g} untrained). "
+             "What reaches the initial carry: {reached}.", number=index + 1, loss=now.loss, step=now.step,
              untrained=untrained.loss, reached=reached)
     # TRANSLATORS: {floor} is float32's smallest normal number, 1.2e-38.
     note = t("That is below float32's smallest number (about {floor:.2g}): float32 arithmetic would give 0 there; "

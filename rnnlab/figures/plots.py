@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 import unicodedata
 
 import pandas as pd
@@ -10,7 +11,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from rnnlab.figures.log10_scale import NARROW_MARGIN, add_float32_zeros, narrow_log_ticks, tick_number, zero_level
-from rnnlab.i18n import N_, _, language_layout, t, tp
+from rnnlab.i18n import N_, _, language_layout, t, tick_text, tp
 
 # Plotly's own JSON writer for every chart (Streamlit's too): where orjson is installed Plotly would pick it, and it
 # refuses Python integers past 64 bits, which a diverged run's loss chart holds.
@@ -90,6 +91,10 @@ def style_figure(fig: go.Figure, title: str, x: str, y: str, log_y: bool = False
                       height=380, colorway=COLORS, **language_layout())
     fig.update_xaxes(**NUMBER_AXIS)
     fig.update_yaxes(**NUMBER_AXIS)
+    for axis in ("x", "y") if not log_y else ("x",):
+        ticks = power_ticks(_axis_values(fig, axis))
+        if ticks:
+            fig.update_layout({f"{axis}axis": dict(tickvals=ticks, ticktext=[tick_text(v) for v in ticks])})
     if log_y:
         fig.update_yaxes(type="log", minorloglabels="none")  # no bare "2, 5" digits between the decades
         span = log_span(fig)
@@ -141,6 +146,44 @@ def marked_figure(fig: go.Figure, t: int, first: int, last: int, offset: float =
     if first <= t <= last:
         mark_step(fig, t + offset, t_label(t))
     return clickable(fig)
+
+
+POWER_BELOW, POWER_FROM = 1e-3, 1e5  # a linear axis whose largest value is outside these writes powers of ten
+AXIS_TICKS = 5  # about this many ticks on such an axis
+
+
+def _axis_values(fig: go.Figure, axis: str) -> list[float]:
+    """The finite numbers ``fig``'s traces plot on its first ``axis`` ('x' or 'y'); none for text or dates."""
+    values: list[float] = []
+    for trace in fig.data:
+        if (getattr(trace, f"{axis}axis", None) or axis) != axis:
+            continue
+        data = getattr(trace, axis, None)
+        for v in data if data is not None else ():
+            if isinstance(v, numbers.Real) and not isinstance(v, bool):
+                if math.isfinite(v):
+                    values.append(float(v))
+            elif v is not None:
+                return []
+    return values
+
+
+def power_ticks(values: list[float]) -> list[float] | None:
+    """Ticks (1, 2 or 5 times a power of ten apart) for a linear axis of ``values`` whose largest size is below
+    :data:`POWER_BELOW` or from :data:`POWER_FROM` up, where Plotly would write one shared power under every tick
+    ('0.2×10⁻⁸') with its own signs: written by :func:`rnnlab.i18n.tick_text` instead ('2×10⁻⁹'). None for an axis
+    Plotly writes as plain numbers."""
+    sizes = [abs(v) for v in values]
+    if not sizes or max(sizes) == 0 or POWER_BELOW <= max(sizes) < POWER_FROM:
+        return None
+    lo, hi = min(values), max(values)
+    if hi == lo:
+        return [lo]
+    rough = (hi - lo) / AXIS_TICKS
+    power = 10.0 ** math.floor(math.log10(rough))
+    step = next(m * power for m in (1, 2, 5, 10) if m * power >= rough)
+    first, last = math.floor(lo / step), math.ceil(hi / step)
+    return [float(f"{k * step:.12g}") for k in range(first, last + 1)]
 
 
 def log_span(fig: go.Figure) -> tuple[float, float] | None:
@@ -203,7 +246,7 @@ def carry_distance_figure(distance: pd.DataFrame) -> go.Figure:
         fig.add_trace(go.Scatter(x=group["step"], y=group["distance"], mode="lines+markers",
                                  name=leaf_name(leaf), line=dict(dash=LEAF_DASH.get(leaf, "solid"))))
     return style_figure(fig, _("How far the initial carry moved"), _("training step"),
-                        _("||carry - carry at step 0||"))
+                        _("distance from the initial carry before training"))
 
 
 def carry_pca_figure(pca: pd.DataFrame) -> go.Figure:

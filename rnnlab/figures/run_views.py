@@ -30,7 +30,7 @@ def loss_view(run: Run | RunView) -> tuple[go.Figure, go.Figure | None]:
         loss.add_vline(x=history.diverged_at, line=dict(color="red", dash="dot"),
                        annotation_text=t("diverged at step {step}", step=history.diverged_at),
                        annotation_position="top left")
-    metric = None if task.metric_is_loss else plots.metric_figure(steps, evals, task.metric_name)
+    metric = None if task.metric_is_loss else plots.metric_figure(steps, evals, _(task.metric_name))
     return loss, metric
 
 

@@ -28,7 +28,7 @@ from rnnlab.figures.log10_scale import (
 )
 from rnnlab.figures.plots import CARRY_AXIS, COLORS, LEAF_DASH, STEP_AXIS, SWEEP_COLORS, style_figure
 from rnnlab.figures.size_words import describe_zero, zero_sentence
-from rnnlab.i18n import _, count_for, t, tn
+from rnnlab.i18n import _, count_for, labelled, t, tn
 from rnnlab.probing.logscale import log10_mean
 
 
@@ -173,7 +173,7 @@ def decay_figure(sweep: pd.DataFrame, fits: pd.DataFrame, labels: dict[str, str]
                                      legendgroup=cell, showlegend=False, line=dict(color=color, dash="dot", width=1),
                                      hovertemplate=f"{fitted}<extra>{name}</extra>"))
         zero, causes, at = _zero_parts(group, y)
-        texts = [f"T = {T}: {zero_sentence(c, a, 'h', 0)}" for c, a, T in zip(causes, at, group["T"])]
+        texts = [labelled(f"T = {T}", zero_sentence(c, a, 'h', 0)) for c, a, T in zip(causes, at, group["T"])]
         add_exact_zeros(fig, group["T"].to_numpy()[zero], causes[zero], np.asarray(texts)[zero], axis, shown, color)
     fig = style_figure(fig, _("Gradient reaching the initial carry against sequence length"), _("sequence length T"),
                        _("||dL/dh_0|| (log scale)"))

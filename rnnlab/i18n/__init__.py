@@ -35,6 +35,9 @@ from numbers import Number
 from pathlib import Path
 from typing import Any
 
+from rnnlab.i18n import typography
+from rnnlab.i18n.typography import NBSP as NBSP
+
 DOMAIN = "rnnlab"
 LOCALE_DIR = Path(__file__).resolve().parent / "locale"
 ENGLISH = "en"
@@ -342,12 +345,9 @@ def join_list(items: Iterable[object], conjunction: bool = False) -> str:
 
 def join_numbers(values: Iterable[float], spec: str = "g") -> str:
     """Numbers listed, each written the reader's way: '0.5, 1.2' ('0,5; 1,2' in Russian, where a comma is the
-    decimal mark; '0.5、1.2' in Chinese, where a zero-width space after each mark lets a narrow table cell wrap the
-    line as the spaces of the others do)."""
-    shown = [number(value, spec) for value in values]
-    if language() == "ru":
-        return "; ".join(shown)
-    return "、\u200b".join(shown) if language() == "zh" else join_list(shown)
+    decimal mark; '0.5，1.2' in Chinese, with a zero-width space after each mark so that a narrow table cell wraps
+    the line as the spaces of the others do)."""
+    return typography.number_separator(language()).join(number(value, spec) for value in values)
 
 
 def join_clauses(parts: Iterable[object]) -> str:
@@ -364,7 +364,7 @@ def join_sentences(*parts: object) -> str:
 
 def times_sign() -> str:
     """Between the factors of a product in words ('5 seeds x 4 learning rates'): ' x ' in English, ' × ' else."""
-    return " x " if language() == ENGLISH else " × "
+    return typography.times_sign(language())
 
 
 def count_for(value: float, spec: str = ".3g") -> int:
@@ -395,30 +395,36 @@ def selectable_language() -> str:
 
 
 # ---- numbers --------------------------------------------------------------------------------------------------
-_SUPERSCRIPT = str.maketrans("0123456789-+", "⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺")
-_NUMBER = re.compile(r"^(?P<sign>[-+ ]?)(?P<mant>[0-9][0-9,]*(?:\.[0-9]*)?)(?:[eE](?P<exp>[-+]?[0-9]+))?"
-                     r"(?P<rest>%?)$")
-NBSP = "\u00a0"
-
-
 def localize_number(written: str, lang: str | None = None) -> str:
-    """A number Python wrote ('1,234.5', '1.6e-07', '12.5%') as ``lang`` writes it in prose; English unchanged.
+    """A number Python wrote ('1,234.5', '-1.6e-07', '12.5%') as ``lang`` (the reader's) writes it in prose
+    (:func:`rnnlab.i18n.typography.localize_number`): English unchanged; Russian '−1,6·10⁻⁷', '12,5 %'; Chinese
+    '−1.6×10⁻⁷'."""
+    return typography.localize_number(written, lang or language())
 
-    Russian: a decimal comma, a no-break space between thousands, '1,6·10⁻⁷'. Chinese: '1.6×10⁻⁷'."""
-    lang = lang or language()
-    if lang not in ("zh", "ru"):
-        return written
-    match = _NUMBER.match(written.strip())
-    if not match:
-        return written
-    sign, mant, exp, rest = match["sign"].strip(), match["mant"], match["exp"], match["rest"]
-    if lang == "ru":
-        mant = mant.replace(",", NBSP).replace(".", ",")
-    if exp is not None:
-        power = "10" + str(int(exp)).translate(_SUPERSCRIPT)
-        times = "·" if lang == "ru" else "×"
-        mant = power if mant in ("1", "1.0", "1,0") else f"{mant}{times}{power}"
-    return f"{sign}{mant}{rest}"
+
+def tick_text(value: float, digits: int = 3) -> str:
+    """A chart's tick label for ``value``, written the reader's way (:func:`rnnlab.i18n.typography.tick_text`)."""
+    return typography.tick_text(value, language(), digits)
+
+
+def number_range(low: object, high: object) -> str:
+    """'low-high' as the reader writes a range (an en dash in Chinese and Russian)."""
+    return typography.number_range(str(low), str(high), language())
+
+
+def parenthesized(text: str, note: str) -> str:
+    """``text`` with ``note`` in the reader's brackets: 'loss (log scale)', '损失（对数）'."""
+    return typography.parenthesized(text, note, language())
+
+
+def labelled(label: str, value: str) -> str:
+    """'label: value' with the reader's colon ('A：GRU' in Chinese)."""
+    return typography.labelled(label, value, language())
+
+
+def quoted(text: str) -> str:
+    """``text`` in the reader's quotes: “…” or «…»."""
+    return typography.quoted(text, language())
 
 
 class _Formatter(string.Formatter):

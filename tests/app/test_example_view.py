@@ -31,10 +31,10 @@ def test_the_example_is_the_tasks_and_the_prediction_the_models():
     recall = [int(s) for x, s in zip(answer_x, answer_text) if x > len(symbols) - COPY_LEN]
     assert recall == [int(v) for v in symbols[:COPY_LEN]]  # copy: write back the first ten symbols read
     look = example.look(run.program, run.params, run.root, run.scale, 0, run.step)
-    shown = values(trace(figure, f"p(right answer), step {run.step}"), "y")
+    shown = values(trace(figure, f"p(right answer) at training step {run.step}"), "y")
     np.testing.assert_allclose(shown, look.confidence, rtol=1e-6)
     text = " ".join(m.value for m in at.markdown)
-    assert f"its loss is {look.loss:.3g} at step {run.step}" in text
+    assert f"its loss is {look.loss:.3g} at training step {run.step}" in text
 
 
 def test_frames_replay_the_kept_snapshots_without_training_again():

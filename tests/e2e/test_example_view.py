@@ -61,7 +61,7 @@ def test_hover_marks_one_step_in_every_panel_and_replay_and_new_example_work(pag
                            timeout=10_000, polling=100)
     hover = page.evaluate("() => [...document.querySelectorAll('.hoverlayer text')].map(t => t.textContent)")
     joined = " ".join(hover)
-    for panel_trace in ("symbol", "p(right answer), step 60", "forget gate f", "||h_t||",
+    for panel_trace in ("symbol", "p(right answer) at training step 60", "forget gate f", "||h_t||",
                         f"||dL/dh_{target_t}|| = "):  # the gradient's hover gives its true size at that step
         assert panel_trace in joined, (panel_trace, hover)  # one hover, every panel's value at that t
     spike = page.evaluate("() => document.querySelectorAll('.spikeline').length")
@@ -91,7 +91,7 @@ def test_hover_marks_one_step_in_every_panel_and_replay_and_new_example_work(pag
     page.locator(".js-plotly-plot").filter(has_text="unrolled in time").first.get_by_text("Play").click()
     page.wait_for_function(
         f"() => {{ const gd = {FIGURE}; return gd._fullLayout.sliders[0].active === 0; }}", timeout=10_000, polling=50)
-    step_values = ("(() => { const t = gd.data.find(t => t.name.startsWith('p(right answer), step')); "
+    step_values = ("(() => { const t = gd.data.find(t => t.name.startsWith('p(right answer) at training step')); "
                    "return window.__rnnlab.values(t.y); })()")
     try:  # the first frame drawn (on a busy machine Plotly's animation takes a while to get there)
         page.wait_for_function(

@@ -91,8 +91,9 @@ def test_the_ratio_takes_the_form_its_number_needs(ratio, ru):
     with using("ru"):
         assert ru in ab.compare("loss", ratio, 1.0) and ru in ab.compare("loss", 1.0, ratio)
         assert "меньше" in ab.compare("loss", 1.0, ratio)
-    with using("zh"):
-        assert f"1/{ab.written_ratio(ratio)}" in ab.compare("moved", 1.0, ratio)
+    with using("zh"):  # the larger one is the subject: "A's is {ratio} times B's", never "B's is 1/{ratio} of A's"
+        said = ab.compare("moved", 1.0, ratio)
+        assert f"是 B 的 {ab.written_ratio(ratio)} 倍" in said and "1/" not in said
 
 
 def test_one_step_is_one_step():
@@ -152,9 +153,9 @@ def test_the_movement_and_the_examples_numbers_in_every_language():
     assert "2.2×10⁻⁶" in said["zh"] and "**到第 20 步**：" in said["zh"]
     now = look(step=7, first=-40.0)
     summary = in_each(lambda: example_words.summary(now, replace(now, loss=2.25), 2))
-    assert summary["en"].startswith("**Example 3:** its loss is 0.5 at step 7 (2.25 untrained). What reaches the "
-                                    "initial carry: ||dL/dh_0|| = 1.000e-40. That is below float32's smallest "
-                                    "number (about 1.2e-38)")
+    assert summary["en"].startswith("**Example 3:** its loss is 0.5 at training step 7 (2.25 untrained). What "
+                                    "reaches the initial carry: ||dL/dh_0|| = 1.000e-40. That is below float32's "
+                                    "smallest number (about 1.2e-38)")
     assert "2,25" in summary["ru"] and "1,000·10⁻⁴⁰" in summary["ru"] and "1,2·10⁻³⁸" in summary["ru"]
     assert "2.25" in summary["zh"] and "1.000×10⁻⁴⁰" in summary["zh"] and "1.2×10⁻³⁸" in summary["zh"]
     keeper = in_each(lambda: example_words.keeper_summary(now, GRU))

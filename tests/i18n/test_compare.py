@@ -118,7 +118,7 @@ def test_results_table_verdicts_and_charts_in_the_readers_language(monkeypatch, 
     assert not at.exception, [e.value for e in at.exception]
     seconds = localize_number(f"{result.seconds:.1f}", lang)
     said = {"ru": f"Обучено 4 запуска за {seconds} с (2 скомпилированные программы, 1 устройство).",
-            "zh": f"共训练 4 次运行，使用 2 个编译程序、1 个设备，用时 {seconds} 秒。"}[lang]
+            "zh": f"共完成 4 次训练运行（2 个编译程序，1 个设备），用时 {seconds} 秒。"}[lang]
     assert at.success[0].value == said
 
     table = at.dataframe[0].value
@@ -134,7 +134,8 @@ def test_results_table_verdicts_and_charts_in_the_readers_language(monkeypatch, 
     baseline = localize_number(f"{result.baseline:.4g}", lang)
     assert "," in baseline if lang == "ru" else "." in baseline
     caption = next(c.value for c in at.caption if "final_loss" in c.value)
-    assert baseline in caption and "10%" in caption and "90%" in caption
+    assert baseline in caption
+    assert localize_number("10%", lang) in caption and localize_number("90%", lang) in caption
     assert {"ru": "«освоил задачу»", "zh": "“学会了任务”"}[lang] in caption
 
     figs = figures(at)
@@ -148,7 +149,7 @@ def test_results_table_verdicts_and_charts_in_the_readers_language(monkeypatch, 
     assert TASKS["adding"].baseline(12) == pytest.approx(result.baseline)
     bars = figs[{"ru": "Итоговые потери на проверке", "zh": "各配置的最终评估损失"}[lang]]
     assert trace(bars, {"ru": "каждый сид", "zh": "每个随机种子"}[lang])
-    h0 = figs[{"ru": "Градиент у начального состояния", "zh": "各配置到达初始状态的梯度"}[lang]]
+    h0 = figs[{"ru": "Градиент по начальному состоянию", "zh": "各配置到达初始状态的梯度"}[lang]]
     seeds = trace(h0, {"ru": "каждый сид", "zh": "每个随机种子"}[lang])["hovertext"]
     assert seeds[0].startswith({"ru": "GRU, сид 0: ", "zh": "GRU，随机种子 0："}[lang])
     if lang == "ru":
@@ -211,7 +212,7 @@ def test_the_grids_words_in_every_language():
     seeds_only = expand(base, {"seed": [0, 1]})
     assert shown_label(seeds_only[0], ("seed",)) == sweep.label_of(seeds_only[0], ("seed",))
     with using("ru"):
-        assert shown_label(configs[-1], sweep.varying_fields(configs)) == "обучаемое состояние, lr 0,05"
+        assert shown_label(configs[-1], sweep.varying_fields(configs)) == "обучаемое начальное состояние, η = 0,05"
     with using("zh"):
         assert shown_label(configs[-1], sweep.varying_fields(configs)) == "可学习初始状态、学习率 0.05"  # one list mark
 

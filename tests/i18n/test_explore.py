@@ -55,7 +55,7 @@ def test_durations_are_written_the_languages_way(lang, seconds):
 @pytest.mark.parametrize("lang, rates", [
     ("en", ["1,234 steps/s", "3.4 steps/s", "26 s per step"]),
     ("zh", ["1,234 步/秒", "3.4 步/秒", "每步 26 秒"]),
-    ("ru", [f"1{NBSP}234 шаг/с", "3,4 шаг/с", "26 с на шаг"]),
+    ("ru", [f"1{NBSP}234 шагов/с", "3,4 шагов/с", "26 с на шаг"]),
 ])
 def test_speeds_are_written_the_languages_way(lang, rates):
     with using(lang):
@@ -101,9 +101,9 @@ def share_message(n: int) -> Msg:
 
 
 @pytest.mark.parametrize("n, ru, zh", [
-    (1, "У вас уже выполняется 1 задание на этом сервере", "你已在本服务器上运行 1 个计算任务"),
-    (2, "У вас уже выполняются 2 задания на этом сервере", "你已在本服务器上运行 2 个计算任务"),
-    (5, "У вас уже выполняется 5 заданий на этом сервере", "你已在本服务器上运行 5 个计算任务"),
+    (1, "У вас на этом сервере уже выполняется 1 задание", "你已在本服务器上运行 1 个计算任务"),
+    (2, "У вас на этом сервере уже выполняются 2 задания", "你已在本服务器上运行 2 个计算任务"),
+    (5, "У вас на этом сервере уже выполняется 5 заданий", "你已在本服务器上运行 5 个计算任务"),
 ])
 def test_the_share_message_counts_jobs_in_each_languages_forms(n, ru, zh):
     said = share_message(n)
@@ -152,7 +152,7 @@ def test_a_job_note_made_in_a_worker_thread_is_read_in_the_readers_language():
                                                  cell=Msg("Simple RNN"), i=1, n=2), step=3, total=40))
     assert str(note) == "Training the Simple RNN briefly (1 of 2; once per server): step 3 / 40"
     with using("ru"):
-        assert str(note).startswith("Короткое предобучение: ")
+        assert str(note).startswith("Короткое обучение: ")
         assert str(note).endswith("(1 из 2; один раз для всего сервера): шаг 3 из 40")
     assert isinstance(embedded.RESULT_MESSAGE, Msg)
     with using("zh"):
@@ -257,4 +257,4 @@ def test_a_kept_question_is_shown_in_the_language_chosen_later(explore_only):
     assert not at.exception
     assert at.session_state.explore.actions.question == question  # the same question, kept
     assert any(w.value.startswith("Это займёт около ") and "— больше минуты" in w.value for w in at.warning)
-    assert [b.label for b in at.button][:4] == ["Обучить", "Стоп", "Шаг", "Сброс"]
+    assert [b.label for b in at.button][:4] == ["Обучить", "Стоп", "Шаг", "Сбросить"]

@@ -35,9 +35,12 @@ TERMS = (
     Term("probe", r"\bprob(?:e|es|ed|ing)\b", "测量", "измер",
          other_senses=r"causality probe",  # a test of which axis is time (检验, проверка), not the gradient's measure
          exceptions=()),
-    Term("sweep", r"\bsweeps?\b", "参数网格实验", "сери"),  # серия запусков (Compare), серия измерений (Gradient flow)
+    Term("sweep", r"\bsweeps?\b", "参数网格实验|测量", "сери"),  # a grid of runs (Compare), probes (Gradient flow)
     Term("hidden unit", r"\bunits?\b", "隐藏单元", "нейрон",
-         other_senses=r"gated recurrent unit|gated unit"),  # the GRU's and MGU's names
+         other_senses=r"gated recurrent unit|gated unit",  # the GRU's and MGU's names
+         exceptions=(("The {gate} of every unit at training step {step} (one time step in {every})",
+                      "a heatmap's title whose axis names the hidden units: 训练 {step} 步后的{gate}, short enough "
+                      "for a phone with its time steps said"),)),
     Term("carry mode", r"\bcarry modes?\b", "初始状态", "начальн"),
     Term("diverged", r"\bdiverg(?:e|es|ed|ing|ence)\b", "发散", "разош|расход"),
     Term("column", r"\bcolumns?\b", "列", "столб"),

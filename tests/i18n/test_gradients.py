@@ -161,7 +161,7 @@ def test_the_decay_chart_speaks_the_readers_language():
     assert zh.layout.title.font.family == zh.layout.hoverlabel.font.family == zh.layout.font.family
     assert ru.layout.separators == ", " and "длина последовательности" in ru.layout.xaxis.title.text
     halving = fits["halving_steps"][0]
-    assert ru.data[0].name == f"LSTM (вдвое каждые {halving:.3g} шага)".replace(".", ",")  # a fraction: шага
+    assert ru.data[0].name == f"LSTM (убывает вдвое каждые {halving:.3g} шага)".replace(".", ",")  # a fraction: шага
     assert ru.data[0].text[0] == "1,6·10⁻⁷" and zh.data[0].text[0] == "1.6×10⁻⁷"  # the quoted sizes
     rate = fits["rate_per_step"][0]
     assert ru.data[1].hovertemplate == f"аппроксимация: ×{rate:.3g} за шаг".replace(".", ",") + "<extra>LSTM</extra>"

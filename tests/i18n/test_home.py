@@ -44,7 +44,7 @@ def test_home_in_russian_and_chinese_with_its_numbers_written_their_way():
     lstm = PRESETS_BY_KEY["lstm_h0_50_vs_500"]
     for lang, title, number, verdict in (
             ("ru", "rnnlab: как запоминают рекуррентные ячейки", "1,6·10⁻⁷", "Ваш прогноз: *"),
-            ("zh", "rnnlab：循环单元如何记忆", "1.6×10⁻⁷", "你的预测：*")):
+            ("zh", "rnnlab：循环单元如何记忆", "1.6×10⁻⁷", "你的预测：“")):
         at = open_page("home", lang=lang)
         assert at.title[0].value == title
         radio = at.radio(key=f"predict_{lstm.key}")

@@ -118,7 +118,8 @@ def test_the_memory_budget_error_writes_its_sizes_the_readers_way(lang, size, li
         assert "backpropagation" not in errors[0]
 
 
-@pytest.mark.parametrize(("lang", "expected"), [("en", "got -0.5"), ("zh", "实际为 -0.5"), ("ru", "получено -0,5")])
+@pytest.mark.parametrize(("lang", "expected"),
+                         [("en", "got -0.5"), ("zh", "实际为 \u22120.5"), ("ru", "получено \u22120,5")])
 def test_a_bad_learning_rate_is_written_the_readers_way(lang, expected):
     with using(lang):
         assert expected in Config(lr=-0.5).field_errors()["lr"]
