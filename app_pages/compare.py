@@ -86,13 +86,14 @@ def as_in_sidebar(value: str) -> str:
 cols = st.columns(3)
 cols[0].multiselect(FIELDS["carry_mode"].shown_label, list(CARRY_MODES), key="w_cmp_carry_mode",
                     format_func=FIELDS["carry_mode"].option,
-                    placeholder=as_in_sidebar(carry_mode_label(base.carry_mode)),
+                    placeholder=as_in_sidebar(carry_mode_label(base.carry_mode)), select_all=False,
                     help=FIELDS["carry_mode"].shown_help)
 cols[1].multiselect(FIELDS["carry_init"].shown_label, list(CARRY_INITS), key="w_cmp_carry_init",
                     format_func={name: FIELDS["carry_init"].option(name) for name in CARRY_INITS}.__getitem__,
-                    placeholder=as_in_sidebar(CARRY_INITS[base.carry_init].word), help=FIELDS["carry_init"].shown_help)
+                    placeholder=as_in_sidebar(CARRY_INITS[base.carry_init].word), help=FIELDS["carry_init"].shown_help,
+                    select_all=False)
 cols[2].multiselect(FIELDS["cell"].shown_label, list(CELLS), key="w_cmp_cell", format_func=FIELDS["cell"].option,
-                    placeholder=as_in_sidebar(_(CELLS[base.cell].label)))
+                    placeholder=as_in_sidebar(_(CELLS[base.cell].label)), select_all=False)
 numbers = st.columns(2)
 numbers[0].text_input(_("Learning rates"), key="w_cmp_lr", placeholder=as_in_sidebar(f"{base.lr:g}"),
                       help=FIELDS["lr"].shown_help)

@@ -119,7 +119,7 @@ kept("w_sweep_lengths", ", ".join(map(str, url.sweep_lengths)))
 kept("w_sweep_weights", url.sweep_weights)
 # TRANSLATORS: the picker of the cells a sweep compares (the unrolled example's "Cells" is a row of one cell per step)
 chosen = left.multiselect(tp("cells to compare", "Cells"), vector_cells, format_func=lambda n: _(CELLS[n].label),
-                          key="w_sweep_cells")
+                          key="w_sweep_cells", placeholder=_("Choose cells"), select_all=False)
 lengths_text = middle.text_input(_("Sequence lengths T (comma-separated)"), key="w_sweep_lengths")
 training = grids.SWEEP_TRAINING
 # TRANSLATORS: an option: {n} training steps at sequence length {T}

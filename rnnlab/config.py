@@ -8,9 +8,9 @@ from dataclasses import Field, asdict, dataclass, field, make_dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from rnnlab.device import memory_budget_bytes
-from rnnlab.i18n import N_, _, join_clauses, join_list, t, tn
+from rnnlab.i18n import N_, _, join_clauses, join_list, number, t, tn
 from rnnlab.model.cells import CARRY_INITS, CELLS
-from rnnlab.model.network import CARRY_MODES
+from rnnlab.model.network import CARRY_MODES, carry_mode_label
 from rnnlab.model.optimizers import OPTIMIZERS
 from rnnlab.model.tasks import TASKS, compatible
 from rnnlab.text import format_bytes, parse_float, parse_int
@@ -60,6 +60,17 @@ class Setting:
     def help(self) -> str:
         """The control's help in the reader's language."""
         return _(self.help_en)
+
+    def shown_value(self, value: object) -> str:
+        """``value`` as the reader reads it: a registry entry's label in the reader's language ('Adding problem',
+        '加法问题'), a carry mode's name, a number written the reader's way."""
+        entry = self.choices.get(value) if self.choices is not None and isinstance(value, str) else None
+        label = getattr(entry, "label", None)
+        if isinstance(label, str):
+            return label
+        if self.choices is CARRY_MODES:
+            return carry_mode_label(str(value))
+        return number(value, "g") if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
 
     @property
     def type(self) -> type:

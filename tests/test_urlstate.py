@@ -31,7 +31,7 @@ def test_list_values_take_the_last_and_hide_flags_both_styles():
 def test_settings_that_do_not_fit_together_are_reset_with_notes():
     shared = parse_query({"cell": "conv_lstm"})  # valid alone, but not with the default adding task
     assert shared.config == Config()
-    assert any("do not fit together" in n for n in shared.notes) and "Reset cell to gru." in shared.notes
+    assert any("do not fit together" in n for n in shared.notes) and "Cell went back to GRU." in shared.notes
     ok = parse_query({"cell": "conv_lstm", "task": "moving_dot", "seq_len": "8"})
     assert ok.notes == [] and ok.config.cell == "conv_lstm"
 

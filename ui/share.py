@@ -54,6 +54,7 @@ def experiment_link(state: UrlState) -> None:
     hide = st.multiselect(
         _("Controls to hide from the class"), classroom.HIDEABLE, default=sorted(state.hidden),
         format_func=lambda name: _(SETTING[name].label), key="share_hide", placeholder=_("Choose options"),
+        select_all=False,
         help=_("Hidden controls keep the values of this experiment; the class can change the others."))
     autorun = st.toggle(_("Start training when the link opens"), value=True, key="share_autorun")
     default = classroom.CLASS_LANGUAGES.index(classroom.default_class_language(state))
@@ -90,7 +91,8 @@ def class_section(state: UrlState, page_path: str) -> None:
     keys = [p.key for p in PRESETS if p.choices]
     default = [p.key for p in PRESETS if p.page == "explore" and p.config == state.config][:1] or keys[:1]
     chosen = st.multiselect(_("Questions for the class"), keys, default=default, key="share_class_presets",
-                            format_func=lambda key: _(PRESETS_BY_KEY[key].title), placeholder=_("Choose presets"))
+                            format_func=lambda key: _(PRESETS_BY_KEY[key].title), placeholder=_("Choose presets"),
+                            select_all=False)
     opened: list[tuple[str, str]] = ss.setdefault(OPENED, [])
     st.button(_("Open a class"), type="primary", disabled=not chosen, key="share_class_open",
               icon=":material/groups:", on_click=open_class)

@@ -25,7 +25,7 @@ def loss_view(run: Run | RunView) -> tuple[go.Figure, go.Figure | None]:
     """The loss figure (divergence marked) and the metric's when it is not the loss."""
     history, task = run.history, run.program.task
     steps, evals = analysis.thin(history.steps_df()), history.chunks_df()
-    loss = plots.loss_figure(steps, evals, task.baseline(run.config.seq_len), task.baseline_text)
+    loss = plots.loss_figure(steps, evals, task.baseline(run.config.seq_len), _(task.baseline_text))
     if history.diverged_at is not None:
         loss.add_vline(x=history.diverged_at, line=dict(color="red", dash="dot"),
                        annotation_text=t("diverged at step {step}", step=history.diverged_at),

@@ -14,6 +14,9 @@ script run (:func:`set_language`), never a process-wide ``gettext.install``. Eng
 - ``join_list``, ``join_clauses``, ``join_sentences``, ``join_numbers``: words joined as the language joins them;
   ``count_for``: the count that gives a number its plural form as it prints. No other module compares the language.
 
+:mod:`.typography` writes what is not a word the way each language does (minus sign, powers of ten, per cent,
+brackets, a label's colon, quotes, ranges, a chart's ticks); the functions here pass it the reader's language.
+
 The catalogs are ``rnnlab/i18n/locale/<locale>/LC_MESSAGES/rnnlab.po``; their ``.mo`` files are compiled from them
 on first use whenever missing or older (:func:`compile_catalogs`). :mod:`.catalogs` (``python -m rnnlab.i18n``, see
 :mod:`.__main__`) extracts the messages and keeps the catalogs up to date.

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from rnnlab.config import CONTROL_RANGES, Config
+from rnnlab.config import CONTROL_RANGES, SETTING, Config
 from rnnlab.grids import COMPARE_DEFAULTS, DEFAULT_SWEEP_CELLS, DEFAULT_SWEEP_LENGTHS, FIELDS, SWEEP_WEIGHTS
 from rnnlab.i18n import LANGUAGES, N_, bilingual, join_sentences, parse_language, t, tn
 from rnnlab.model.cells import CELLS
@@ -304,8 +304,12 @@ def _make_valid(config: Config, base: Config, given: list[str], notes: list[str]
 
 
 def _reset(key: str, value: object) -> str:
-    # TRANSLATORS: {key} is a setting's id (cell, seq_len...), {value} the value it went back to.
-    return t("Reset {key} to {value}.", key=key, value=value)
+    setting = SETTING.get(key)
+    if setting is None:
+        # TRANSLATORS: {key} is a setting's id (cell, seq_len...), {value} the value it went back to.
+        return t("Reset {key} to {value}.", key=key, value=value)
+    # TRANSLATORS: {setting} is a setting's label (Task, Cell), {value} the value it went back to (Adding problem).
+    return t("{setting} went back to {value}.", setting=setting.label, value=setting.shown_value(value))
 
 
 def to_query(state: UrlState) -> dict[str, str]:
