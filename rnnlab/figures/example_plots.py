@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 
 from rnnlab.figures.example_words import grad_text
 from rnnlab.figures.log10_scale import ZERO_MARKER, Log10Axis, apply_log10_axis, log10_axis, zero_name
-from rnnlab.figures.plots import COLORS, LEAF_NAMES, NUMBER_AXIS, mark_step
+from rnnlab.figures.plots import COLORS, LEAF_NAMES, NUMBER_AXIS, mark_step, wrap_title
 from rnnlab.i18n import N_, _, labelled, language_layout, parenthesized, t, text
 from rnnlab.model.gates import GateSpec
 from rnnlab.probing.example import Look
@@ -358,7 +358,8 @@ def keeper_heatmap(look: Look, gates: GateSpec, mark: int | None = None, log_tim
     else:
         # TRANSLATORS: {gate} is a gate's name ("forget gate f"); {step} the training step.
         title = t("The {gate} of every unit at training step {step}", gate=gate, step=look.step)
-    fig.update_layout(title=title, height=320, margin=dict(l=10, r=10, t=50, b=10),
+    wrapped = wrap_title(title)
+    fig.update_layout(title=wrapped, height=320, margin=dict(l=10, r=10, t=50 if wrapped == title else 72, b=10),
                       xaxis=dict(title=x_title, type="log" if log_time else "linear", **NUMBER_AXIS),
                       yaxis=dict(title=_("unit"), **NUMBER_AXIS), **language_layout())
     if mark is not None and 1 <= mark <= len(values):

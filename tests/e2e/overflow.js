@@ -93,5 +93,33 @@
       if (need > 500) say(grid, header ? "header cut" : "cell cut", need, 500, cell.textContent);
     }
   }
+  // 4. A data grid whose columns run off its box on a screen wide enough to show them (a laptop's, a projector's):
+  //    the last columns (Compare's verdict) reached only by scrolling sideways.
+  if (window.innerWidth >= 1000) {
+    for (const el of app.querySelectorAll("[data-testid='stDataFrame'] .dvn-scroller")) {
+      if (shown(el) && el.scrollWidth > el.clientWidth + 1) say(el, "columns off the table's box", el.scrollWidth, el.clientWidth);
+    }
+  }
+
+  // 5. A chart's words over each other: an axis title over the legend, the title wider than the chart.
+  const overlap = (a, b) => Math.min(a.right, b.right) - Math.max(a.left, b.left) > 2 &&
+    Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 2;
+  for (const plot of app.querySelectorAll(".js-plotly-plot")) {
+    if (!shown(plot)) continue;
+    const legend = plot.querySelector(".legend");
+    const frame = plot.getBoundingClientRect();
+    for (const title of plot.querySelectorAll(".g-xtitle text, .g-ytitle text, .g-x2title text, .g-y2title text")) {
+      const box = title.getBoundingClientRect();
+      if (legend && box.width > 0 && overlap(box, legend.getBoundingClientRect())) {
+        say(title, "axis title over the legend", Math.round(box.bottom), Math.round(legend.getBoundingClientRect().top), title.textContent);
+      }
+    }
+    for (const title of plot.querySelectorAll(".gtitle")) {
+      const box = title.getBoundingClientRect();
+      if (box.width > 0 && (box.right > frame.right + 1 || box.left < frame.left - 1)) {
+        say(title, "chart title wider than the chart", Math.round(box.width), Math.round(frame.width), title.textContent);
+      }
+    }
+  }
   return found;
 }

@@ -12,6 +12,7 @@ to test-artifacts/overflow.json.
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -23,6 +24,14 @@ from tests.e2e.test_browser import RENDER_TIMEOUT_MS, Console, check_page, wait_
 SIZES = ((1400, 900), (1280, 720), (390, 844))
 LANGS = {"en": "en-US", "zh": "zh-CN", "ru": "ru-RU"}
 MENUS_AT = (1280, 720)
+SMALL = "seq_len=20&batch=16&features=16&steps=20&chunk=10"
+# Every page as first opened; with RNNLAB_OVERFLOW_TRAINED=1, Explore and Compare with what a run draws too (its charts'
+# legends, the results table), where axis titles still run over legends and Compare's table is wider than its box.
+PAGE_ADDRESSES = [(page.name, f"/{page.url_path}") for page in APP_PAGES] + (
+    [("explore trained", f"/explore?task=copy&run=1&{SMALL}"),
+     ("compare trained", f"/compare?run=1&cmp_cell=gru,simple&{SMALL}")]
+    if os.environ.get("RNNLAB_OVERFLOW_TRAINED") == "1" else [])
+TRAINED = {"explore trained": ".js-plotly-plot .legend", "compare trained": "[data-testid='stDataFrame']"}
 LOOKED_AT = (1400, 900)
 MEASURE = (Path(__file__).with_name("overflow.js")).read_text(encoding="utf-8")
 MENUS = ("[data-testid='stSelectbox'] [data-baseweb='select'], "
@@ -61,18 +70,21 @@ def test_no_text_is_cut_off_or_overflows_in_any_language_at_any_size(browser, se
         try:
             tabs = {lang: context.new_page() for lang, context in contexts.items()}
             consoles = {lang: Console(tab) for lang, tab in tabs.items()}
-            for app_page in APP_PAGES:
+            for name, address in PAGE_ADDRESSES:
                 for lang, tab in tabs.items():  # the three load at once
-                    tab.goto(f"/{app_page.url_path}?lang={lang}", wait_until="commit")
+                    tab.goto(f"{address}{'&' if '?' in address else '?'}lang={lang}", wait_until="commit")
                 for lang, tab in tabs.items():
-                    where = f"{app_page.name} in {lang} at {width}x{height}"
+                    where = f"{name} in {lang} at {width}x{height}"
                     tab.locator("[data-testid='stMainBlockContainer'] h1").first.wait_for(timeout=RENDER_TIMEOUT_MS)
                     wait_idle(tab)
                     check_page(tab, consoles[lang], where)
+                    if name in TRAINED:  # its charts and table drawn
+                        tab.locator(TRAINED[name]).first.wait_for(timeout=4 * RENDER_TIMEOUT_MS)
+                        wait_idle(tab)
                     if (width, height) == LOOKED_AT:  # to be looked at (the other sizes: tests/e2e/test_languages.py)
-                        tab.screenshot(path=str(shots / f"lang-{lang}-{app_page.name}-{width}x{height}.png"))
+                        tab.screenshot(path=str(shots / f"lang-{lang}-{name}-{width}x{height}.png"), full_page=True)
                     issues = tab.evaluate(MEASURE) + (cut_options(tab) if (width, height) == MENUS_AT else [])
-                    found += [{"page": app_page.name, "lang": lang, "size": f"{width}x{height}", **issue}
+                    found += [{"page": name, "lang": lang, "size": f"{width}x{height}", **issue}
                               for issue in issues]
         finally:
             for context in contexts.values():

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+import pytest
 
 from rnnlab.figures import log10_scale, plots, true_size
 from rnnlab.i18n import using
@@ -139,3 +140,38 @@ def test_a_list_of_numbers_is_marked_the_readers_way_and_can_wrap():
         with using(lang):
             shown[lang] = join_numbers(values)
     assert shown == {"en": "0.5, -1.25, 3", "ru": "0,5; \u22121,25; 3", "zh": "0.5，\u200b\u22121.25，\u200b3"}
+
+
+# ---- one place for each language's typography: ticks, ranges, brackets ----------------------------------------
+@pytest.mark.parametrize(("value", "en", "zh", "ru"), [
+    (2e-9, "2×10⁻⁹", "2×10⁻⁹", "2·10⁻⁹"), (1e-8, "1×10⁻⁸", "1×10⁻⁸", "1·10⁻⁸"),
+    (-3e7, "\u22123×10⁷", "\u22123×10⁷", "\u22123·10⁷"),
+    (0.25, "0.25", "0.25", "0,25"), (1500.0, "1,500", "1,500", "1\u00a0500"), (0.0, "0", "0", "0")])
+def test_a_ticks_label_has_one_normalised_power_and_the_languages_marks(value, en, zh, ru):
+    from rnnlab.i18n.typography import tick_text
+
+    assert [tick_text(value, lang) for lang in ("en", "zh", "ru")] == [en, zh, ru]
+
+
+def test_an_axis_of_tiny_values_gets_ticks_written_by_the_app_not_plotlys_shared_power():
+    from rnnlab.figures.plots import power_ticks, style_figure
+
+    assert power_ticks([0.0, 0.5, 1.0]) is None and power_ticks([1.0, 3000.0]) is None  # Plotly's own plain ticks
+    ticks = power_ticks([0.0, 3e-9, 1e-8])
+    assert ticks == [0.0, 2e-9, 4e-9, 6e-9, 8e-9, 1e-8]
+    with using("ru"):
+        figure = style_figure(go.Figure(go.Scatter(x=[0, 10, 20], y=[0.0, 3e-9, 1e-8])), "t", "x", "y")
+    assert figure.layout.yaxis.ticktext == ("0", "2·10⁻⁹", "4·10⁻⁹", "6·10⁻⁹", "8·10⁻⁹", "1·10⁻⁸")
+    assert figure.layout.xaxis.tickvals is None  # 0 to 20: Plotly writes it
+
+
+def test_ranges_brackets_colons_and_quotes_as_each_language_writes_them():
+    from rnnlab.i18n import labelled, number_range, parenthesized, quoted
+
+    said = {}
+    for lang in ("en", "zh", "ru"):
+        with using(lang):
+            said[lang] = (number_range("0.7.0", "0.7.4"), parenthesized("a", "b"), labelled("A", "GRU"), quoted("x"))
+    assert said["en"] == ("0.7.0-0.7.4", "a (b)", "A: GRU", "“x”")
+    assert said["zh"] == ("0.7.0–0.7.4", "a（b）", "A：GRU", "“x”")
+    assert said["ru"] == ("0.7.0–0.7.4", "a (b)", "A: GRU", "«x»")
