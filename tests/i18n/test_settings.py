@@ -152,7 +152,7 @@ def test_the_cell_change_note_and_the_links_resets_in_russian_and_chinese():
         note = describe_changes("conv_lstm", changes)
         assert note.startswith("Для ячейки ConvLSTM нужны другие настройки") and "Задача: Движущаяся точка" in note
         state = parse_query({"cell": "conv_lstm", "run": "1"})
-        assert "Значение cell сброшено до gru." in state.notes and not state.autorun
+        assert "Ячейка: возвращено значение «GRU»." in state.notes and not state.autorun
     with using("zh"):
         assert "任务：移动的点（空间任务）；" in describe_changes("conv_lstm", changes)
 
