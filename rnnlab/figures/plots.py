@@ -6,6 +6,7 @@ import math
 import numbers
 import unicodedata
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
@@ -159,12 +160,16 @@ def _axis_values(fig: go.Figure, axis: str) -> list[float]:
         if (getattr(trace, f"{axis}axis", None) or axis) != axis:
             continue
         data = getattr(trace, axis, None)
-        for v in data if data is not None else ():
-            if isinstance(v, numbers.Real) and not isinstance(v, bool):
-                if math.isfinite(v):
-                    values.append(float(v))
-            elif v is not None:
-                return []
+        if data is None:
+            continue
+        array = np.asarray(data)
+        if array.dtype.kind == "O" and all(v is None or (isinstance(v, numbers.Real) and not isinstance(v, bool))
+                                           for v in array.ravel()):
+            array = array.astype(float)  # numbers with gaps (None) in a list
+        if array.dtype.kind not in "iuf":
+            return []  # text (categories), dates or booleans: not a number axis
+        array = array.astype(float).ravel()
+        values.extend(array[np.isfinite(array)].tolist())
     return values
 
 
