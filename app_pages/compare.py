@@ -32,9 +32,8 @@ def columns() -> dict[str, str]:
     """The results table's headers as the reader reads them (the CSV keeps the column names)."""
     # TRANSLATORS: the Compare table's headers. In English they are the CSV's column names; translate them as short
     # headers (the caption under the table explains each by the name given here).
-    return {"label": tp("Compare table", "label"), "carry_mode": tp("Compare table", "carry_mode"),
-            "carry_init": "carry_init", "cell": tp("Compare table", "cell"), "lr": tp("Compare table", "lr"),
-            "seed": tp("Compare table", "seed"), "steps": tp("Compare table", "steps"),
+    return {"label": tp("Compare table", "label"), "seed": tp("Compare table", "seed"),
+            "steps": tp("Compare table", "steps"),
             "final_loss": tp("Compare table", "final_loss"), "eval_loss": tp("Compare table", "eval_loss"),
             "eval_metric": tp("Compare table", "eval_metric"), "h0_grad_norm": "||dL/dh_0||",
             "h0_log10": tp("Compare table", "h0_log10"), "h0_zero_cause": tp("Compare table", "h0_zero_cause"),

@@ -15,10 +15,8 @@ from rnnlab import sweep
 from rnnlab.figures import plots, true_size
 from rnnlab.figures.compare_words import shown_size, shown_verdict, shown_zero_cause
 from rnnlab.figures.size_words import describe_zero
-from rnnlab.grids import shown_label
+from rnnlab.grids import FIELDS, shown_label
 from rnnlab.i18n import _, join_sentences, language, t
-from rnnlab.model.cells import CELLS
-from rnnlab.model.network import carry_mode_label
 
 MAX_CURVE_POINTS = 500  # steps per curve drawn (the table and the CSV keep every number)
 
@@ -65,20 +63,24 @@ def compare_view(result: sweep.SweepResult) -> CompareView:
     return CompareView(tuple(labels), curves, final_loss, h0, zero_caption, results_table(summary), result.to_csv())
 
 
+READ_FIRST = ("label", "verdict", "of_baseline", "eval_loss")  # the table's first columns: what a student reads
+
+
 def results_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """The table as the reader sees it: verdicts, cells, carry modes and the causes of exact zeros in the reader's
-    words; the numbers as a table writes them (machine format)."""
+    """The table as the reader sees it, narrow enough for a projector: each configuration by its label (the varying
+    settings' own columns stay in the CSV), its verdict and share of the baseline first; verdicts and the causes of
+    exact zeros in the reader's words; diverged only when a run did; the numbers as a table writes them (machine
+    format)."""
     table = summary.assign(h0_grad_norm=[shown_size(v) for v in summary["h0_log10"]],
                            verdict=[shown_verdict(v) for v in summary["verdict"]])
-    if "carry_mode" in table:
-        table["carry_mode"] = [carry_mode_label(v) for v in table["carry_mode"]]
-    if "cell" in table:
-        table["cell"] = [_(CELLS[v].label) if v in CELLS else v for v in table["cell"]]
+    table = table.drop(columns=[c for c in table.columns if c in FIELDS and c != "seed"])
+    if not table["diverged"].any():
+        table = table.drop(columns=["diverged"])
     if not (table["h0_zero_cause"] != "").any():  # the columns that say why an exact 0 is 0: only when one is
         table = table.drop(columns=["h0_zero_cause", "h0_zero_at"])
     else:
         table["h0_zero_cause"] = [shown_zero_cause(v) for v in table["h0_zero_cause"]]
-    return table
+    return table[[*READ_FIRST, *(c for c in table.columns if c not in READ_FIRST)]]
 
 
 def view_key(result: sweep.SweepResult) -> Hashable | None:

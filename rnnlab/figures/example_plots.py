@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 
 from rnnlab.figures.example_words import grad_text
 from rnnlab.figures.log10_scale import ZERO_MARKER, Log10Axis, apply_log10_axis, log10_axis, zero_name
-from rnnlab.figures.plots import COLORS, LEAF_NAMES, NUMBER_AXIS, mark_step, wrap_title
+from rnnlab.figures.plots import COLORS, LEAF_NAMES, LEGEND_BELOW, NUMBER_AXIS, mark_step, wrap_title
 from rnnlab.i18n import N_, _, labelled, language_layout, parenthesized, t, text
 from rnnlab.model.gates import GateSpec
 from rnnlab.probing.example import Look
@@ -293,7 +293,7 @@ def _layout(now: Look, rows: list[str], axis: dict[str, str], domains: dict[str,
         title=dict(text=_(TITLE), y=0.995, yanchor="top"), height=170 * len(rows) + 150,
         margin=dict(l=10, r=10, t=40, b=10), hovermode="x unified", hoversubplots="axis",
         hoverlabel=dict(namelength=-1), colorway=COLORS,
-        legend=dict(orientation="h", yanchor="top", y=-0.12, xanchor="left", x=0.0),
+        legend=LEGEND_BELOW,
         xaxis=dict(title=x_title, type="log" if log_time else "linear", showspikes=True, spikemode="across",
                    spikesnap="cursor", spikethickness=1, spikedash="solid", anchor=axis[rows[-1]], **NUMBER_AXIS),
         **language_layout())

@@ -186,8 +186,6 @@ def apply_log10_axis(fig: go.Figure, axis: Log10Axis, points: list[tuple[np.ndar
     ticks, texts = log10_ticks(axis.bottom, axis.top, max_ticks)
     fig.update_layout({"yaxis" + yaxis[1:]: dict(range=[axis.bottom, axis.top], tickvals=ticks, ticktext=texts,
                                                  zeroline=False)})
-    if yaxis == "y":
-        fig.update_layout(legend_y=-0.26)  # clear of the time axis' title on a phone
     on_axis = {} if yaxis == "y" else {"yref": yaxis}  # a panel of a figure with several y axes
     for name in axis.floors:
         floor = FLOORS[name]

@@ -26,6 +26,10 @@ LEAF_DASH = {"c": "dot", "h": "solid"}
 COLORS = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442")
 # Plain numbers on every axis: powers of ten (1e-23 as 10^-23, never "10y" or SI prefixes such as 1u, 100n).
 NUMBER_AXIS = dict(exponentformat="power", separatethousands=True)
+# The legend under the chart, anchored to the bottom of the whole figure: Plotly makes room for it below the x axis'
+# title whatever the chart's height and width (one placed at a share of the plot's height ran over that title on a
+# short or narrow chart). Above the plot it covered the title when its entries were long.
+LEGEND_BELOW = dict(orientation="h", yref="container", yanchor="bottom", y=0.0, xanchor="left", x=0.0)
 
 
 # One time axis for every per-step chart, so that a step marked in one is the same step in all of them.
@@ -84,11 +88,10 @@ def wrap_title(title: str, width: int = TITLE_LINE) -> str:
 
 def style_figure(fig: go.Figure, title: str, x: str, y: str, log_y: bool = False) -> go.Figure:
     """rnnlab's look for a chart: its title (wrapped), axis titles, the legend under the plot, plain numbers."""
-    # the legend goes under the axis: above the plot it covered the title when its entries were long
     wrapped = wrap_title(title)
     fig.update_layout(title=wrapped, xaxis_title=x, yaxis_title=y,
                       margin=dict(l=10, r=10, t=50 if wrapped == title else 72, b=10),
-                      legend=dict(orientation="h", yanchor="top", y=-0.22, xanchor="left", x=0.0),
+                      legend=LEGEND_BELOW,
                       height=380, colorway=COLORS, **language_layout())
     fig.update_xaxes(**NUMBER_AXIS)
     fig.update_yaxes(**NUMBER_AXIS)
@@ -349,6 +352,4 @@ def sweep_bar_figure(summary: pd.DataFrame, column: str, title: str, y_title: st
                                  name=t("memoryless baseline {baseline:.4g}", baseline=baseline),
                                  line=dict(color="gray", dash="dash")))
     fig = style_figure(fig, title, _("configuration"), y_title, log_y=True)
-    # Half-width charts: a legend above the plot would cover the title, so it goes under the axis.
-    return fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0.0),
-                             margin=dict(l=10, r=10, t=50, b=90), height=420)
+    return fig.update_layout(height=420)

@@ -73,8 +73,7 @@ def log10_bar_figure(summary: pd.DataFrame, title: str, y_title: str, log10: str
     index = {label: i for i, label in enumerate(labels)}  # where each label's values sit along the categorical axis
     points = [(np.array([index[label] for label in shown["label"]], float), values[~values.isna()].to_numpy())]
     apply_log10_axis(fig, axis, points)
-    return fig.update_layout(legend=dict(orientation="h", yanchor="top", y=-0.3, xanchor="left", x=0.0),
-                             margin=dict(l=10, r=10, t=50, b=90), height=420, hovermode="closest")
+    return fig.update_layout(margin=dict(l=10, r=10, t=50, b=10), height=420, hovermode="closest")
 
 
 # ---- the gradient charts (Gradient flow) ----------------------------------------------------------------------
