@@ -93,11 +93,25 @@
       if (need > 500) say(grid, header ? "header cut" : "cell cut", need, 500, cell.textContent);
     }
   }
-  // 4. A data grid whose columns run off its box on a screen wide enough to show them (a laptop's, a projector's):
-  //    the last columns (Compare's verdict) reached only by scrolling sideways.
+  // 4. A data grid whose first columns (what a row is and what it says: Compare's configuration, verdict, share of
+  //    the baseline and loss) run off its box on a screen wide enough to show them (a laptop's, a projector's); the
+  //    columns after them may be reached by scrolling sideways. Each column as wide as its widest header or cell.
   if (window.innerWidth >= 1000) {
-    for (const el of app.querySelectorAll("[data-testid='stDataFrame'] .dvn-scroller")) {
-      if (shown(el) && el.scrollWidth > el.clientWidth + 1) say(el, "columns off the table's box", el.scrollWidth, el.clientWidth);
+    for (const grid of app.querySelectorAll("[data-testid='stDataFrame']")) {
+      const scroller = grid.querySelector(".dvn-scroller"), editor = grid.querySelector(".stDataFrameGlideDataEditor");
+      if (!scroller || !editor || !shown(scroller)) continue;
+      const style = getComputedStyle(editor);
+      const family = style.getPropertyValue("--gdg-font-family") || style.fontFamily;
+      const widths = new Map();
+      for (const cell of grid.querySelectorAll("th[role='columnheader'], td[role='gridcell']")) {
+        const header = cell.tagName === "TH";
+        canvas.font = `${header ? "600 " : ""}${style.getPropertyValue(header ? "--gdg-header-font-style" : "--gdg-base-font-style") || "14px"} ${family}`;
+        const column = cell.getAttribute("aria-colindex");
+        const need = Math.ceil(canvas.measureText(cell.textContent).width) + 2 * 8 + (header ? 20 : 0);
+        widths.set(column, Math.max(widths.get(column) || 0, need));
+      }
+      const first = [...widths.keys()].sort((a, b) => a - b).slice(0, 4).reduce((sum, c) => sum + widths.get(c), 0);
+      if (first > scroller.clientWidth + 1) say(grid, "first columns off the table's box", first, scroller.clientWidth);
     }
   }
 

@@ -1,9 +1,11 @@
 """No text cut off or running out of its place, in any language, at a projector's (1280x720), a laptop's (1400x900)
-and a phone's (390x844) size: every page in English, Chinese and Russian, measured in a real browser, not looked at.
+and a phone's (390x844) size: every page in English, Chinese and Russian (Explore and Compare after a run too),
+measured in a real browser, not looked at.
 
 tests/e2e/overflow.js measures each label, value, chip, button, heading, table cell and column (an ellipsis, a box
 that hides what its line does not hold, a select's value wider than its box, a multiselect that scrolls sideways, a
-table or a line wider than its column, a data grid's cell wider than any column grows); at 1280x720, where the menus
+table or a line wider than its column, a data grid's cell wider than any column grows or its first columns wider than
+its box, a chart's axis title over its legend or its title wider than the chart); at 1280x720, where the menus
 are narrowest (a phone stacks the columns at full width), each menu is opened and its options measured too. The three
 languages load side by side in three tabs, so the whole sweep stays within a few minutes. What was found is written
 to test-artifacts/overflow.json.
@@ -12,7 +14,6 @@ to test-artifacts/overflow.json.
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 
@@ -25,12 +26,10 @@ SIZES = ((1400, 900), (1280, 720), (390, 844))
 LANGS = {"en": "en-US", "zh": "zh-CN", "ru": "ru-RU"}
 MENUS_AT = (1280, 720)
 SMALL = "seq_len=20&batch=16&features=16&steps=20&chunk=10"
-# Every page as first opened; with RNNLAB_OVERFLOW_TRAINED=1, Explore and Compare with what a run draws too (its charts'
-# legends, the results table), where axis titles still run over legends and Compare's table is wider than its box.
-PAGE_ADDRESSES = [(page.name, f"/{page.url_path}") for page in APP_PAGES] + (
-    [("explore trained", f"/explore?task=copy&run=1&{SMALL}"),
-     ("compare trained", f"/compare?run=1&cmp_cell=gru,simple&{SMALL}")]
-    if os.environ.get("RNNLAB_OVERFLOW_TRAINED") == "1" else [])
+# Every page as first opened, then Explore and Compare with what a run draws (its charts' legends, the results table).
+PAGE_ADDRESSES = [(page.name, f"/{page.url_path}") for page in APP_PAGES] + [
+    ("explore trained", f"/explore?task=copy&run=1&{SMALL}"),
+    ("compare trained", f"/compare?run=1&cmp_cell=gru,simple&{SMALL}")]
 TRAINED = {"explore trained": ".js-plotly-plot .legend", "compare trained": "[data-testid='stDataFrame']"}
 LOOKED_AT = (1400, 900)
 MEASURE = (Path(__file__).with_name("overflow.js")).read_text(encoding="utf-8")
