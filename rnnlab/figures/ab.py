@@ -182,7 +182,7 @@ def moved_figure(a_history, b_history, a_label: str, b_label: str) -> go.Figure:
                                      line=dict(color=color, dash="dot" if leaf == "c" else "solid"),
                                      marker=dict(size=5)))
     fig = style_figure(fig, _(MOVED_TITLE), _("training step"),
-                       _("distance from the initial carry before training (log scale)"), log_y=True)
+                       _("distance from the start (log scale)"), log_y=True)
     fig.add_annotation(x=0, xref="paper", y=np.log10(floor), yref="y", text=_("0 (not moved)"), showarrow=False,
                        xanchor="left", yanchor="bottom", font=dict(size=10, color="gray"))
     fig.update_xaxes(**NUMBER_AXIS)

@@ -224,7 +224,8 @@ def metric_figure(steps: pd.DataFrame, evals: pd.DataFrame, metric_name: str) ->
     fig.add_trace(go.Scatter(x=evals["step"], y=evals["eval_metric"], mode="markers+lines",
                              name=t("evaluation {metric}", metric=metric_name), line=dict(dash="dot")))
     # TRANSLATORS: a chart's title; {metric} is the task's metric, already translated (accuracy, MSE)
-    return style_figure(fig, t("Metric: {metric}", metric=metric_name), _("training step"), metric_name)
+    # TRANSLATORS: the metric chart's y axis, short: the chart's title and legend name the metric.
+    return style_figure(fig, t("Metric: {metric}", metric=metric_name), _("training step"), tp("axis", "metric"))
 
 
 def heatmap_bound(values: pd.Series) -> float:
@@ -254,7 +255,7 @@ def carry_distance_figure(distance: pd.DataFrame) -> go.Figure:
         fig.add_trace(go.Scatter(x=group["step"], y=group["distance"], mode="lines+markers",
                                  name=leaf_name(leaf), line=dict(dash=LEAF_DASH.get(leaf, "solid"))))
     return style_figure(fig, _("How far the initial carry moved"), _("training step"),
-                        _("distance from the initial carry before training"))
+                        _("distance from the start"))
 
 
 def carry_pca_figure(pca: pd.DataFrame) -> go.Figure:

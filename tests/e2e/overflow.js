@@ -128,6 +128,14 @@
         say(title, "axis title over the legend", Math.round(box.bottom), Math.round(legend.getBoundingClientRect().top), title.textContent);
       }
     }
+    const heading = plot.querySelector(".gtitle"), area = plot.querySelector(".nsewdrag");
+    for (const title of plot.querySelectorAll(".g-ytitle text")) {
+      const box = title.getBoundingClientRect(), plotArea = area && area.getBoundingClientRect();
+      if (box.height > 0 && ((heading && overlap(box, heading.getBoundingClientRect())) ||
+                             (plotArea && box.height > plotArea.height + 40))) {
+        say(title, "axis title longer than its axis", Math.round(box.height), Math.round(plotArea ? plotArea.height : 0), title.textContent);
+      }
+    }
     for (const title of plot.querySelectorAll(".gtitle")) {
       const box = title.getBoundingClientRect();
       if (box.width > 0 && (box.right > frame.right + 1 || box.left < frame.left - 1)) {
