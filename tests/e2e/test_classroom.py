@@ -20,6 +20,7 @@ from rnnlab.sharing.presets import PRESETS_BY_KEY
 from rnnlab.sharing.urlstate import UrlState, to_query
 from tests.e2e.test_browser import RENDER_TIMEOUT_MS, TRAIN_TIMEOUT_MS, Console, check_page
 
+MEASURE = (Path(__file__).with_name("overflow.js")).read_text(encoding="utf-8")
 PRESET = PRESETS_BY_KEY["noisy_carry_adding"]  # three choices, and ten time steps: its run is ready soon
 TEACHER_SIZE, PHONE_SIZE = {"width": 1280, "height": 720}, {"width": 390, "height": 844}
 LIVE_TIMEOUT_MS = 15_000  # the teacher's chart redraws every second: generous for a loaded machine
@@ -35,6 +36,17 @@ CHARTS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(p => ({
 
 SPREAD_TITLES = {words(lang, title) for lang in ("en", "zh", "ru") for title in (
     "The class's answers", "The class's answers, before and after the discussion")}
+
+
+def lead(lang: str, message: str) -> str:
+    """The words of ``message`` in ``lang`` before its first placeholder (and the mark that quotes it: *, “, «)."""
+    return re.split(r"[*“«]?\{", words(lang, message))[0].strip()
+
+
+def overflow(page, where: str) -> list[str]:
+    """What tests/e2e/overflow.js finds on ``page``: text cut, axis titles over legends, tables off their box."""
+    return [f"{where}: {f['where']} {f['why']} ({f['need']} > {f['have']} px): {f['text']!r}"
+            for f in page.evaluate(MEASURE)]
 
 
 def title_of(chart: dict) -> str:
@@ -133,9 +145,8 @@ def test_a_class_answers_sees_the_spread_live_and_the_run_after_reveal(browser, 
         # A second round after a discussion: every student's screen asks again by itself.
         teacher.get_by_role("button", name="Second round").click()
         for lang, (student, _console) in students.items():
-            student.get_by_text(words(lang, "Second round, after the discussion: pick the answer you think is right "
-                                            "now (your first: *{first}*).").split("*")[0].strip()[:20]).first \
-                .wait_for(timeout=LIVE_TIMEOUT_MS)
+            student.get_by_text(lead(lang, "Second round, after the discussion: pick the answer you think is right "
+                                           "now (your first: *{first}*).")[:20]).first.wait_for(timeout=LIVE_TIMEOUT_MS)
         for lang in ("en", "zh", "ru"):
             pick(students[lang][0], lang, PRESET.answer)
         wait_spread(teacher, [[0, 2, 1], [3 if i == PRESET.answer else 0 for i in range(len(PRESET.choices))]])
@@ -151,8 +162,8 @@ def test_a_class_answers_sees_the_spread_live_and_the_run_after_reveal(browser, 
         shoot(teacher, shots, "teacher-1280x720-en-revealed")
         for lang, (student, _console) in students.items():
             student.locator(".js-plotly-plot").nth(1).wait_for(timeout=LIVE_TIMEOUT_MS + TRAIN_TIMEOUT_MS)
-            verdict = words(lang, "You predicted: *{guess}*, right. What the run shows: *{answer}*.").split("*")[0]
-            student.get_by_text(verdict.strip()).first.wait_for(timeout=RENDER_TIMEOUT_MS)
+            verdict = lead(lang, "You predicted: *{guess}*, right. What the run shows: *{answer}*.")
+            student.get_by_text(verdict).first.wait_for(timeout=RENDER_TIMEOUT_MS)
             time.sleep(1)
             student.screenshot(path=str(shots / f"class-student-390x844-{lang}-revealed.png"), full_page=True)
             assert secret not in student.content() and "teacher=" not in student.content()
@@ -161,9 +172,12 @@ def test_a_class_answers_sees_the_spread_live_and_the_run_after_reveal(browser, 
             page.locator(".js-plotly-plot").nth(1).wait_for(timeout=LIVE_TIMEOUT_MS + TRAIN_TIMEOUT_MS)
             time.sleep(1.5)
             shoot(page, shots, f"teacher-1280x720-{lang}-revealed")
+        found = []
         for name, (page, console) in {**{f"teacher {k}": v for k, v in teachers.items()},
                                       **{f"student {k}": v for k, v in students.items()}}.items():
             check_page(page, console, f"the class page ({name})")
+            found += overflow(page, f"the revealed class page ({name})")
+        assert not found, "\n".join(found)
     finally:
         for context in contexts:
             context.close()
