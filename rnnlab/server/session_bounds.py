@@ -16,9 +16,10 @@
   loopback names, not in ``allowed_origins``) is refused here (HTTP 403), before Streamlit's own check, which
   looks the machine's external address up with blocking HTTP requests on the event loop for every such handshake.
 - **Forwarded addresses.** uvicorn takes a client's address from ``X-Forwarded-For`` when the connection comes
-  from an address it trusts (``FORWARDED_ALLOW_IPS``, loopback by default); a request whose address is the one
-  its ``X-Forwarded-For`` names, without the proxy's secret (:func:`rnnlab.server.clients.from_proxy`), is refused
-  (HTTP 400): only the proxy names addresses.
+  from an address it trusts (``FORWARDED_ALLOW_IPS``, loopback by default); a request whose address is one its
+  ``X-Forwarded-For`` names (any of them, with or without a port), without the proxy's secret
+  (:func:`rnnlab.server.clients.from_proxy`), is refused (HTTP 400): only the proxy names addresses, whatever
+  address a request comes from.
 """
 
 from __future__ import annotations
@@ -263,16 +264,36 @@ def request_client(headers: Mapping[str, str], address: str | None) -> tuple[str
     return client_key(address, "", headers) or f"ip:{machine}", machine
 
 
+def forwarded_hosts(value: str) -> set[str]:
+    """Every address an ``X-Forwarded-For`` value names, as a server that believes it would take one: each entry
+    stripped, without a port (``host:port``, ``[v6]:port``), and its canonical form where it is an IP address."""
+    hosts: set[str] = set()
+    for entry in value.split(","):
+        host = entry.strip()
+        if host.startswith("[") and "]" in host:
+            host = host[1:host.index("]")]
+        elif host.count(":") == 1:
+            host = host.rsplit(":", 1)[0]
+        hosts.add(host)
+        try:
+            hosts.add(str(ipaddress.ip_address(host)))
+        except ValueError:
+            pass
+    return hosts
+
+
 def forged_address(client: str | None, headers: Mapping[str, str]) -> bool:
-    """Whether the connection's address is the one its ``X-Forwarded-For`` names (uvicorn took it from there) while
-    the proxy does not vouch for the request."""
+    """Whether the connection's address is one its ``X-Forwarded-For`` names (uvicorn took it from there: it takes
+    the first address from the right that it does not trust, whichever that is) while the proxy does not vouch for
+    the request."""
     given = header(headers, "x-forwarded-for")
-    if not given or from_proxy(headers):
+    if not given or client is None or from_proxy(headers):
         return False
+    named = forwarded_hosts(given)
     try:
-        return client is not None and ipaddress.ip_address(given.split(",")[-1].strip()) == ipaddress.ip_address(client)
+        return client in named or str(ipaddress.ip_address(client)) in named
     except ValueError:
-        return False
+        return True  # not an address at all: a name only a header could have given
 
 
 class SessionBounds:

@@ -215,10 +215,11 @@ def test_foreign_pages_handshakes_are_refused_at_once_without_an_outward_lookup(
 
 def test_a_forwarded_address_nobody_vouched_for_is_refused(server):
     base, _, _ = server
-    request = urllib.request.Request(f"{base}/_stcore/health", headers={"X-Forwarded-For": "10.9.9.9"})
-    with pytest.raises(urllib.error.HTTPError) as refused:  # uvicorn believed it: the app does not
-        urllib.request.urlopen(request, timeout=10)
-    assert refused.value.code == 400
+    for forwarded in ("10.9.9.9", "10.9.9.9, 127.0.0.1", "10.9.9.9:4444"):  # uvicorn believed each: the app not
+        request = urllib.request.Request(f"{base}/_stcore/health", headers={"X-Forwarded-For": forwarded})
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+        assert refused.value.code == 400, forwarded
     assert run_apart(page_cookies(base, "127.0.0.9"))  # the same request without it: served
 
 

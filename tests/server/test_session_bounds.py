@@ -142,3 +142,29 @@ def test_a_forwarded_address_counts_only_from_the_proxy(monkeypatch):
     assert run(vouched, Registry(FAST)).got
     mine = Tab([STOP], {"x-forwarded-for": "10.9.9.9"}, client="127.0.0.1")  # not believed, not harmful
     assert run(mine, Registry(FAST)).got
+
+
+@pytest.mark.parametrize("trusted", ["127.0.0.1", "*", "127.0.0.1,10.9.9.2"])
+@pytest.mark.parametrize("forwarded", [
+    "10.9.9.1", "10.9.9.1, 127.0.0.1", "10.9.9.1:4444", "10.9.9.1:4444, 127.0.0.1:80", "[::ffff:a09:901]:80",
+    "10.9.9.1,127.0.0.1,127.0.0.1", "10.9.9.2, 10.9.9.1", "not-an-address, 127.0.0.1", " 10.9.9.1 ", "010.9.9.1"])
+def test_no_address_uvicorn_takes_from_a_header_counts_without_the_proxy(monkeypatch, trusted, forwarded):
+    """Through uvicorn's own ProxyHeadersMiddleware (as Streamlit's server runs it, trusting loopback by default,
+    or whatever FORWARDED_ALLOW_IPS says), a tab on the server's machine that writes any X-Forwarded-For either
+    keeps its own address or is refused: it never counts as another machine."""
+    from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+
+    monkeypatch.setenv(ENV_CLIENT_HEADER, "X-Forwarded-For")
+    monkeypatch.setenv(ENV_PROXY_SECRET, "s3cret")
+    tab = Tab([STOP], {"x-forwarded-for": forwarded}, client="127.0.0.1")
+    seen: list[str] = []
+
+    async def app(scope, receive, send):
+        seen.append(scope["client"][0])
+        await tab.app(scope, receive, send)
+
+    bounds = SessionBounds(app, kind=kind, limits=FAST, registry=Registry(FAST))
+    outer = ProxyHeadersMiddleware(bounds, trusted_hosts=trusted)
+    run_apart(asyncio.wait_for(outer(tab.scope, tab.receive, tab.send), timeout=10))
+    assert seen in ([], ["127.0.0.1"]), (seen, tab.sent)
+    assert bool(tab.got) == bool(seen)
