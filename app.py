@@ -10,7 +10,7 @@ first requests of a fresh server would skip the language, the navigation and the
 import streamlit as st
 
 from rnnlab.i18n import _
-from rnnlab.server.warm import wait_imported, warm_server
+from rnnlab.server.work import wait_imported, warm_server
 from ui.language import language_selector, page_style, use_language
 from ui.navigation import page_links
 from ui.notices import bounds_notice

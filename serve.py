@@ -1,6 +1,6 @@
 """rnnlab's server: ``streamlit run serve.py`` serves the app of ``app.py`` through Streamlit's ASGI entry
 (``st.App``), with what one tab may send and which pages may open it bounded before Streamlit reads a byte
-(:class:`rnnlab.server.session_bounds.SessionBounds`), and the server's settings checked once at start.
+(:class:`rnnlab.server.access.tab_bounds.SessionBounds`), and the server's settings checked once at start.
 
 ``streamlit run app.py`` still serves the same pages, without those bounds (for development).
 """
@@ -13,8 +13,7 @@ import streamlit as st
 from starlette.middleware import Middleware
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
-from rnnlab.server.clients import header_trust_problem
-from rnnlab.server.session_bounds import SessionBounds
+from rnnlab.server.access import SessionBounds, header_trust_problem
 
 
 def message_kind(data: bytes) -> str | None:

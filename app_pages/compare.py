@@ -14,8 +14,7 @@ from rnnlab.grids import FIELDS
 from rnnlab.i18n import _, sentences, t, tn, tp
 from rnnlab.model.cells import CARRY_INITS, CELLS
 from rnnlab.model.network import CARRY_MODES, carry_mode_label
-from rnnlab.server import jobs
-from rnnlab.server.executor import Work
+from rnnlab.server.work import Work, jobs
 from rnnlab.sweep import SweepError
 from rnnlab.text import escape_markdown
 from rnnlab.training import estimate

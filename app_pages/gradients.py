@@ -13,8 +13,7 @@ from rnnlab.figures.shared import VIEWS, view_key
 from rnnlab.i18n import N_, _, join_list, join_sentences, t, tn, tp
 from rnnlab.model.cells import CELLS
 from rnnlab.probing import probes
-from rnnlab.server import jobs
-from rnnlab.server.executor import Work
+from rnnlab.server.work import Work, jobs
 from rnnlab.sharing.urlstate import parse_cells, parse_lengths
 from rnnlab.text import error_text, escape_markdown
 from rnnlab.training.train import Run

@@ -2,10 +2,11 @@
 
 Imports go one way, from the base up (tests/test_layout.py checks it):
 
-- base: :mod:`.i18n` (the interface's language: catalogs, messages, numbers as each language writes them),
-  :mod:`.text` (user-facing text helpers), :mod:`.device` (what JAX runs on, the memory runs may use),
-  :mod:`.norms` (norms that survive float32's range), :mod:`.memory` (freed memory given back to the system),
-  :mod:`.ledger` (an optional record of the heavy work done, for load measurements);
+- base: :mod:`.i18n` (the interface's language: catalogs, messages, numbers as each language writes them), :mod:`.text`
+  (user-facing text helpers), :mod:`.true_sizes` (the true size's vocabulary: float32's and float64's floors, the words
+  for a zero, a size written from its log10), :mod:`.device` (what JAX runs on, the memory runs may use), :mod:`.norms`
+  (norms that survive float32's range), :mod:`.memory` (freed memory given back to the system), :mod:`.ledger` (an
+  optional record of the heavy work done, for load measurements);
 - :mod:`.model`: cells, tasks, the sequence model and the optimisers;
 - :mod:`.config` (the settings table and the experiment record) and :mod:`.grids` (what grids of runs vary);
 - :mod:`.training`: compiled programs and runs trained in chunks, one compiled call at a time;

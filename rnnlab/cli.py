@@ -20,17 +20,12 @@ from rnnlab.grids import DEFAULT_SWEEP_CELLS, DEFAULT_SWEEP_LENGTHS
 from rnnlab.i18n import ENGLISH, LANGUAGES, _, localize_number, t, tn, using
 from rnnlab.model.cells import CELLS
 from rnnlab.model.tasks import TASKS
-from rnnlab.probing.probes import (
-    F32_LOG10_FLOOR,
-    decay_sweep,
-    describe_fit,
-    fit_decay,
-    format_log10,
-)
-from rnnlab.server.warm import fill_cache
+from rnnlab.probing.probes import decay_sweep, describe_fit, fit_decay
+from rnnlab.server.work import fill_cache
 from rnnlab.training.compiled import enable_persistent_cache
 from rnnlab.training.history import CallProgress
 from rnnlab.training.train import Run
+from rnnlab.true_sizes import F32_LOG10_FLOOR, format_log10
 
 
 def _add_config_options(parser: argparse.ArgumentParser, skip: tuple[str, ...] = ()) -> None:

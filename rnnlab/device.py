@@ -46,7 +46,7 @@ def memory_budget_bytes() -> int:
 
     Free means the first accelerator's free memory when JAX runs on one (its ``memory_stats``), else the
     RAM available (``MemAvailable``). Trainings already running are counted separately, by
-    :mod:`rnnlab.server.gate`, which admits a training only when its estimate fits in what they leave.
+    :mod:`rnnlab.server.work.gate`, which admits a training only when its estimate fits in what they leave.
     """
     gigabytes = env_float("RNNLAB_MEMORY_BUDGET_GB", math.nan)
     if math.isfinite(gigabytes):

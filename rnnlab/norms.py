@@ -11,22 +11,10 @@ through units so saturated that their derivative is 0 in float32 (a tanh that ro
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import jax
 import jax.numpy as jnp
-
-from rnnlab.i18n import N_
-
-F32_TINY = 1.1754943508222875e-38  # float32's smallest normal number (np.finfo(np.float32).tiny)
-F64_TINY = 2.2250738585072014e-308  # float64's (np.finfo(np.float64).tiny)
-F32_LOG10_FLOOR = math.log10(F32_TINY)  # about -37.93: a float32 gradient below this comes out 0
-F64_LOG10_FLOOR = math.log10(F64_TINY)  # about -307.65: a float64 one below this loses precision, then is 0
-
-# A value that float32 gives as 0 (a loss, a float32 backward pass), said so where shown (translated: _()); a true
-# size that is 0 by the arithmetic is rnnlab.probing.probes.EXACT_ZERO.
-FLOAT32_ZERO = N_("0 in float32")
 
 
 def scaled_norm(x: jax.Array, axis: int | Sequence[int] | None = None) -> jax.Array:

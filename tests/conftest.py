@@ -120,8 +120,8 @@ def release_compiled_programs():
 @pytest.fixture(autouse=True)
 def forget_shared_runs():
     """Each test starts as on a fresh server: no run or result of another test is shared with it."""
-    from rnnlab.server.results import RESULTS
-    from rnnlab.server.shared_runs import RUNS
+    from rnnlab.server.work.results import RESULTS
+    from rnnlab.server.work.shared_runs import RUNS
 
     RUNS.clear()
     RESULTS.clear()

@@ -11,10 +11,10 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from rnnlab.figures import vote_views
+from rnnlab.figures import answer_views
 from rnnlab.i18n import LANGUAGES, _, using
-from rnnlab.server import votes
-from rnnlab.server.votes import ClassBook, Limits
+from rnnlab.server.answers import class_book
+from rnnlab.server.answers.class_book import ClassBook, Limits
 from rnnlab.session.class_screens import student_interval, student_screen, teacher_screen
 from rnnlab.sharing import classes
 from rnnlab.sharing.classes import Ballot
@@ -29,7 +29,7 @@ def lesson():
     book = ClassBook(Limits())
     opened = book.open([ADDING, GATES], "teacher")
     for i, choice in enumerate((1, 1, 0, 2)):
-        book.vote(opened.code, f"ip:10.0.0.{i}", 0, 1, choice)
+        book.answer(opened.code, f"ip:10.0.0.{i}", 0, 1, choice)
     book.join(opened.code, "ip:10.0.0.9")  # joined, not answered
     return book, opened
 
@@ -71,8 +71,8 @@ def test_new_codes_use_the_unambiguous_alphabet_and_avoid_those_taken():
 
 def test_the_answers_csv_counts_each_round_and_names_no_student(lesson):
     book, opened = lesson
-    book.teach(opened.code, opened.secret, votes.SECOND)
-    book.vote(opened.code, "ip:10.0.0.0", 0, 2, 1)
+    book.teach(opened.code, opened.secret, class_book.SECOND)
+    book.answer(opened.code, "ip:10.0.0.0", 0, 2, 1)
     rows = list(csv.DictReader(io.StringIO(classes.answers_csv(book.view(opened.code)))))
     first = [r for r in rows if r["question"] == "1" and r["round"] == "1"]
     assert [int(r["answers"]) for r in first] == [1, 2, 1]
@@ -96,7 +96,7 @@ def test_the_teachers_screen_counts_and_marks_the_answer_only_once_revealed(less
         assert screen.can_second and screen.answer == "" and screen.lesson == ""
         assert screen.heading.startswith(_("Question {k} of {n}: {title}").split("{")[0])
         assert "2" in screen.ends and "57" in screen.ends  # 2 h 57 min more
-        view = book.teach(opened.code, opened.secret, votes.REVEAL)
+        view = book.teach(opened.code, opened.secret, class_book.REVEAL)
         screen = teacher_screen(view, now=opened.view.expires_at - 60)
         assert screen.revealed and screen.spread.answer == 1 and not screen.can_second
         assert screen.answer == _(PRESETS_BY_KEY[ADDING].choices[1]) and screen.lesson
@@ -110,14 +110,14 @@ def test_a_students_screen_is_their_own_answer_then_the_verdict(lesson, lang):
     with using(lang):
         mine = book.join(opened.code, "ip:10.0.0.3")  # picked choice 2
         screen = student_screen(book.view(opened.code), mine)
-        assert screen.voting and screen.picked == 2 and screen.choices[2] in screen.note
+        assert screen.answering and screen.picked == 2 and screen.choices[2] in screen.note
         assert screen.spread is None and screen.verdict == ""
-        book.teach(opened.code, opened.secret, votes.SECOND)
+        book.teach(opened.code, opened.secret, class_book.SECOND)
         screen = student_screen(book.view(opened.code), mine)
         assert screen.picked is None and screen.choices[2] in screen.prompt  # the first answer, recalled
-        view = book.teach(opened.code, opened.secret, votes.REVEAL)
+        view = book.teach(opened.code, opened.secret, class_book.REVEAL)
         screen = student_screen(view, mine)
-        assert not screen.voting and screen.revealed and screen.answer == _(preset.choices[preset.answer])
+        assert not screen.answering and screen.revealed and screen.answer == _(preset.choices[preset.answer])
         assert screen.choices[2] in screen.verdict and screen.answer in screen.verdict
         assert screen.spread is not None and screen.spread.answer == preset.answer
         right = student_screen(view, Ballot(((0, 1, 1),)))
@@ -126,23 +126,23 @@ def test_a_students_screen_is_their_own_answer_then_the_verdict(lesson, lang):
 
 def test_the_same_choice_is_counted_whatever_language_it_was_read_in(lesson):
     book, opened = lesson
-    for lang, voter in (("zh", "ip:10.0.1.1"), ("ru", "ip:10.0.1.2"), ("en", "ip:10.0.1.3")):
+    for lang, student in (("zh", "ip:10.0.1.1"), ("ru", "ip:10.0.1.2"), ("en", "ip:10.0.1.3")):
         with using(lang):
-            screen = student_screen(book.view(opened.code), book.join(opened.code, voter))
+            screen = student_screen(book.view(opened.code), book.join(opened.code, student))
             picked = screen.choices.index(_(PRESETS_BY_KEY[ADDING].choices[1]))
-            book.vote(opened.code, voter, 0, 1, picked)
+            book.answer(opened.code, student, 0, 1, picked)
     assert book.view(opened.code).question.counts[0] == (1, 5, 1)
 
 
 def test_the_spread_chart_draws_the_counts_and_marks_the_answer():
-    fig = vote_views.spread_figure(["zero", "far below the baseline", "above"], [[1, 2, 1], [0, 3, 1]],
+    fig = answer_views.spread_figure(["zero", "far below the baseline", "above"], [[1, 2, 1], [0, 3, 1]],
                                    ["first answers", "after the discussion"], 1, "The class's answers")
     assert [list(bar.x) for bar in fig.data] == [[1, 2, 1], [0, 3, 1]]
     assert [bar.name for bar in fig.data] == ["first answers", "after the discussion"]
     assert list(fig.data[1].text) == ["0 (0%)", "3 (75%)", "1 (25%)"]
     labels = list(fig.data[0].y)
     assert labels[1].startswith("<b>✓") and not any(label.startswith("<b>") for label in labels[::2])
-    before = vote_views.spread_figure(["a", "b"], [[0, 0]], ["first answers"], None, "t")
+    before = answer_views.spread_figure(["a", "b"], [[0, 0]], ["first answers"], None, "t")
     assert not any("✓" in label for label in before.data[0].y) and list(before.data[0].text) == ["0 (0%)"] * 2
 
 

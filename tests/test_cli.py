@@ -5,6 +5,7 @@ from dataclasses import fields
 
 import pandas as pd
 
+from rnnlab import true_sizes
 from rnnlab.cli import build_parser, main
 from rnnlab.config import Config
 
@@ -66,8 +67,8 @@ def test_grad_prints_true_sizes_below_float32_and_fits_them(capsys):
     rows = {line.split()[0]: line.split(None, 1)[1].strip() for line in out.splitlines()
             if line.split() and line.split()[0] in ("50", "200", "600")}
     sweep = probes.decay_sweep(Config(), ["lstm"], [50, 200, 600])
-    assert [rows[str(T)] for T in (50, 200, 600)] == [probes.format_log10(v) for v in sweep["log10"]]
-    assert 1e-24 < float(rows["200"]) < 1e-21 and -70 < sweep["log10"].iloc[2] < probes.F32_LOG10_FLOOR
+    assert [rows[str(T)] for T in (50, 200, 600)] == [true_sizes.format_log10(v) for v in sweep["log10"]]
+    assert 1e-24 < float(rows["200"]) < 1e-21 and -70 < sweep["log10"].iloc[2] < true_sizes.F32_LOG10_FLOOR
     assert "(1 of these is below float32's smallest normal number, 1.2e-38" in out
     rate = probes.fit_decay(sweep)["rate_per_step"].iloc[0]
     assert f"lstm: ×{rate:.3g} per step: the gradient halves every" in out and 0.7 < rate < 0.85

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,83 @@ def test_every_threat_row_names_tests_that_exist(doc: str, start: str):
             wrong += [f"no {name} in {path}" for name in re.findall(r"\btest_\w+", f"{one} {several}")
                       if code and f"def {name}(" not in code]
     assert not wrong, f"{doc}'s threat table: " + "; ".join(wrong)
+
+
+# ---- README's layout block ----------------------------------------------------------------------------------------
+NOT_FOLDERS_HERE = {"pages/", "test-artifacts/"}  # named as what the layout is not, or what a test run writes
+
+
+@dataclass
+class Entry:
+    folder: Path  # where the entry's names are
+    names: list[str]
+    words: str  # what the block says of them
+
+
+def layout_entries() -> list[Entry]:
+    """README.md's layout block as entries: the names in its first column (a folder, or modules side by side),
+    under the folder of the entry above at a smaller indent, with the words beside and below them."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index("```\n", text.index("## Layout")) + 4
+    block = text[start:text.index("```", start)]
+    entries: list[Entry] = []
+    parents: dict[int, Path] = {0: ROOT}
+    for line in block.splitlines():
+        indent = len(line) - len(line.lstrip(" "))
+        if indent >= 8:  # the words of the entry above, continued
+            entries[-1].words += " " + line.strip()
+            continue
+        first, words = (re.split(r"\s{2,}", line.strip(), maxsplit=1) + [""])[:2]
+        names = first.split()
+        entries.append(Entry(parents[indent], names, words.strip()))
+        if names[0].endswith("/"):
+            parents[indent + 2] = parents[indent] / names[0]
+    return entries
+
+
+def named_files(words: str) -> set[str]:
+    """The modules (``x.py``, ``explore_*.py``) and folders (``x/``) the words name."""
+    return set(re.findall(r"[\w*]+\.py\b", words)) | set(re.findall(r"(?<![\w./-])[\w-]+/(?![\w])", words))
+
+
+def test_every_file_and_folder_the_layout_names_exists():
+    wrong = []
+    for entry in layout_entries():
+        for name in entry.names:
+            if not (entry.folder / name).exists():
+                wrong.append(f"{entry.folder.relative_to(ROOT)}/{name}")
+        where = entry.folder / entry.names[0] if entry.names[0].endswith("/") else entry.folder
+        for name in named_files(entry.words) - NOT_FOLDERS_HERE:
+            if not any(where.rglob(name.rstrip("/"))):
+                wrong.append(f"{name} in the words of {entry.names[0]}")
+    assert not wrong, f"README's layout names what is not there: {wrong}"
+
+
+def test_everything_there_is_named_by_the_layout():
+    """The top level's code and documents, every package and module of rnnlab/ and of rnnlab/server/ (as an entry
+    or in its folder's words), every module of a server package (in its words) and every document of docs/."""
+    entries = layout_entries()
+    by_folder = {entry.folder / entry.names[0]: entry for entry in entries if entry.names[0].endswith("/")}
+    entries_in = {folder: {name.rstrip("/") for e in entries if e.folder == folder for name in e.names}
+                  for folder in {e.folder for e in entries}}
+    missing = []
+    top = [p for p in ROOT.iterdir() if not p.name.startswith(".")
+           and (p.suffix == ".py" or (p.is_dir() and (any(p.rglob("*.py")) or any(p.glob("*.md")))))]
+    missing += [p.name for p in top if p.name not in entries_in[ROOT]]
+    for folder in (ROOT / "rnnlab", ROOT / "rnnlab" / "server"):
+        words = named_files(by_folder[folder].words)
+        for child in folder.iterdir():
+            if child.name == "__init__.py" or not (child.suffix == ".py" or (child / "__init__.py").is_file()):
+                continue
+            if child.name not in entries_in.get(folder, set()) and child.name not in words | {f"{child.name}/"}:
+                missing.append(str(child.relative_to(ROOT)))
+    for package in sorted((ROOT / "rnnlab" / "server").iterdir()):
+        if (package / "__init__.py").is_file():
+            if package not in by_folder:
+                continue  # missing as a whole: found above
+            words = named_files(by_folder[package].words)
+            missing += [str(m.relative_to(ROOT)) for m in sorted(package.glob("*.py"))
+                        if m.name != "__init__.py" and m.name not in words]
+    documents = by_folder[ROOT / "docs"].words
+    missing += [f"docs/{d.name}" for d in sorted((ROOT / "docs").glob("*.md")) if d.stem not in documents]
+    assert not missing, f"README's layout does not name: {missing}"

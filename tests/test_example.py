@@ -12,13 +12,14 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from rnnlab import true_sizes
 from rnnlab.config import Config
 from rnnlab.figures import example_words, log10_scale, size_words
 from rnnlab.model.cells import CELLS
 from rnnlab.model.tasks import COPY_BLANK, COPY_LEN, ORDER_SYMBOLS, SINE_OMEGA, TASKS, sine_prompt
-from rnnlab.norms import F32_LOG10_FLOOR
-from rnnlab.probing import example, logscale, probes
+from rnnlab.probing import example, logscale
 from rnnlab.training.program import EVAL_CARRY, Program, get_program, hyper_args, stream
+from rnnlab.true_sizes import F32_LOG10_FLOOR
 from tests.plotly_figures import decoded, plotly_merge
 
 F, B = 5, 3
@@ -286,7 +287,7 @@ def test_summary_states_the_examples_numbers_at_their_true_size_and_names_zero_a
     text = example_words.summary(now, now, 2)
     assert text.startswith(f"**Example 3:** its loss is {now.loss:.3g} at training step 7 ({now.loss:.3g} untrained).")
     for i, leaf in enumerate(("c", "h")):
-        assert f"||dL/d{leaf}_0|| = {probes.format_log10(now.grads.log10[i, 0])}" in text
+        assert f"||dL/d{leaf}_0|| = {true_sizes.format_log10(now.grads.log10[i, 0])}" in text
         assert float(now.grad_norms[leaf][0]) == pytest.approx(float(logscale.to_float(now.grads.log10[i, 0])))
     assert "below float32's smallest number" not in text
     log10 = np.array([[-np.inf, 1.0], [np.nan, 1.0]])
@@ -329,7 +330,7 @@ def test_the_unrolled_view_has_its_panels_top_to_bottom_and_frames_replace_only_
         np.testing.assert_allclose(np.asarray(trace.y, float), looks[-1].grad_log10[leaf], equal_nan=True)
         t = 4
         assert trace.hovertext[t] == example_words.grad_text(looks[-1], leaf, t) == (
-            f"||dL/d{leaf}_{t}|| = {probes.format_log10(looks[-1].grad_log10[leaf][t])}")
+            f"||dL/d{leaf}_{t}|| = {true_sizes.format_log10(looks[-1].grad_log10[leaf][t])}")
     assert not any(n.startswith("float32's floor") for n in names)  # far above it: no floor drawn
 
 
@@ -398,11 +399,11 @@ def test_a_vanished_gradient_is_shown_at_its_true_size_with_float32s_floor():
     assert got[0] < -55 and np.isfinite(got).all()
     assert look.grad_norms["h"][0] == pytest.approx(10.0 ** got[0], rel=1e-12) and look.grad_norms["h"][0] > 0
     text = example_words.summary(look, look, 0)
-    assert f"||dL/dh_0|| = {probes.format_log10(got[0])}" in text and "below float32's smallest number" in text
+    assert f"||dL/dh_0|| = {true_sizes.format_log10(got[0])}" in text and "below float32's smallest number" in text
     figure = example_plots.unrolled_figure([look])
     line = next(t for t in figure.data if t.name.startswith("||dL/dh_t||"))
     np.testing.assert_allclose(np.asarray(line.y, float), got)
-    assert line.hovertext[0] == f"||dL/dh_0|| = {probes.format_log10(got[0])}"
+    assert line.hovertext[0] == f"||dL/dh_0|| = {true_sizes.format_log10(got[0])}"
     assert any(t.name.startswith("float32's smallest normal number") for t in figure.data)  # its legend entry
     floor = next(s for s in figure.layout.shapes if s.yref == "y5")  # its line across the gradient's panel
     assert floor.y0 == floor.y1 == pytest.approx(F32_LOG10_FLOOR) and floor.xref == "paper"

@@ -8,6 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from rnnlab import true_sizes
 from rnnlab.figures import gradient_views, size_words
 from rnnlab.i18n import using
 from rnnlab.probing import probes
@@ -47,7 +48,7 @@ def test_the_pages_float32_count_is_what_a_float32_backward_pass_gives():
     grads = probes.run_grad_through_time(run)
     g = float32_grads(run).reshape(len(grads), -1)
     zero = ~g.any(axis=1)
-    below = int((grads["log10"] < probes.F32_LOG10_FLOOR).sum())
+    below = int((grads["log10"] < true_sizes.F32_LOG10_FLOOR).sum())
     assert zero.sum() > below > 0  # float32 loses single components before the norm falls below its floor
     assert np.isfinite(grads["log10"]).all()  # every one of them has a true size
     count = gradient_views.float32_zeros(grads)

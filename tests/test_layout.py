@@ -109,13 +109,30 @@ def ours(name: str) -> bool:
     return name.split(".")[0] in ("rnnlab", "ui", "app_pages", "app", "serve")
 
 
-def string_imports(module_tree: ast.Module, known: set[str]) -> set[str]:
-    """Modules of ours imported by name: ``importlib.import_module(X)`` (or ``__import__(X)``) with X a string, a
-    module-level name bound to one, or an f-string (every module under its constant start)."""
+# The doors' helper imports what a door's table names, by a name it is given: the tables are read in the doors.
+DOOR_HELPER = ROOT / "rnnlab" / "server" / "doors.py"
+
+
+def door_table(module_tree: ast.Module) -> dict[str, str]:
+    """A package door's ``DOOR`` table (a name, and the module it comes from), as written: a dict of strings, with
+    ``**{name: MODULE for name in (...)}`` parts and module-level names bound to strings."""
     constants = {target.id: node.value.value for node in module_tree.body if isinstance(node, ast.Assign)
                  and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
                  for target in node.targets if isinstance(target, ast.Name)}
-    found = set()
+    for node in module_tree.body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == ["DOOR"]:
+            return eval(compile(ast.Expression(node.value), "DOOR", "eval"), {"__builtins__": {}, **constants})
+    return {}
+
+
+def string_imports(module_tree: ast.Module, known: set[str]) -> set[str]:
+    """Modules of ours imported by name: ``importlib.import_module(X)`` (or ``__import__(X)``) with X a string, a
+    module-level name bound to one, or an f-string (every module under its constant start), and those a door's
+    ``DOOR`` table names (its helper imports them when a name is first asked for)."""
+    constants = {target.id: node.value.value for node in module_tree.body if isinstance(node, ast.Assign)
+                 and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+                 for target in node.targets if isinstance(target, ast.Name)}
+    found = set(door_table(module_tree).values())
     for node in ast.walk(module_tree):
         if not (isinstance(node, ast.Call) and node.args):
             continue
@@ -141,7 +158,7 @@ def resolved_imports(path: Path) -> set[str]:
     names ``a.b`` when b is a module)."""
     known = {module_name(p) for p in SOURCES}
     module_tree = tree(path)
-    found = string_imports(module_tree, known)
+    found = string_imports(module_tree, known) if path != DOOR_HELPER else set()
     for node in ast.walk(module_tree):
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names if ours(alias.name))
@@ -154,12 +171,13 @@ def resolved_imports(path: Path) -> set[str]:
 
 def test_imports_by_name_are_seen():
     known = {module_name(p) for p in SOURCES}
-    module_tree = ast.parse('import importlib\nNAME = "rnnlab.server.jobs"\n'
+    module_tree = ast.parse('import importlib\nNAME = "rnnlab.server.work.jobs"\n'
                             'def f(m):\n    importlib.import_module(NAME)\n    importlib.import_module("ui.work")\n'
                             '    return importlib.import_module(f"rnnlab.bench.{m}")\n')
     found = string_imports(module_tree, known)
-    assert {"rnnlab.server.jobs", "ui.work", "rnnlab.bench.steps"} <= found
-    assert resolved_imports(ROOT / "rnnlab" / "server" / "executors.py") >= {"rnnlab.server.on_ray.executor"}
+    assert {"rnnlab.server.work.jobs", "ui.work", "rnnlab.bench.steps"} <= found
+    assert resolved_imports(ROOT / "rnnlab" / "server" / "work" / "executors.py") >= {"rnnlab.server.on_ray.executor"}
+    assert resolved_imports(ROOT / "rnnlab" / "server" / "work" / "__init__.py") >= {"rnnlab.server.work.jobs"}
 
 
 def layer_of(name: str) -> int:
@@ -215,15 +233,26 @@ def test_no_import_cycle_even_through_imports_inside_functions():
 
 
 # ---- heavy work goes through the seam ---------------------------------------------------------------------------
-# Pages and ui/ reach the server only through the executor (how work runs: rnnlab.server.executor, and the one
-# chosen for this process: rnnlab.server.executors), the work it runs (rnnlab.server.jobs), the tab's reload token
-# (rnnlab.server.session_store, and its name in the URL, rnnlab.server.tab_token), who is asking
-# (rnnlab.server.clients, rnnlab.server.session_bounds' notices), the classes' answers (rnnlab.server.votes) and the
-# page runs' turns (rnnlab.server.turns; these keep state and compute nothing), and never call heavy work themselves:
-# they name it in a Work(...) that the executor runs.
-SEAM = {"rnnlab.server.executor", "rnnlab.server.executors", "rnnlab.server.jobs", "rnnlab.server.session_store",
-        "rnnlab.server.tab_token", "rnnlab.server.clients", "rnnlab.server.session_bounds", "rnnlab.server.votes",
-        "rnnlab.server.turns"}
+# Pages and ui/ reach the server only through its package doors: the work seam (rnnlab.server.work: how work runs,
+# the executor chosen for this process, and the work it runs, rnnlab.server.work.jobs), who is asking
+# (rnnlab.server.access: the client key, a bounded page's notice, the page runs' turns), what is kept for a reload
+# (rnnlab.server.storage: the tab's token and its runs) and the classes' answers (rnnlab.server.answers). A door
+# hands out only the names of its DOOR table, and they never call heavy work themselves: they name it in a
+# Work(...) that the executor runs.
+DOORS = ("rnnlab.server.work", "rnnlab.server.access", "rnnlab.server.storage", "rnnlab.server.answers")
+
+
+def door_path(door: str) -> Path:
+    package = ROOT.joinpath(*door.split("."))
+    return package / "__init__.py" if package.is_dir() else package.with_suffix(".py")
+
+
+def through_a_door(name: str) -> bool:
+    """Whether importing ``name`` goes through a door: the door itself, or a module its table hands out."""
+    parent, _, last = name.rpartition(".")
+    return name in DOORS or (parent in DOORS and door_table(tree(door_path(parent))).get(last) == name)
+
+
 HEAVY_CALLS = {"Run", "run_call", "compute_call", "shared_call_job", "train_steps", "run_sweep",
                "compile_in_worker", "trained_params", "run_grad_through_time", "run_connectivity", "start_robustness",
                "decay_sweep", "carry_grad_norms", "connectivity", "look"}
@@ -232,7 +261,7 @@ HEAVY_METHODS = {"train"}  # run.train(...); a function of that name elsewhere i
 
 def seam_breaks(path: Path) -> list[str]:
     found = [f"imports {name}" for name in resolved_imports(path)
-             if name.startswith("rnnlab.server") and name not in SEAM]
+             if name.startswith("rnnlab.server") and not through_a_door(name)]
     for node in ast.walk(tree(path)):
         if isinstance(node, ast.Call):
             func = node.func
@@ -240,6 +269,26 @@ def seam_breaks(path: Path) -> list[str]:
             if name in HEAVY_CALLS or (isinstance(func, ast.Attribute) and name in HEAVY_METHODS):
                 found.append(f"line {node.lineno} calls {name}")
     return found
+
+
+def test_each_door_hands_out_its_table_and_opening_one_loads_nothing_heavy():
+    """A door's names are those of its table (``__all__`` as well, so that the linter and readers see them), each
+    found where the table says; importing the doors alone imports neither JAX nor Streamlit."""
+    import importlib
+    import subprocess
+    import sys
+
+    for door in DOORS[:-1]:
+        module = importlib.import_module(door)
+        table = door_table(tree(door_path(door)))
+        assert sorted(module.__all__) == sorted(table), door
+        for name, where in table.items():
+            value = getattr(module, name)
+            assert value is importlib.import_module(where) or value is getattr(importlib.import_module(where), name)
+    light = ("import sys, rnnlab.server.work, rnnlab.server.access, rnnlab.server.storage\n"
+             "print(sorted(m for m in ('jax', 'streamlit', 'pandas') if m in sys.modules))")
+    loaded = subprocess.run([sys.executable, "-c", light], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip() == "[]", loaded.stdout + loaded.stderr
 
 
 def test_pages_and_ui_reach_heavy_work_only_through_the_executor():
@@ -295,3 +344,22 @@ def test_only_rnnlab_i18n_branches_on_the_readers_language():
     assert not found, "branches on the reader's language outside rnnlab/i18n:\n" + "\n".join(found)
     planted = ROOT / "tests" / "fixtures" / "language_branch.py"
     assert language_branches(planted) == [f"{planted.relative_to(ROOT)}:{n}" for n in (5, 6, 8, 9)]
+
+
+def test_the_true_size_vocabulary_lives_in_one_light_module():
+    """The floors, the words for a zero and the size written from its log10 are defined in rnnlab/true_sizes.py only,
+    which imports nothing but the language; the figures' true-size axis takes them there, not from the probes."""
+    vocabulary = {"F32_TINY", "F64_TINY", "F32_LOG10_FLOOR", "F64_LOG10_FLOOR", "EXACT_ZERO", "FLOAT32_ZERO",
+                  "format_log10"}
+    home = ROOT / "rnnlab" / "true_sizes.py"
+    defined = {}
+    for path in SOURCES:
+        for node in tree(path).body:
+            names = [t.id for t in getattr(node, "targets", []) if isinstance(t, ast.Name)]
+            names += [node.name] if isinstance(node, ast.FunctionDef) else []
+            defined.update({name: path for name in names if name in vocabulary and path != home})
+    assert not defined, defined
+    assert resolved_imports(home) == {"rnnlab.i18n"}
+    axis = resolved_imports(ROOT / "rnnlab" / "figures" / "log10_scale.py")
+    assert not [m for m in axis if m.startswith(("rnnlab.probing", "rnnlab.norms", "rnnlab.training"))], axis
+

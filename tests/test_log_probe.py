@@ -13,14 +13,15 @@ import mpmath
 import numpy as np
 import pytest
 
+from rnnlab import true_sizes
 from rnnlab.bench.probe import saturating
 from rnnlab.config import Config
 from rnnlab.figures import log10_scale, size_words
 from rnnlab.model import probe_step
 from rnnlab.model.cells import CELLS
-from rnnlab.norms import F32_LOG10_FLOOR, F64_LOG10_FLOOR
 from rnnlab.probing import logscale, probes
 from rnnlab.training.program import Program, get_program, hyper_args
+from rnnlab.true_sizes import F32_LOG10_FLOOR, F64_LOG10_FLOOR
 
 BASE = Config(task="adding", cell="gru", features=4, seq_len=9, batch=3, carry_mode="learnable",
               carry_init="normal", carry_scale=0.5, seed=4, chunk=2, steps=2)
@@ -340,9 +341,9 @@ def test_zero_causes_inherit_and_name_the_cutting_step():
 def test_sizes_and_tables():
     assert logscale.log10_hypot(np.array([-600.0, -600.0]), axis=0) == pytest.approx(-600 + 0.5 * math.log10(2))
     assert np.isneginf(logscale.log10_hypot(np.array([-np.inf, -np.inf]), axis=0))
-    assert probes.format_log10(math.log10(4.7e-54)) == "4.700e-54"
-    assert probes.format_log10(-600.0) == "1.000e-600"
-    assert probes.format_log10(-math.inf) == probes.EXACT_ZERO
+    assert true_sizes.format_log10(math.log10(4.7e-54)) == "4.700e-54"
+    assert true_sizes.format_log10(-600.0) == "1.000e-600"
+    assert true_sizes.format_log10(-math.inf) == true_sizes.EXACT_ZERO
     program, params, root, scale = setup("lstm")
     df = probes.carry_grad_df(program, params, root, scale, step=3)
     assert list(df.columns) == probes.GRAD_COLUMNS

@@ -9,6 +9,7 @@ from numbers import Number
 import numpy as np
 import pytest
 
+from rnnlab import true_sizes
 from rnnlab.figures import size_words
 from rnnlab.grids import DEFAULT_SWEEP_CELLS
 from rnnlab.i18n import LANGUAGES, localize_number, using
@@ -126,7 +127,7 @@ def test_simple_cell_stays_at_the_adding_baseline():
 @pytest.mark.slow
 def test_learned_carry_beats_zero_carry_at_the_first_steps_of_the_sine():
     """As the Explore page and a class's reveal (the same twin runs: jobs.finished_twins) give it."""
-    from rnnlab.server import jobs
+    from rnnlab.server.work import jobs
 
     run, zero, fresh = jobs.finished_twins(PRESETS_BY_KEY["sine_zero_vs_learned"].config)
     assert fresh is None and run.history.stop_reason is None and zero.config.steps == run.config.steps
@@ -149,8 +150,8 @@ def test_gru_goes_below_the_copy_baseline():
 def test_noisy_carry_is_robust_to_other_starts_where_a_zero_trained_twin_is_not():
     """As the Explore page's table and a class's reveal (the same twin runs: jobs.finished_twins) give it."""
     from rnnlab.probing import probes
-    from rnnlab.server import jobs
-    from rnnlab.server.shared_runs import RUNS
+    from rnnlab.server.work import jobs
+    from rnnlab.server.work.shared_runs import RUNS
 
     config = PRESETS_BY_KEY["noisy_carry_adding"].config
     _, _, fresh = jobs.finished_twins(config)
@@ -170,10 +171,10 @@ def test_lstm_50_vs_500_lesson_quotes_the_sizes_the_sweep_computes():
     sweep = probes.decay_sweep(preset.config, list(preset.sweep_cells), list(preset.sweep_lengths))
     assert list(sweep["T"]) == [numbers["short"], numbers["long"]]
     small, large = sweep["log10"]
-    assert f"{numbers['at_short']:.2g}" == probes.format_log10(small, 1)  # "about 1.6e-07 at T = 50"
-    assert f"{numbers['at_long']:.2g}" == probes.format_log10(large, 1)  # "about 5.5e-54 at T = 500"
+    assert f"{numbers['at_short']:.2g}" == true_sizes.format_log10(small, 1)  # "about 1.6e-07 at T = 50"
+    assert f"{numbers['at_long']:.2g}" == true_sizes.format_log10(large, 1)  # "about 5.5e-54 at T = 500"
     assert numbers["n"] == math.floor(small - large)  # "46 orders of magnitude smaller"
-    assert large < probes.F32_LOG10_FLOOR and f"{numbers['f32_min']:.2g}" == "1.2e-38"
+    assert large < true_sizes.F32_LOG10_FLOOR and f"{numbers['f32_min']:.2g}" == "1.2e-38"
     assert f"about {numbers['at_short']:.2g} at T = 50" in preset.lesson  # the English lesson as before
     assert preset.choices[preset.answer].startswith("Dozens of orders of magnitude smaller")
 
@@ -191,9 +192,9 @@ def test_simple_3000_steps_is_one_straight_line_with_the_lessons_rate_and_crossi
     assert f"{numbers['rate']:.2f}" == f"{row['rate']:.2f}"  # "×0.87 per step back"
     crossing = int(row["below_float32"])
     assert (numbers["t"], numbers["n"]) == (crossing, T - crossing)  # "at t = 2359, 641 steps before the last"
-    assert log10[crossing] < probes.F32_LOG10_FLOOR < log10[crossing + 1:].min()
+    assert log10[crossing] < true_sizes.F32_LOG10_FLOOR < log10[crossing + 1:].min()
     assert f"{numbers['last']:.2f}" == f"{10 ** log10[-1]:.2f}"  # "from about 0.44 at the last step"
-    assert f"{numbers['first']:.1g}" == probes.format_log10(log10[0], 0)  # "down to about 7e-180"
+    assert f"{numbers['first']:.1g}" == true_sizes.format_log10(log10[0], 0)  # "down to about 7e-180"
     sweep = probes.decay_sweep(preset.config, list(preset.sweep_cells), list(preset.sweep_lengths))
     assert f"{probes.fit_decay(sweep)['rate_per_step'].iloc[0]:.2f}" == f"{row['rate']:.2f}"  # "the same factor"
 

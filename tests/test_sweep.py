@@ -21,13 +21,13 @@ import pytest
 
 from rnnlab import grids, sweep
 from rnnlab.config import Config
-from rnnlab.norms import F32_LOG10_FLOOR
 from rnnlab.probing import logscale, probes
 from rnnlab.sweep import MAX_RUNS, SweepError, estimate_sweep, expand, group_configs, run_sweep
 from rnnlab.training import estimate
 from rnnlab.training.compiled import compile_count
 from rnnlab.training.program import get_program, hyper_args
 from rnnlab.training.train import Run
+from rnnlab.true_sizes import F32_LOG10_FLOOR
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = Config(seq_len=12, batch=8, features=8, steps=15, chunk=5)

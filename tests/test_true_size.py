@@ -12,8 +12,7 @@ import pytest
 
 from rnnlab.figures import log10_scale, true_size
 from rnnlab.figures.size_words import describe_zero
-from rnnlab.norms import F32_LOG10_FLOOR, F64_LOG10_FLOOR
-from rnnlab.probing.probes import format_log10
+from rnnlab.true_sizes import F32_LOG10_FLOOR, F64_LOG10_FLOOR, format_log10
 
 TITLE = "Gradient reaching the initial carry per configuration"
 

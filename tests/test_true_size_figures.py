@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rnnlab import true_sizes
 from rnnlab.figures import log10_scale, size_words, true_size
 from rnnlab.probing import probes
 
@@ -69,12 +70,12 @@ def test_carry_gradient_chart_plots_true_sizes_with_hover_floors_and_named_zeros
     line = fig.data[0]
     assert line.name == "before training, h"
     np.testing.assert_array_equal(np.asarray(line.y, float), [np.nan, np.nan, -600.25, -320, -40, -1, -0.5])
-    assert list(line.customdata) == [probes.format_log10(v) for v in log10]
+    assert list(line.customdata) == [true_sizes.format_log10(v) for v in log10]
     assert line.customdata[2] == "5.623e-601" and "%{customdata}" in line.hovertemplate
     zeros = next(t for t in fig.data if t.name == "exactly 0: saturated units")
     assert list(zeros.x) == [0, 1] and all(y < -600.25 for y in zeros.y)
     assert list(zeros.hovertext) == [size_words.describe_zero("saturated", 2, "h", t) for t in (0, 1)]
-    assert floor_lines(fig) == pytest.approx([probes.F64_LOG10_FLOOR, probes.F32_LOG10_FLOOR])
+    assert floor_lines(fig) == pytest.approx([true_sizes.F64_LOG10_FLOOR, true_sizes.F32_LOG10_FLOOR])
     assert annotations(fig) == {"float32": "float32's floor", "float64": "float64's floor"}
     assert legend_lines(fig) == ["float32's smallest normal number (1.2e-38):<br>below it float32 gives 0",
                                  "float64's smallest normal number (2.2e-308):<br>below it float64 gives 0"]
@@ -109,7 +110,7 @@ def test_decay_chart_draws_true_sizes_and_the_fitted_line():
     a, b = np.polyfit([50, 500, 5000], [-6.804, -53.257, -520.0], 1)[::-1]
     np.testing.assert_allclose(fit.y, a + b * np.asarray(fit.x, float))  # log10 = a + T log10(rate)
     assert fig.layout.xaxis.type == "log" and floor_lines(fig) == pytest.approx(
-        [probes.F64_LOG10_FLOOR, probes.F32_LOG10_FLOOR])
+        [true_sizes.F64_LOG10_FLOOR, true_sizes.F32_LOG10_FLOOR])
 
 
 def test_decay_chart_names_an_exact_zero_by_its_cause():
@@ -145,16 +146,16 @@ def test_a_straight_decay_is_described_by_its_rate_and_where_it_passes_float32s_
     grads = grads_table([slope * (T - t) - 0.3 for t in range(T + 1)])
     row = size_words.decay_back(grads).iloc[0]
     assert row["rate"] == pytest.approx(10 ** slope) and row["halving"] == pytest.approx(math.log10(2) / -slope)
-    crossing = max(t for t in range(T + 1) if slope * (T - t) - 0.3 < probes.F32_LOG10_FLOOR)
+    crossing = max(t for t in range(T + 1) if slope * (T - t) - 0.3 < true_sizes.F32_LOG10_FLOOR)
     assert row["below_float32"] == crossing
     assert size_words.describe_decay_back(grads) == [
         f"Before training, h: ×{10 ** slope:.3g} per step back (the gradient halves every "
         f"{math.log10(2) / -slope:.3g} steps); below float32's smallest normal number at t = {crossing}, "
         f"{T - crossing} steps before the last, so a float32 backward pass gives 0 there and at every earlier step."]
-    below = grads["log10"][grads["log10"] < probes.F32_LOG10_FLOOR]
+    below = grads["log10"][grads["log10"] < true_sizes.F32_LOG10_FLOOR]
     assert size_words.describe_below_float32(grads["log10"], "||dL/dh_t||") == (
         f"{len(below)} values of ||dL/dh_t|| are below float32's smallest normal number (1.2e-38), where a float32 "
-        f"gradient is 0: the chart shows their true size, down to {probes.format_log10(below.min())}.")
+        f"gradient is 0: the chart shows their true size, down to {true_sizes.format_log10(below.min())}.")
 
 
 def test_exact_zeros_cut_by_a_step_are_named_with_the_step():

@@ -14,10 +14,10 @@ from __future__ import annotations
 import streamlit as st
 
 from rnnlab.i18n import Msg, _
-from rnnlab.server.votes import VoteRefused
+from rnnlab.server.answers import AnswerRefused
 from rnnlab.session.class_screens import student_interval, student_screen
 from rnnlab.sharing.classes import Ballot
-from ui.classroom import draw_result, draw_spread, join_form, staged_view, store, top_gap, voter
+from ui.classroom import draw_result, draw_spread, join_form, staged_view, store, student, top_gap
 from ui.language import use_language
 from ui.slots import LazyContainer
 
@@ -34,8 +34,8 @@ def ballot_of(code: str) -> Ballot:
 def cast(code: str, question: int, round_: int, choice: int) -> None:
     """A choice's button: the student's answer (a refusal is kept to be shown)."""
     try:
-        ss[BALLOT_KEY] = (code, store().vote(code, voter(), question, round_, choice))
-    except VoteRefused as refused:
+        ss[BALLOT_KEY] = (code, store().answer(code, student(), question, round_, choice))
+    except AnswerRefused as refused:
         ss[ERROR_KEY] = refused.message
 
 
@@ -47,7 +47,7 @@ def choices(code: str, stage: int) -> None:
     screen = student_screen(view, ballot_of(code))
     st.markdown(screen.prompt)
     for i, choice in enumerate(screen.choices):
-        st.button(choice, key=f"vote_{code}_{view.current}_{view.question.round}_{i}",
+        st.button(choice, key=f"answer_{code}_{view.current}_{view.question.round}_{i}",
                   type="primary" if i == screen.picked else "secondary", width="stretch",
                   on_click=cast, args=(code, view.current, view.question.round, i))
     refused: Msg | None = ss.pop(ERROR_KEY, None)
@@ -66,9 +66,9 @@ def student_page(code: str) -> None:
     """The student's screen of class ``code`` (joining it), or the one message of a code with no open class."""
     books = store()
     try:
-        ss[BALLOT_KEY] = (code, books.join(code, voter()))
+        ss[BALLOT_KEY] = (code, books.join(code, student()))
         view = books.view(code)
-    except VoteRefused as refused:
+    except AnswerRefused as refused:
         st.title(_("Join a class"))
         st.error(str(refused.message), icon=":material/link_off:")
         join_form()
@@ -80,7 +80,7 @@ def student_page(code: str) -> None:
         top_gap()
         st.subheader(screen.heading)
         st.markdown(f"**{screen.question}**")
-        if screen.voting:
+        if screen.answering:
             st.fragment(choices, run_every=every)(code, view.stage)
             return
         st.info(screen.verdict, icon=":material/lightbulb:")

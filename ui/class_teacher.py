@@ -17,11 +17,11 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 from rnnlab.i18n import Msg, _, t
-from rnnlab.server.executor import DONE, FAILED, Job
-from rnnlab.server.votes import CLOSE, GOTO, RESET, REVEAL, SECOND, VoteRefused
+from rnnlab.server.answers import CLOSE, GOTO, RESET, REVEAL, SECOND, AnswerRefused
+from rnnlab.server.work import DONE, FAILED, Job
 from rnnlab.session.class_screens import TeacherScreen, teacher_screen
+from rnnlab.sharing.class_link import qr_png
 from rnnlab.sharing.classes import CLASS_PATH, TEACHER_PARAM, answers_csv, app_base, spaced, student_link
-from rnnlab.sharing.classroom import qr_png
 from rnnlab.sharing.presets import Preset
 from rnnlab.text import error_text
 from ui.classroom import draw_result, draw_spread, prepare, staged_view, store, top_gap, warm_views
@@ -43,7 +43,7 @@ def teacher_key(code: str) -> str | None:
     if given is not None:
         try:
             is_teacher = store().is_teacher(code, given[:200])
-        except VoteRefused as refused:  # the store did not answer: the key stays in the link for a reload
+        except AnswerRefused as refused:  # the store did not answer: the key stays in the link for a reload
             st.warning(str(refused.message), icon=":material/cloud_off:")
             return keys.get(code)
         del st.query_params[TEACHER_PARAM]
@@ -60,7 +60,7 @@ def act(code: str, key: str, action: str, question: int | None = None) -> None:
     """A teacher's button: ``action`` on the class (a refusal is kept to be shown)."""
     try:
         store().teach(code, key, action, question)
-    except VoteRefused as refused:
+    except AnswerRefused as refused:
         ss[ERROR_KEY] = refused.message
 
 
@@ -169,7 +169,7 @@ def teacher_page(code: str, key: str) -> None:
     """The teacher's screen of class ``code``."""
     try:
         view = store().view(code)
-    except VoteRefused as refused:
+    except AnswerRefused as refused:
         st.error(str(refused.message), icon=":material/link_off:")
         return
     screen = teacher_screen(view, time.time())

@@ -1,5 +1,5 @@
 """The class page's shared parts: the class's code from the link (or typed), the store that keeps the answers
-(:func:`rnnlab.server.executors.current_votes`), who answers, and the run that settles a question: keyed work
+(:func:`rnnlab.server.answers.current_answers`), who answers, and the run that settles a question: keyed work
 through the executor, computed once for the whole class (:func:`result_work`), drawn from views built once per
 language (:func:`draw_result`)."""
 
@@ -12,16 +12,14 @@ from dataclasses import replace
 import plotly.graph_objects as go
 import streamlit as st
 
-from rnnlab.figures import vote_views
+from rnnlab.figures import answer_views
 from rnnlab.figures.gradient_views import sweep_key, sweep_view, sweep_view_key
 from rnnlab.figures.run_views import describe_gap, describe_twin, loss_view
 from rnnlab.figures.shared import VIEWS, view_key
 from rnnlab.i18n import LANGUAGES, N_, _, t, using
 from rnnlab.probing.analysis import first_steps_gap
-from rnnlab.server import jobs
-from rnnlab.server.executor import Job, Work
-from rnnlab.server.executors import current_votes
-from rnnlab.server.votes import VoteRefused, VoteStore
+from rnnlab.server.answers import AnswerRefused, AnswerStore, current_answers
+from rnnlab.server.work import Job, Work, jobs
 from rnnlab.session.class_screens import Spread
 from rnnlab.sharing.classes import CODE_PARAM, ClassView, normal_code
 from rnnlab.sharing.presets import Preset
@@ -35,12 +33,12 @@ RETRY_S = 5.0  # a run that could not be submitted ahead of the reveal is tried 
 CODE_KEY = "class_code"  # the class this session is in, kept when a page switch or the language drops the link's
 
 
-def store() -> VoteStore:
+def store() -> AnswerStore:
     """Where the classes' answers are kept (this process's, or the cluster's)."""
-    return current_votes()
+    return current_answers()
 
 
-def voter() -> str:
+def student() -> str:
     """Who answers: the gate's fair-share identity (a browser on its machine; a tab on the server's own)."""
     return client_id()
 
@@ -62,7 +60,7 @@ def staged_view(code: str, stage: int) -> ClassView:
     changed what is shown since the page was drawn at ``stage``, or the class has ended."""
     try:
         view = store().view(code)
-    except VoteRefused:
+    except AnswerRefused:
         st.rerun()
     if view.stage != stage:
         st.rerun()
@@ -186,5 +184,5 @@ def top_gap() -> None:
 
 def draw_spread(spread: Spread, key: str, height: int = 330) -> None:
     """The class's answers as bars."""
-    chart(st, vote_views.spread_figure(spread.choices, spread.counts, spread.rounds, spread.answer, spread.title,
+    chart(st, answer_views.spread_figure(spread.choices, spread.counts, spread.rounds, spread.answer, spread.title,
                                        height), key=key)

@@ -9,8 +9,7 @@ from streamlit.runtime import Runtime
 
 from rnnlab.config import Config
 from rnnlab.i18n import N_, t
-from rnnlab.server import jobs
-from rnnlab.server.executor import CANCELLED, Work
+from rnnlab.server.work import CANCELLED, Work, jobs
 from rnnlab.training import estimate
 from rnnlab.training.program import get_program
 from ui.queue import client_id, poll_until_ready, submit
@@ -21,7 +20,7 @@ def compile_first(config: Config, status_slot, keep_going: Callable[[], bool]) -
     """Make sure ``config``'s program is compiled before a run of it starts; False when the user stopped it.
 
     Call it holding a slot (the compile takes none of its own). A compile expected to be long runs in a worker
-    process (:func:`rnnlab.server.jobs.compile_program`) while the status says how long it has taken and should
+    process (:func:`rnnlab.server.work.jobs.compile_program`) while the status says how long it has taken and should
     take; Stop, leaving the page, closing the tab or the job time limit kill the worker at once (a forced cancel).
     A short one (or a worker that failed) compiles in this process on the first call.
     """

@@ -10,8 +10,7 @@ from rnnlab.figures.shared import VIEWS, view_key
 from rnnlab.i18n import N_, _
 from rnnlab.probing import example
 from rnnlab.probing.example import Look
-from rnnlab.server import jobs
-from rnnlab.server.executor import Work
+from rnnlab.server.work import Work, jobs
 from rnnlab.training.train import Run
 from ui.charts import chart
 from ui.controls import explain

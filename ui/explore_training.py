@@ -16,7 +16,7 @@ import streamlit as st
 from rnnlab.config import DURING_RUN, Config, ConfigError
 from rnnlab.files import export
 from rnnlab.i18n import Msg, t, tn
-from rnnlab.server.executor import Cancelled
+from rnnlab.server.work import Cancelled
 from rnnlab.text import error_text
 from rnnlab.training import estimate
 from rnnlab.training.train import Run, RunView

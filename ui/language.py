@@ -18,7 +18,7 @@ from rnnlab.i18n import (
     selectable_language,
     set_language,
 )
-from rnnlab.server.tab_token import TOKEN_PARAM  # light: app.py reads the language before JAX is imported
+from rnnlab.server.storage import TOKEN_PARAM  # light: app.py reads the language before JAX is imported
 
 if TYPE_CHECKING:
     from rnnlab.sharing.urlstate import UrlState

@@ -1,11 +1,11 @@
-"""What the server says to this tab about its own bounds (:mod:`rnnlab.server.session_bounds`): it sends faster
+"""What the server says to this tab about its own bounds (:mod:`rnnlab.server.access.tab_bounds`): it sends faster
 than the server takes messages from one tab, or its earlier connection was closed for that."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from rnnlab.server.session_bounds import notice
+from rnnlab.server.access import notice
 
 
 def bounds_notice() -> None:

@@ -8,8 +8,8 @@ from collections.abc import Callable
 import streamlit as st
 
 from rnnlab.i18n import Msg, t, text
-from rnnlab.server.executor import Job
-from rnnlab.server.turns import PAGE_TURNS
+from rnnlab.server.access import PAGE_TURNS
+from rnnlab.server.work import Job
 from rnnlab.training.estimate import format_seconds
 
 SHOW_LEFT_AFTER = 0.05  # the time left is guessed once this fraction is done

@@ -1,4 +1,4 @@
-"""Heavy work from a page, through the executor (:mod:`rnnlab.server.executor`): the gate admits jobs, a job holds
+"""Heavy work from a page, through the executor (:mod:`rnnlab.server.work.executor`): the gate admits jobs, a job holds
 a slot. The script thread submits the work and polls it, drawing the queue position and the progress between
 polls (that is where Streamlit delivers Stop, a page change and a closed tab); leaving the loop in any way
 cancels the job, so nothing runs that nobody waits for.
@@ -15,17 +15,15 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from rnnlab.i18n import Msg
-from rnnlab.server.clients import client_key
-from rnnlab.server.executor import Job, Lease, QueueInfo, Work
-from rnnlab.server.executors import current_executor
-from rnnlab.server.turns import PAGE_TURNS
+from rnnlab.server.access import PAGE_TURNS, client_key
+from rnnlab.server.work import Job, Lease, QueueInfo, Work, current_executor
 from ui.progress import job_progress
 
 POLL_S = 0.25
 
 
 def client_id() -> str:
-    """Who is asking, for fair shares (:func:`rnnlab.server.clients.client_key`): this tab's address, session and
+    """Who is asking, for fair shares (:func:`rnnlab.server.access.clients.client_key`): this tab's address, session and
     websocket headers, read here and judged there."""
     try:
         address, headers = st.context.ip_address, dict(st.context.headers)

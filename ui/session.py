@@ -11,7 +11,7 @@ from streamlit.runtime import Runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from rnnlab.i18n import _
-from rnnlab.server import session_store
+from rnnlab.server.storage import session_store
 from rnnlab.sharing.urlstate import CONFIG_KEYS, UrlState, parse_query, to_query
 from rnnlab.text import escape_markdown
 from ui.queue import client_id

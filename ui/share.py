@@ -7,8 +7,8 @@ import streamlit as st
 
 from rnnlab.config import SETTING
 from rnnlab.i18n import LANGUAGES, _, tn
-from rnnlab.server.votes import VoteRefused
-from rnnlab.sharing import classroom
+from rnnlab.server.answers import AnswerRefused
+from rnnlab.sharing import class_link
 from rnnlab.sharing.classes import app_base, spaced, student_link, teacher_link
 from rnnlab.sharing.presets import PRESETS, PRESETS_BY_KEY
 from rnnlab.sharing.urlstate import UrlState
@@ -52,18 +52,18 @@ def experiment_link(state: UrlState) -> None:
     """Pick what the class may not change, whether training starts by itself and the class's language; show the
     link and its QR code."""
     hide = st.multiselect(
-        _("Controls to hide from the class"), classroom.HIDEABLE, default=sorted(state.hidden),
+        _("Controls to hide from the class"), class_link.HIDEABLE, default=sorted(state.hidden),
         format_func=lambda name: _(SETTING[name].label), key="share_hide", placeholder=_("Choose options"),
         select_all=False,
         help=_("Hidden controls keep the values of this experiment; the class can change the others."))
     autorun = st.toggle(_("Start training when the link opens"), value=True, key="share_autorun")
-    default = classroom.CLASS_LANGUAGES.index(classroom.default_class_language(state))
-    lang = st.radio(_("Language for the class"), classroom.CLASS_LANGUAGES, index=default, horizontal=True,
+    default = class_link.CLASS_LANGUAGES.index(class_link.default_class_language(state))
+    lang = st.radio(_("Language for the class"), class_link.CLASS_LANGUAGES, index=default, horizontal=True,
                     format_func=class_language_label, key="share_lang")
-    link = classroom.class_link(page_address(), state, set(hide), autorun, lang)
+    link = class_link.projected_link(page_address(), state, set(hide), autorun, lang)
     st.caption(_("The link (copy it with the button at its right):"))
     st.code(link, language=None, wrap_lines=True)
-    st.image(classroom.qr_png(link), caption=_("Project this: a phone's camera opens the link."), width=320)
+    st.image(class_link.qr_png(link), caption=_("Project this: a phone's camera opens the link."), width=320)
 
 
 OPENED = "classes_opened"  # (code, teacher's key) of the classes this session opened, the newest first
@@ -77,7 +77,7 @@ def open_class() -> None:
         return
     try:
         made = store().open(chosen, client_id())
-    except VoteRefused as refused:
+    except AnswerRefused as refused:
         ss[REFUSED] = refused.message
     else:
         ss.setdefault(OPENED, []).insert(0, (made.code, made.secret))
@@ -103,7 +103,7 @@ def class_section(state: UrlState, page_path: str) -> None:
     for code, secret in list(opened):
         try:
             view = store().view(code)
-        except VoteRefused:
+        except AnswerRefused:
             opened.remove((code, secret))
             continue
         with st.container(border=True):

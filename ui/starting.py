@@ -10,7 +10,7 @@ from contextlib import contextmanager
 import streamlit as st
 
 from rnnlab.i18n import t
-from rnnlab.server.turns import PAGE_TURNS
+from rnnlab.server.access import PAGE_TURNS
 
 POLL_S = 0.25
 USUAL_S = 8  # how long the imports usually take on a 2-core machine (JAX, Flax, Optax, pandas, Plotly)
@@ -43,9 +43,9 @@ def waiting_words(place: int, waited: float) -> str:
 
 @contextmanager
 def page_turn() -> Iterator[None]:
-    """The page's run as one turn of :data:`rnnlab.server.turns.PAGE_TURNS`: when many pages open at once (a class on
-    one link), they are drawn one at a time in the order they came. A page that waits over half a second for its turn
-    says so in the main area, with its place in line, until its turn comes."""
+    """The page's run as one turn of :data:`rnnlab.server.access.turns.PAGE_TURNS`: when many pages open at once (a
+    class on one link), they are drawn one at a time in the order they came. A page that waits over half a second for
+    its turn says so in the main area, with its place in line, until its turn comes."""
     note = None
 
     def waiting(place: int, waited: float) -> None:

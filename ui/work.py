@@ -1,6 +1,6 @@
 """A page's heavy work on runs, through the executor (:mod:`ui.queue`): starting, loading and training runs, and
-probing them. Each function submits a :class:`~rnnlab.server.executor.Work` of :mod:`rnnlab.server.jobs` and waits
-for it on the page; none computes anything itself.
+probing them. Each function submits a :class:`~rnnlab.server.work.executor.Work` of :mod:`rnnlab.server.work.jobs` and
+waits for it on the page; none computes anything itself.
 
 Labels and progress texts are marked (``N_``) and stay English in the work (the queue's ledger reads them); the
 progress bar shows them in the reader's language (:func:`ui.progress.progress_bar`).
@@ -19,9 +19,7 @@ from rnnlab.config import Config
 from rnnlab.i18n import N_, _, t
 from rnnlab.model.cells import CELLS
 from rnnlab.model.tasks import TASKS
-from rnnlab.server import jobs
-from rnnlab.server.executor import RunLease, Work
-from rnnlab.server.executors import current_executor
+from rnnlab.server.work import RunLease, Work, current_executor, jobs
 from rnnlab.training import estimate
 from rnnlab.training.history import CallProgress
 from rnnlab.training.program import is_compiled
@@ -58,8 +56,8 @@ def load_run(data: bytes, name: str, config: Config, placeholder=None) -> Run:
 
 
 def probe(fn: Callable, run: Run, label: str, what: str, placeholder=None) -> pd.DataFrame:
-    """``fn`` (a probe of :mod:`rnnlab.server.jobs` taking a :class:`~rnnlab.server.jobs.Model`) of ``run``, with a
-    progress bar saying ``what``; computed once for everyone for a pristine run (its configuration and step)."""
+    """``fn`` (a probe of :mod:`rnnlab.server.work.jobs` taking a :class:`~rnnlab.server.work.jobs.Model`) of ``run``,
+    with a progress bar saying ``what``; computed once for everyone for a pristine run (its configuration and step)."""
     key = (label, run.config, run.step) if run.pristine else None
     return run_job(Work(fn, (jobs.Model.of(run),), kind="probe", label=label, memory_bytes=run.config.memory_bytes(),
                         client=client_id(), key=key), placeholder, progress=what)

@@ -30,7 +30,7 @@ QUICK_QUERY = {"seq_len": "20", "batch": "16", "features": "16", "steps": "10", 
 def _click_train(at, marks: dict[str, list[float]]) -> dict[str, float]:
     """Press Train and run the script: seconds to the first compiled call's results and to the end of the script
     run, and how long building the :class:`~rnnlab.training.train.Run` and its first call took."""
-    from rnnlab.server.shared_runs import RUNS
+    from rnnlab.server.work.shared_runs import RUNS
 
     RUNS.clear()  # the finished run of the last press would be shared at once: each press trains its own
     button = next(b for b in at.button if b.label == "Train")

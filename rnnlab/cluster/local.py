@@ -31,7 +31,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from rnnlab.server.folders import ownership_problem
+from rnnlab.server.storage import ownership_problem
 
 NETNS = "rnnlab"
 HOST, PORT = "127.0.0.1", 6379

@@ -5,7 +5,7 @@ the local Ray cluster of :mod:`.local` (or without one: ``executor="embedded"``)
   ``RNNLAB_EXECUTOR`` (``ray``: ``RNNLAB_RAY_ADDRESS`` = the head), one shared ``RNNLAB_RUNS_DIR`` (a tab's kept
   run is found by whichever process its reconnection reaches), one ``server.cookieSecret`` for all (Streamlit's
   XSRF cookie made by one is accepted by the others), and the proxy's headers trusted
-  (``RNNLAB_CLIENT_HEADER=X-Forwarded-For``, ``RNNLAB_BROWSER_HEADER``: :mod:`rnnlab.server.clients`) only on
+  (``RNNLAB_CLIENT_HEADER=X-Forwarded-For``, ``RNNLAB_BROWSER_HEADER``: :mod:`rnnlab.server.access.clients`) only on
   requests that carry the proxy's secret; uvicorn trusts no forwarded header (``FORWARDED_ALLOW_IPS`` empty).
 - HAProxy (Debian's package) runs in this machine's own namespace, reaches the web processes inside the cluster's
   (its ``namespace`` keyword) and listens on 127.0.0.1:``PROXY_PORT`` there too, for clients in the namespace;
@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rnnlab.cluster import local
-from rnnlab.server.clients import (
+from rnnlab.server.access.clients import (
     BROWSER_COOKIE,
     BROWSER_HEADER,
     BROWSER_ID_TERM_S,
@@ -101,7 +101,7 @@ def haproxy_config(web: int, netns: str, stats_socket: Path, proxy_port: int = P
     ``X-Forwarded-For`` with the address it sees, and gives each browser an id that carries the time it was made
     (``SECONDS-UUID``), signed with ``sign_key`` (base64; an HMAC-SHA256 of the id and the address it was made for,
     beside the id in the cookie): a cookie whose signature does not match (made up, edited, or from another
-    address) or older than :data:`rnnlab.server.clients.BROWSER_ID_TERM_S` gets a new id. ``bounds``: what one
+    address) or older than :data:`rnnlab.server.access.clients.BROWSER_ID_TERM_S` gets a new id. ``bounds``: what one
     source address may hold (:class:`ProxyBounds`). ``secure``: the cookies are sent over HTTPS only (a site whose
     ``bind`` line has ``ssl``)."""
     host_bind = f"    bind 127.0.0.1:{host_port}\n" if host_port else ""

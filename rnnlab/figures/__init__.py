@@ -12,7 +12,7 @@
   through time, its decay against T, connectivity, a sweep's bars; floors and exact zeros.
 - :mod:`.size_words`: true sizes in words: why an exact 0 is 0 (the one table of its causes), decay, floors.
 - :mod:`.log10_scale`: the log10 axis of the true-size charts (ticks and ranges).
-- :mod:`.vote_views`: a class's answers as a chart (a bar per round, the answer marked once revealed).
+- :mod:`.answer_views`: a class's answers as a chart (a bar per round, the answer marked once revealed).
 - :mod:`.compare_words`: the Compare page's words (a sweep's labels, verdicts, progress and plan) in the reader's
   language.
 """

@@ -10,7 +10,7 @@ from rnnlab.i18n import join_clauses, join_sentences, localize_number, t, text
 from rnnlab.model.gates import GateSpec
 from rnnlab.probing import logscale
 from rnnlab.probing.example import Look
-from rnnlab.probing.probes import format_log10
+from rnnlab.true_sizes import format_log10
 
 
 def grad_text(look: Look, leaf: str, t: int) -> str:

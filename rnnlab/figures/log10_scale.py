@@ -15,8 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from rnnlab.i18n import N_, _, localize_number, t
-from rnnlab.norms import FLOAT32_ZERO
-from rnnlab.probing.probes import EXACT_ZERO, F32_LOG10_FLOOR, F64_LOG10_FLOOR, format_log10
+from rnnlab.true_sizes import EXACT_ZERO, F32_LOG10_FLOOR, F64_LOG10_FLOOR, FLOAT32_ZERO, format_log10
 
 NARROW_MARGIN = 1.3  # a narrow log axis reaches this factor beyond its smallest and largest value
 

@@ -13,7 +13,8 @@ import pandas as pd
 
 from rnnlab.figures.log10_scale import FLOORS_SHOWN, Log10Axis, log10_column, size_text
 from rnnlab.i18n import _, join_sentences, localize_number, t, tn
-from rnnlab.probing.probes import F32_LOG10_FLOOR, describe_halving, fit_log10
+from rnnlab.probing.probes import describe_halving, fit_log10
+from rnnlab.true_sizes import F32_LOG10_FLOOR
 
 
 def describe_zero(cause: str, zero_at: int, leaf: str = "h", at_t: int | None = None,

@@ -32,9 +32,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from rnnlab.model import probe_step
-from rnnlab.norms import F32_LOG10_FLOOR, F32_TINY, F64_LOG10_FLOOR, F64_TINY, scaled_norm
+from rnnlab.norms import scaled_norm
 from rnnlab.probing import probe_segments
 from rnnlab.training.program import Program
+from rnnlab.true_sizes import F32_LOG10_FLOOR, F32_TINY, F64_LOG10_FLOOR, F64_TINY
 
 FractionDone = probe_segments.FractionDone
 FLOORS = {"float32": (F32_TINY, F32_LOG10_FLOOR), "float64": (F64_TINY, F64_LOG10_FLOOR)}  # reference lines

@@ -26,42 +26,19 @@ import pandas as pd
 
 from rnnlab.config import Config
 from rnnlab.grids import SWEEP_TRAINING
-from rnnlab.i18n import N_, Msg, _, count_for, t, tn
+from rnnlab.i18n import Msg, _, count_for, t, tn
 from rnnlab.model.cells import CELLS
 from rnnlab.model.network import SeqModel
 from rnnlab.model.tasks import TASKS
 from rnnlab.norms import scaled_norm, tree_norm
 from rnnlab.probing import logscale, probe_segments
-from rnnlab.probing.logscale import (  # noqa: F401  (re-exported for the pages' reference lines)
-    F32_LOG10_FLOOR,
-    F32_TINY,
-    F64_LOG10_FLOOR,
-    F64_TINY,
-    LogGrads,
-)
+from rnnlab.probing.logscale import LogGrads
 from rnnlab.training import estimate
 from rnnlab.training.program import EVAL_BATCH, EVAL_CARRY, Program, get_program, hyper_args, is_compiled, stream
 from rnnlab.training.train import Run
+from rnnlab.true_sizes import F32_LOG10_FLOOR
 
 FractionDone = probe_segments.FractionDone
-
-# A size that is 0 by the arithmetic (the log-scaled probe keeps any other size: its log10 is -inf), in tables, hovers
-# and legends alike (translated where shown: _()); a value that float32 alone gives as 0 is norms.FLOAT32_ZERO.
-EXACT_ZERO = N_("exactly 0")
-
-
-def format_log10(log10: float, digits: int = 3) -> str:
-    """A size from its log10, however small: '4.700e-54', or :data:`EXACT_ZERO` for -inf (an exact 0)."""
-    if math.isinf(log10) and log10 < 0:
-        return EXACT_ZERO
-    if not math.isfinite(log10):
-        return str(log10)
-    exponent = math.floor(log10)
-    mantissa = 10 ** (log10 - exponent)
-    if round(mantissa, digits) >= 10:
-        mantissa, exponent = mantissa / 10, exponent + 1
-    return f"{mantissa:.{digits}f}e{exponent:+03d}"
-
 
 def _make_probe_batch(program: Program):
     def fn(root):

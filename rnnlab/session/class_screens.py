@@ -51,7 +51,7 @@ class StudentScreen:
     question: str
     choices: tuple[str, ...]
     picked: int | None  # the student's choice in the round open now (None: not answered yet)
-    voting: bool
+    answering: bool
     prompt: str
     note: str  # where their answer stands ('' when nothing to say)
     revealed: bool
@@ -162,15 +162,15 @@ def student_screen(view: ClassView, ballot: Ballot) -> StudentScreen:
     choices = tuple(_(c) for c in preset.choices)
     picked = ballot.choice(q, question.round)
     last = next((c for r in range(question.round, 0, -1) if (c := ballot.choice(q, r)) is not None), None)
-    voting = not question.revealed
-    if voting and picked is not None:
+    answering = not question.revealed
+    if answering and picked is not None:
         # TRANSLATORS: {choice} is the choice the student picked, in italics
         note = t("Your answer is in: *{choice}*. Change it by picking another.", choice=choices[picked])
     else:
         note = ""
     return StudentScreen(
-        heading=heading(view), question=_(preset.question), choices=choices, picked=picked, voting=voting,
-        prompt=student_prompt(question, ballot.choice(q, 1), choices) if voting else "", note=note,
+        heading=heading(view), question=_(preset.question), choices=choices, picked=picked, answering=answering,
+        prompt=student_prompt(question, ballot.choice(q, 1), choices) if answering else "", note=note,
         revealed=question.revealed, verdict=verdict(last, preset.answer, choices) if question.revealed else "",
         answer=choices[preset.answer], lesson=preset.lesson if question.revealed else "",
         spread=spread_of(question, True) if question.revealed else None)

@@ -2,13 +2,12 @@
 
 - :mod:`.urlstate`: query parameters <-> the experiment (:class:`UrlState`), with notes for bad values.
 - :mod:`.presets`: one-click lessons, each a URL query for a page.
-- :mod:`.classroom`: the link a teacher projects and its QR code.
+- :mod:`.class_link`: the link a teacher projects (:func:`~.class_link.projected_link`) and its QR code.
 - :mod:`.classes`: a class predicting together, as values: its code, questions and answers, the students' and the
   teacher's links, the answers as a table.
 """
 
-from rnnlab.sharing.classroom import class_link
 from rnnlab.sharing.presets import PRESETS, PRESETS_BY_KEY, Preset
 from rnnlab.sharing.urlstate import UrlState, parse_query, to_query
 
-__all__ = ["PRESETS", "PRESETS_BY_KEY", "Preset", "UrlState", "class_link", "parse_query", "to_query"]
+__all__ = ["PRESETS", "PRESETS_BY_KEY", "Preset", "UrlState", "parse_query", "to_query"]

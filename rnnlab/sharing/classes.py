@@ -5,7 +5,7 @@ A teacher opens a class for one or more presets (each a question with choices an
 :mod:`rnnlab.sharing.presets`). Students join with the class's short code, and answer the current question by the
 index of a choice, so that an answer is the same whatever language it was read in. A question takes answers in a
 first round and, after a discussion, optionally in a second; then the teacher reveals it. The store that keeps a
-class (:mod:`rnnlab.server.votes`) hands out :class:`ClassView` snapshots, and screens are drawn from them.
+class (:mod:`rnnlab.server.answers`) hands out :class:`ClassView` snapshots, and screens are drawn from them.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ CODE_LENGTH = 6
 CLASS_PATH = "classroom"  # the class page's address under the app's
 CODE_PARAM, TEACHER_PARAM = "code", "teacher"  # the class page's query: the code, and the teacher's secret
 SECRET_BYTES = 24  # the teacher's secret: 192 random bits
-VOTING, REVEALED = "voting", "revealed"
+ANSWERING, REVEALED = "answering", "revealed"
 ROUNDS = 2  # a first answer, and one more after a discussion
 
 
@@ -66,7 +66,7 @@ class Question:
     (or the last one, once revealed), and the answers' counts per round (``counts[r][i]``: round r + 1, choice i)."""
 
     preset: str
-    phase: str = VOTING
+    phase: str = ANSWERING
     round: int = 1
     counts: tuple[tuple[int, ...], ...] = ()
 

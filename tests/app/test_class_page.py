@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from rnnlab.config import Config
 from rnnlab.i18n import MsgN
-from rnnlab.server import votes
+from rnnlab.server.answers import class_book
 from rnnlab.sharing import classes
 from rnnlab.sharing.presets import PRESETS_BY_KEY, Preset
 from tests.app.conftest import figures, open_page, unescaped, values
@@ -31,11 +31,11 @@ def lesson(monkeypatch):
     """A class of a small preset (a fast run) and the gates preset, opened in this process's book; the student is
     one browser (AppTest's session has a made-up address that changes every run)."""
     monkeypatch.setitem(PRESETS_BY_KEY, TINY.key, TINY)
-    monkeypatch.setattr("ui.class_student.voter", lambda: "session:student")
-    opened = votes.BOOK.open([TINY.key, "gates_keep_the_gradient"], "test-teacher")
+    monkeypatch.setattr("ui.class_student.student", lambda: "session:student")
+    opened = class_book.BOOK.open([TINY.key, "gates_keep_the_gradient"], "test-teacher")
     yield opened
-    votes.BOOK.teach(opened.code, opened.secret, votes.CLOSE) if votes.BOOK.is_teacher(opened.code, opened.secret) \
-        else None
+    if class_book.BOOK.is_teacher(opened.code, opened.secret):
+        class_book.BOOK.teach(opened.code, opened.secret, class_book.CLOSE)
 
 
 def everything_sent(at: AppTest) -> str:
@@ -47,21 +47,21 @@ def everything_sent(at: AppTest) -> str:
 
 
 def choice_buttons(at: AppTest) -> list:
-    return [b for b in at.button if b.key and b.key.startswith("vote_")]
+    return [b for b in at.button if b.key and b.key.startswith("answer_")]
 
 
 def test_a_student_answers_changes_it_and_never_sees_the_teachers_key(lesson):
     at = open_page("classroom", code=lesson.code.lower())
     assert [unescaped(b.label) for b in choice_buttons(at)] == list(TINY.choices)
-    assert votes.BOOK.view(lesson.code).joined == 1
+    assert class_book.BOOK.view(lesson.code).joined == 1
     choice_buttons(at)[0].click().run()
-    assert votes.BOOK.view(lesson.code).question.counts[0] == (1, 0, 0)
+    assert class_book.BOOK.view(lesson.code).question.counts[0] == (1, 0, 0)
     choice_buttons(at)[1].click().run()
-    assert votes.BOOK.view(lesson.code).question.counts[0] == (0, 1, 0)
+    assert class_book.BOOK.view(lesson.code).question.counts[0] == (0, 1, 0)
     assert [b.proto.type for b in choice_buttons(at)] == ["secondary", "primary", "secondary"]
     assert any(TINY.choices[1] in s.value for s in at.success)
     at.run()  # a rerun (as the fragment's timer makes) neither loses the answer nor casts it again
-    assert votes.BOOK.view(lesson.code).question.counts[0] == (0, 1, 0)
+    assert class_book.BOOK.view(lesson.code).question.counts[0] == (0, 1, 0)
     assert [b.proto.type for b in choice_buttons(at)] == ["secondary", "primary", "secondary"]
     sent = everything_sent(at)
     assert lesson.secret not in sent and "teacher=" not in sent
@@ -69,19 +69,19 @@ def test_a_student_answers_changes_it_and_never_sees_the_teachers_key(lesson):
 
 def test_the_teachers_screen_counts_reveals_and_keeps_its_key_off_the_address(lesson):
     for i, choice in enumerate((1, 1, 2)):
-        votes.BOOK.vote(lesson.code, f"ip:10.9.0.{i}", 0, 1, choice)
+        class_book.BOOK.answer(lesson.code, f"ip:10.9.0.{i}", 0, 1, choice)
     at = open_page("classroom", code=lesson.code, teacher=lesson.secret)
     assert "teacher" not in at.query_params and at.query_params["code"] == lesson.code
     assert {m.label: m.value for m in at.metric} == {"Joined": "3", "Answered": "3"}
     spread = figures(at)["The class's answers"]
     assert list(values(spread["data"][0], "x")) == [0, 2, 1]
     assert lesson.secret not in everything_sent(at)  # a projected screen: the join panel, the address
-    votes.BOOK.vote(lesson.code, "ip:10.9.0.9", 0, 1, 0)
+    class_book.BOOK.answer(lesson.code, "ip:10.9.0.9", 0, 1, 0)
     at.run()  # the live chart's fragment, as its timer reruns it
     assert {m.label: m.value for m in at.metric}["Answered"] == "4"
     next(b for b in at.button if b.label == "Reveal").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert votes.BOOK.view(lesson.code).question.revealed
+    assert class_book.BOOK.view(lesson.code).question.revealed
     loss = figures(at)["Loss"]  # the run that settles it, trained once for the class
     assert values(loss["data"][0], "x")[-1] == TINY.config.steps
     assert any(TINY.choices[1] in s.value for s in at.success)
@@ -91,7 +91,7 @@ def test_the_teachers_screen_counts_reveals_and_keeps_its_key_off_the_address(le
 
 
 def test_a_second_round_is_answered_beside_the_first(lesson):
-    votes.BOOK.vote(lesson.code, "session:student", 0, 1, 0)
+    class_book.BOOK.answer(lesson.code, "session:student", 0, 1, 0)
     at = open_page("classroom", code=lesson.code, teacher=lesson.secret)
     next(b for b in at.button if b.label == "Second round").click().run()
     student = open_page("classroom", code=lesson.code)
@@ -107,7 +107,7 @@ def test_a_second_round_is_answered_beside_the_first(lesson):
 def test_a_wrong_key_is_the_students_view_and_leaves_the_address(lesson):
     at = open_page("classroom", code=lesson.code, teacher=lesson.secret[:-2])
     assert "teacher" not in at.query_params and at.warning and choice_buttons(at)
-    assert not at.metric and not votes.BOOK.view(lesson.code).question.revealed
+    assert not at.metric and not class_book.BOOK.view(lesson.code).question.revealed
 
 
 @pytest.mark.parametrize("code", ["ZZZZZZ", "no class", "<i>x</i>"])
@@ -135,13 +135,13 @@ def test_the_share_dialog_opens_a_class_with_two_links(monkeypatch):
     code = parse_qs(urlsplit(student).query)["code"][0]
     assert parse_qs(urlsplit(teacher).query)["code"] == [code] and "teacher" not in parse_qs(urlsplit(student).query)
     secret = parse_qs(urlsplit(teacher).query)["teacher"][0]
-    assert votes.BOOK.is_teacher(code, secret)
-    votes.BOOK.teach(code, secret, votes.CLOSE)
+    assert class_book.BOOK.is_teacher(code, secret)
+    class_book.BOOK.teach(code, secret, class_book.CLOSE)
 
 
 @pytest.mark.parametrize("teacher", [False, True])
 def test_every_word_of_a_class_goes_through_the_catalog(lesson, monkeypatch, teacher):
-    votes.BOOK.vote(lesson.code, "ip:10.9.2.1", 0, 1, 0)
+    class_book.BOOK.answer(lesson.code, "ip:10.9.2.1", 0, 1, 0)
     at = open_pseudo("classroom", monkeypatch, code=lesson.code, **({"teacher": lesson.secret} if teacher else {}))
     assert unmarked(at) == []
 
@@ -170,10 +170,10 @@ TINY_NOISY = Preset("tiny_noisy_class", "A noisy initial carry makes the model r
 def test_a_zero_carry_question_is_revealed_with_the_numbers_that_settle_it(monkeypatch):
     """Under the run's chart, the losses from fresh carries of the run and of its zero-trained twin: the numbers
     the lesson speaks of (the Explore page's table), computed once for the class."""
-    from rnnlab.server import jobs
+    from rnnlab.server.work import jobs
 
     monkeypatch.setitem(PRESETS_BY_KEY, TINY_NOISY.key, TINY_NOISY)
-    opened = votes.BOOK.open([TINY_NOISY.key], "test-teacher")
+    opened = class_book.BOOK.open([TINY_NOISY.key], "test-teacher")
     at = open_page("classroom", code=opened.code, teacher=opened.secret)
     next(b for b in at.button if b.label == "Reveal").click().run()
     assert not at.exception, [e.value for e in at.exception]
@@ -181,4 +181,4 @@ def test_a_zero_carry_question_is_revealed_with_the_numbers_that_settle_it(monke
     text = " ".join(unescaped(m.value) for m in at.markdown)
     assert f"From fresh N(0, {sigma:g}) carries, this run's loss is {mine:.3g} and the zero-trained twin's " \
            f"{theirs:.3g}" in text
-    votes.BOOK.teach(opened.code, opened.secret, votes.CLOSE)
+    class_book.BOOK.teach(opened.code, opened.secret, class_book.CLOSE)

@@ -12,8 +12,8 @@ import pytest
 from rnnlab.config import Config
 from rnnlab.figures.shared import VIEWS
 from rnnlab.probing import probes
-from rnnlab.server import gate as gates
-from rnnlab.server import jobs
+from rnnlab.server.work import gate as gates
+from rnnlab.server.work import jobs
 from rnnlab.training import program
 from tests.app.conftest import SMALL, open_page
 

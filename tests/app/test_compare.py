@@ -14,11 +14,10 @@ from rnnlab.figures import log10_scale
 from rnnlab.figures.size_words import describe_zero
 from rnnlab.grids import FIELDS
 from rnnlab.model.tasks import TASKS
-from rnnlab.norms import F32_LOG10_FLOOR
 from rnnlab.probing import logscale, probes
-from rnnlab.probing.probes import format_log10
 from rnnlab.sweep import H0Size, expand, run_sweep
 from rnnlab.training.program import get_program, hyper_args
+from rnnlab.true_sizes import F32_LOG10_FLOOR, format_log10
 from tests.app.conftest import button, figures, open_page, trace, unescaped, values
 
 TITLES = ("Training loss: mean and spread over seeds", "Final evaluation loss per configuration",

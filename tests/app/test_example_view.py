@@ -9,7 +9,7 @@ from rnnlab.figures import example_plots
 from rnnlab.figures.example_plots import TITLE
 from rnnlab.model.tasks import COPY_LEN
 from rnnlab.probing import example
-from rnnlab.probing.probes import format_log10
+from rnnlab.true_sizes import format_log10
 from tests.app.conftest import SMALL, button, figures, open_page, trace, unescaped, values
 from tests.plotly_figures import frame_traces
 

@@ -17,10 +17,10 @@ from rnnlab.figures.shared import VIEWS
 from rnnlab.files import export
 from rnnlab.model.tasks import TASKS
 from rnnlab.probing import probes
-from rnnlab.server import gate as gates
-from rnnlab.server import jobs
-from rnnlab.server.session_store import valid_token
-from rnnlab.server.shared_runs import RUNS
+from rnnlab.server.storage.session_store import valid_token
+from rnnlab.server.work import gate as gates
+from rnnlab.server.work import jobs
+from rnnlab.server.work.shared_runs import RUNS
 from rnnlab.text import error_text
 from rnnlab.training.compiled import compile_count
 from rnnlab.training.program import get_program

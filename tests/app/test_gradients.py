@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from rnnlab import grids
+from rnnlab import grids, true_sizes
 from rnnlab.config import Config
 from rnnlab.figures import log10_scale, size_words
 from rnnlab.probing import probes
@@ -26,7 +26,7 @@ def test_untrained_model_probes_match_the_library():
         np.testing.assert_array_equal(values(t, "x"), np.arange(21))
         sizes = expected.log10[expected.leaves.index(leaf)]
         np.testing.assert_allclose(values(t, "y"), np.where(np.isfinite(sizes), sizes, np.nan), rtol=1e-9)
-        assert t["customdata"] == [probes.format_log10(v) for v in sizes]  # the hover's true sizes
+        assert t["customdata"] == [true_sizes.format_log10(v) for v in sizes]  # the hover's true sizes
     assert np.isneginf(expected.log10[0, -1]) and expected.zero_cause[0, -1] == "unread"
     assert any("final cell state c at t = 20 is exactly 0" in c.value for c in at.caption)
     unread = trace(grad, "exactly 0: read by nothing")
@@ -91,17 +91,17 @@ def test_lstm_50_vs_500_preset_runs_its_sweep():
     sweep, _, _, _ = at.session_state.sweep_result
     assert list(sweep["T"]) == [50, 500] and list(sweep["cell"]) == ["lstm", "lstm"]
     g50, g500 = sweep["log10"]
-    assert -8 < g50 < -6 and g500 < probes.F32_LOG10_FLOOR  # about 1e-7, and far below float32's range
+    assert -8 < g50 < -6 and g500 < true_sizes.F32_LOG10_FLOOR  # about 1e-7, and far below float32's range
     table = at.dataframe[0].value
-    assert list(table["LSTM"]) == [probes.format_log10(g50), probes.format_log10(g500)]
-    assert f"about {probes.format_log10(g500, 1)} at T = 500" in preset.lesson
+    assert list(table["LSTM"]) == [true_sizes.format_log10(g50), true_sizes.format_log10(g500)]
+    assert f"about {true_sizes.format_log10(g500, 1)} at T = 500" in preset.lesson
     captions = " ".join(c.value for c in at.caption)
     assert ("1 value of ||dL/dh_0|| is below float32's smallest normal number (1.2e-38), where a float32 gradient "
-            f"is 0: the chart shows their true size, down to {probes.format_log10(g500)}.") in captions
+            f"is 0: the chart shows their true size, down to {true_sizes.format_log10(g500)}.") in captions
     fig = figures(at)[SWEEP_TITLE]
-    assert [s["y0"] for s in fig["layout"]["shapes"]] == [probes.F32_LOG10_FLOOR]  # float64's is far off
+    assert [s["y0"] for s in fig["layout"]["shapes"]] == [true_sizes.F32_LOG10_FLOOR]  # float64's is far off
     assert "float64's smallest normal number (2.2e-308) is not drawn: the smallest value is " \
-           f"{g500 - probes.F64_LOG10_FLOOR:.0f} decades above it." in captions
+           f"{g500 - true_sizes.F64_LOG10_FLOOR:.0f} decades above it." in captions
 
 
 def test_simple_3000_steps_preset_states_its_straight_lines_rate_and_float32_crossing():
@@ -119,14 +119,14 @@ def test_simple_3000_steps_preset_states_its_straight_lines_rate_and_float32_cro
     assert f"×{row['rate']:.2f} per step back" in preset.lesson and f"at t = {crossing}, " in preset.lesson
     fig = figures(at)["Gradient of the loss with respect to the carry at each time step"]
     np.testing.assert_allclose(values(fig["data"][0], "y"), grads["log10"], rtol=1e-9)
-    assert [s["y0"] for s in fig["layout"]["shapes"] if s["xref"] == "paper"] == [probes.F32_LOG10_FLOOR]
+    assert [s["y0"] for s in fig["layout"]["shapes"] if s["xref"] == "paper"] == [true_sizes.F32_LOG10_FLOOR]
     assert len(fig["layout"]["yaxis"]["ticktext"]) <= log10_scale.MAX_TICKS
-    below = int((grads["log10"] < probes.F32_LOG10_FLOOR).sum())
+    below = int((grads["log10"] < true_sizes.F32_LOG10_FLOOR).sum())
     captions = " ".join(c.value for c in at.caption)
     assert f"{below} values of ||dL/dh_t|| are below float32's smallest normal number" in captions
     lowest = min(grads["log10"].min(), at.session_state.conn["log10"].min())  # the two charts share one axis
     assert "float64's smallest normal number (2.2e-308) is not drawn: the smallest value is " \
-           f"{lowest - probes.F64_LOG10_FLOOR:.0f} decades above it." in captions
+           f"{lowest - true_sizes.F64_LOG10_FLOOR:.0f} decades above it." in captions
     sweep, fits, _, _ = at.session_state.sweep_result
     assert f"×{fits['rate_per_step'].iloc[0]:.3g} per step" in text
     assert f"{fits['rate_per_step'].iloc[0]:.2f}" == f"{row['rate']:.2f}"  # the same factor against T

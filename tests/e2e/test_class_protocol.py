@@ -1,4 +1,4 @@
-"""A class of eight through Streamlit's websocket protocol and no browser (:mod:`tests.load.class_votes`), against a
+"""A class of eight through Streamlit's websocket protocol and no browser (:mod:`tests.load.class_answers`), against a
 server of its own: the teacher opens the class through the share dialog, the students answer in a 3 s window, again
 in a second round, and the teacher reveals. Asserted, not timed: every answer is taken and shown taken on its
 student's page, the teacher's chart counts every one of them in each round without a click, and every student's
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.conftest import streamlit_server
-from tests.load import class_votes
+from tests.load import class_answers
 from tests.load.protocol_client import run_apart
 
 STUDENTS = 8
@@ -33,9 +33,9 @@ def class_server(artifacts: Path):
 @pytest.mark.e2e
 def test_a_class_answers_twice_and_every_answer_reaches_the_teacher_and_the_run_every_student(
         class_server: str, artifacts: Path) -> None:
-    lesson = run_apart(class_votes.run_lesson(class_server, STUDENTS, window_s=3.0, rounds=2, timeout_s=TIMEOUT_S,
+    lesson = run_apart(class_answers.run_lesson(class_server, STUDENTS, window_s=3.0, rounds=2, timeout_s=TIMEOUT_S,
                                           preset=PRESET))
-    summary = class_votes.summarise(lesson)
+    summary = class_answers.summarise(lesson)
     (artifacts / "class-protocol.json").write_text(json.dumps(summary, indent=2))
     print(json.dumps(summary, indent=2))
     assert summary["errors"] == []

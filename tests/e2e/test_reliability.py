@@ -339,7 +339,7 @@ def wait_until_idle(pid: int, timeout_s: float = 120) -> None:
 
 
 def precompile_workers() -> list[str]:
-    out = subprocess.run(["pgrep", "-f", "rnnlab.server.precompile"], capture_output=True, text=True)
+    out = subprocess.run(["pgrep", "-f", "rnnlab.server.work.precompile"], capture_output=True, text=True)
     return out.stdout.split()
 
 

@@ -23,8 +23,8 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from websockets.asyncio.client import connect
 from websockets.exceptions import WebSocketException
 
-from rnnlab.server.run_files import RunFolder, run_from_bytes
-from rnnlab.server.session_store import TOKEN_PARAM
+from rnnlab.server.storage.run_files import RunFolder, run_from_bytes
+from rnnlab.server.storage.session_store import TOKEN_PARAM
 from tests.e2e.conftest import streamlit_server
 from tests.load import protocol_client as pc
 

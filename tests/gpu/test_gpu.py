@@ -59,7 +59,7 @@ def test_training_on_the_gpu_matches_the_cpu():
 
 @pytest.mark.gpu
 def test_a_long_compile_runs_in_a_worker_process_beside_the_server_on_the_gpu():
-    from rnnlab.server.precompile import DONE, compile_in_worker
+    from rnnlab.server.work.precompile import DONE, compile_in_worker
     from rnnlab.training.compiled import enable_persistent_cache
 
     enable_persistent_cache()

@@ -9,8 +9,8 @@ import threading
 import pytest
 
 from rnnlab.i18n import NBSP, PSEUDO_CLOSE, PSEUDO_OPEN, Msg, using
-from rnnlab.server import gate as gates
-from rnnlab.server.gate import JobGate, queue_message
+from rnnlab.server.work import gate as gates
+from rnnlab.server.work.gate import JobGate, queue_message
 from rnnlab.training import estimate
 from rnnlab.training.estimate import Estimate, format_rate, format_seconds
 from tests.app.conftest import SMALL
@@ -145,7 +145,7 @@ def test_the_slots_and_memory_messages_in_each_language():
 
 
 def test_a_job_note_made_in_a_worker_thread_is_read_in_the_readers_language():
-    from rnnlab.server import embedded
+    from rnnlab.server.work import embedded
 
     note = made_in_a_worker(lambda: Msg("{what}: step {step} / {total}",
                                         what=Msg("Training the {cell} briefly ({i} of {n}; once per server)",

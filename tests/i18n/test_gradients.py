@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rnnlab import true_sizes
 from rnnlab.figures import log10_scale, plots, size_words, true_size
 from rnnlab.i18n import PSEUDO, Msg, reload_catalogs, using
 from rnnlab.probing import logscale, probes
@@ -57,7 +58,7 @@ def test_a_fit_gives_its_factor_and_halving_in_each_language():
 def test_the_decay_back_says_its_factor_per_step_and_where_it_crosses_float32s_floor():
     T, slope = 1000, -0.06
     grads = grads_table([slope * (T - t) - 0.3 for t in range(T + 1)], step=300)
-    crossing = max(t for t in range(T + 1) if slope * (T - t) - 0.3 < probes.F32_LOG10_FLOOR)
+    crossing = max(t for t in range(T + 1) if slope * (T - t) - 0.3 < true_sizes.F32_LOG10_FLOOR)
     said = in_each(lambda: size_words.describe_decay_back(grads)[0])
     assert said["en"].startswith("After 300 training steps, h: ×0.871 per step back (the gradient halves every "
                                  "5.02 steps); below float32's smallest normal number at t = ")
@@ -88,7 +89,7 @@ def test_values_below_float32_give_the_floor_and_the_smallest_size_in_each_langu
 @pytest.mark.parametrize("decades, russian", [(1, "порядок"), (2, "порядка"), (5, "порядков"), (21, "порядок"),
                                                (22, "порядка"), (46, "порядков")])
 def test_orders_of_magnitude_are_counted_in_russian(decades, russian):
-    axis = log10_scale.Log10Axis(-40.0, 0.0, -39.0, ("float32",), probes.F64_LOG10_FLOOR + decades)
+    axis = log10_scale.Log10Axis(-40.0, 0.0, -39.0, ("float32",), true_sizes.F64_LOG10_FLOOR + decades)
     said = in_each(lambda: size_words.floors_note(axis))
     assert said["en"] == (f"float64's smallest normal number (2.2e-308) is not drawn: the smallest value is {decades} "
                           f"decade{'s' * (decades != 1)} above it.")
@@ -179,7 +180,7 @@ def test_the_gradient_chart_names_its_zeros_and_hovers_in_the_readers_language()
     assert zeros.hovertext[0].startswith("||dL/dh_0|| — ровно 0: на шаге 2 ")
     assert fig["zh"].data[0].customdata[0] == "恰好为 0" and fig["zh"].data[0].customdata[2] == "1.000×10⁻³"
     assert fig["ru"].data[0].customdata[2] == "1,000·10⁻³"
-    assert list(fig["en"].data[0].customdata) == [probes.format_log10(v) for v in grads["log10"]]
+    assert list(fig["en"].data[0].customdata) == [true_sizes.format_log10(v) for v in grads["log10"]]
     assert "时间步 t" in fig["zh"].layout.xaxis.title.text
 
 

@@ -1,5 +1,5 @@
 """A class of N students through the proxy to two web processes on the Ray executor, for
-tests/on_ray/test_class_votes.py, run inside the tier's network namespace with the repository on ``PYTHONPATH``:
+tests/on_ray/test_class_answers.py, run inside the tier's network namespace with the repository on ``PYTHONPATH``:
 ``python tests/on_ray/class_driver.py BASE JSON OUT`` (JSON: ``{"pids": {name: pid}, "address": Ray's head,
 "students": N, "window": seconds, "direct": [each web process's own address], "preset": the question's preset (by
 default, Explore's defaults')}``).
@@ -10,7 +10,7 @@ share dialog and its screen from the teacher's link; once the run that settles t
 moments of the window; halfway through it, web1 is SIGKILLed. Every tab that was on web1 opens again through the
 proxy with its cookies, as a reconnecting browser does (the proxy sends it to web2), and finds its answer still
 taken, or gives it now. Then the teacher reveals, and every student's screen shows the run. The class's view is
-finally read from the cluster's votes actor itself. What it saw is pickled to OUT.
+finally read from the cluster's answers actor itself. What it saw is pickled to OUT.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from rnnlab.cluster.web import SERVER_COOKIE
-from tests.load.class_votes import READY, RESULT_TITLES, Tab, open_class, spread_totals, vote_buttons
+from tests.load.class_answers import READY, RESULT_TITLES, Tab, answer_buttons, open_class, spread_totals
 
 TIMEOUT_S = 240.0
 WARM_TIMEOUT_S = 600.0  # a web process's first page waits for its start-up (JAX, the first compile on a worker)
@@ -69,19 +69,19 @@ async def answer(me: Student, moment: float, zero: float) -> None:
     """Wait for ``moment``, then click the planned choice (once) and wait for it to be taken."""
     await asyncio.sleep(max(0.0, moment - (time.monotonic() - zero)))
     tab = me.tab
-    buttons = await tab.until(lambda: vote_buttons(tab, 1) or tab.socket is None or me.lost(), TIMEOUT_S)
+    buttons = await tab.until(lambda: answer_buttons(tab, 1) or tab.socket is None or me.lost(), TIMEOUT_S)
     if me.lost() or not isinstance(buttons, list):
         return  # its web process went away first: it answers after reconnecting
     me.clicked_s = time.monotonic() - zero
     await tab.send(buttons[me.pick])
-    await tab.until(lambda: me.lost() or ((b := vote_buttons(tab, 1)) and b[me.pick].type == "primary"), TIMEOUT_S)
+    await tab.until(lambda: me.lost() or ((b := answer_buttons(tab, 1)) and b[me.pick].type == "primary"), TIMEOUT_S)
 
 
 async def come_back(me: Student, zero: float) -> None:
     """A tab whose web process died: open the class again with the same cookies; its answer is still there, or it
     gives it now."""
     tab = await me.connect(zero)
-    buttons = await tab.until(lambda: vote_buttons(tab, 1), TIMEOUT_S)
+    buttons = await tab.until(lambda: answer_buttons(tab, 1), TIMEOUT_S)
     if not buttons:
         me.errors.append(f"no choices after reconnecting: {tab.errors}")
         return
@@ -91,7 +91,7 @@ async def come_back(me: Student, zero: float) -> None:
             me.errors.append("another answer than the one clicked was kept")
         me.clicked_s = time.monotonic() - zero
         await tab.send(buttons[me.pick])
-        if not await tab.until(lambda: (b := vote_buttons(tab, 1)) and b[me.pick].type == "primary", TIMEOUT_S):
+        if not await tab.until(lambda: (b := answer_buttons(tab, 1)) and b[me.pick].type == "primary", TIMEOUT_S):
             me.errors.append("the answer after reconnecting was not taken")
 
 
@@ -131,17 +131,18 @@ async def lesson(base: str, pids: dict[str, int], n: int, window_s: float, direc
     for me in students:
         me.pick = rng.choice((0, 1, 1, 2))
     await asyncio.gather(*(me.connect(zero) for me in students))
-    joined = await asyncio.gather(*(me.tab.until(lambda me=me: vote_buttons(me.tab, 1), TIMEOUT_S) for me in students))
+    joined = await asyncio.gather(*(me.tab.until(lambda me=me: answer_buttons(me.tab, 1), TIMEOUT_S)
+                                    for me in students))
     joined_s = time.monotonic() - zero
     say(f"{sum(bool(j) for j in joined)} of {n} joined", zero)
     opened = time.monotonic() - zero
     moments = [opened + rng.uniform(0, window_s) for _ in students]
-    voting = asyncio.gather(*(answer(me, moment, zero) for me, moment in zip(students, moments)))
+    answering = asyncio.gather(*(answer(me, moment, zero) for me, moment in zip(students, moments)))
     await asyncio.sleep(window_s / 2)
     killed_s = time.monotonic() - zero
     os.kill(pids["web1"], signal.SIGKILL)
     say("web1 killed", zero)
-    await voting
+    await answering
     moved = [me for me in students if me.servers[0] == "web1"]
     say(f"answers given; {len(moved)} tabs were on web1", zero)
     await asyncio.gather(*(come_back(me, zero) for me in moved))
@@ -177,10 +178,10 @@ async def lesson(base: str, pids: dict[str, int], n: int, window_s: float, direc
 
 
 def class_view(code: str) -> dict:
-    """The class as the cluster's votes actor holds it."""
-    from rnnlab.server.on_ray.votes_actor import shared_votes
+    """The class as the cluster's answers actor holds it."""
+    from rnnlab.server.on_ray.answers_actor import shared_answers
 
-    view = shared_votes().view(code)
+    view = shared_answers().view(code)
     return {"joined": view.joined, "counts": view.question.counts, "revealed": view.question.revealed}
 
 

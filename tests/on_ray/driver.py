@@ -46,16 +46,16 @@ import ray
 from rnnlab import ledger
 from rnnlab.cluster import local
 from rnnlab.config import Config
-from rnnlab.server import jobs
-from rnnlab.server.executor import CANCELLED, FAILED, Work
-from rnnlab.server.gate import JobGate, queue_message
 from rnnlab.server.on_ray import executor as ray_executor
 from rnnlab.server.on_ray import gate_actor as ray_actors
 from rnnlab.server.on_ray import registry as ray_registry
 from rnnlab.server.on_ray.actors import NAMESPACE
 from rnnlab.server.on_ray.executor import RayExecutor
-from rnnlab.server.results import Results
-from rnnlab.server.shared_runs import SharedRuns
+from rnnlab.server.work import jobs
+from rnnlab.server.work.executor import CANCELLED, FAILED, Work
+from rnnlab.server.work.gate import JobGate, queue_message
+from rnnlab.server.work.results import Results
+from rnnlab.server.work.shared_runs import SharedRuns
 from rnnlab.sharing.presets import PRESETS_BY_KEY
 from rnnlab.training.train import Run
 

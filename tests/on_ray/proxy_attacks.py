@@ -19,7 +19,7 @@ from pathlib import Path
 from websockets.exceptions import InvalidStatus, WebSocketException
 
 from rnnlab.cluster.web import SERVER_HEADER, backends
-from rnnlab.server.clients import BROWSER_COOKIE
+from rnnlab.server.access.clients import BROWSER_COOKIE
 from tests.load.attacks import flood, open_stream, page_cookies
 from tests.load.protocol_client import http_answer, loopback_base, open_session
 

@@ -13,10 +13,10 @@ import pytest
 
 pytest.importorskip("ray", reason="Ray is not installed: pip install -r requirements-ray.txt")
 
-from rnnlab.server.embedded import EmbeddedExecutor
-from rnnlab.server.executor import Work
-from rnnlab.server.gate import queue_message
 from rnnlab.server.on_ray import gate_actor as ray_actors
+from rnnlab.server.work.embedded import EmbeddedExecutor
+from rnnlab.server.work.executor import Work
+from rnnlab.server.work.gate import queue_message
 
 POLL_S = 0.05
 

@@ -29,7 +29,7 @@ except BaseException as e:
 """
 WEB_PROCESS = """
 from rnnlab.config import ConfigError
-from rnnlab.server import executors
+from rnnlab.server.work import executors
 try:
     executors.current_executor()
     print("connected")

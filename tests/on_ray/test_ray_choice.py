@@ -14,12 +14,12 @@ import pytest
 pytest.importorskip("ray", reason="Ray is not installed: pip install -r requirements-ray.txt")
 
 from rnnlab.config import ConfigError
-from rnnlab.server import executors
+from rnnlab.server.work import executors
 
 ROOT = Path(__file__).resolve().parents[2]
 IMPORTS_THE_APP = """
 import sys
-import rnnlab.server.executors as executors, rnnlab.server.jobs, ui.work, ui.queue, ui.compiling
+import rnnlab.server.work.executors as executors, rnnlab.server.work.jobs, ui.work, ui.queue, ui.compiling
 assert type(executors.current_executor()).__name__ == "EmbeddedExecutor"
 assert "ray" not in sys.modules, sorted(m for m in sys.modules if m.split(".")[0] == "ray")
 print("no ray")
@@ -51,3 +51,19 @@ def test_an_unreachable_or_malformed_address_is_one_clear_error(monkeypatch, add
     with pytest.raises(ConfigError, match=message) as caught:
         executors.current_executor()
     assert time.monotonic() - start < 10 and len(caught.value.messages) == 1
+
+
+def test_each_kind_of_work_takes_its_cluster_form_from_the_work_s_own_table():
+    """The Ray executor shapes a job by the row of jobs.CLUSTER_FORMS its function has (a form it knows), and runs
+    work the table does not name whole on a worker; no function is singled out by the executor itself."""
+    from rnnlab.server.on_ray import cluster_runs
+    from rnnlab.server.on_ray import executor as ray_executor
+    from rnnlab.server.work import jobs
+    from rnnlab.server.work.executor import Work
+
+    assert set(jobs.CLUSTER_FORMS.values()) <= set(ray_executor.FORMS)
+    shaped = {fn: ray_executor.on_ray(Work(fn, ("a",)), results="kept").fn for fn in jobs.CLUSTER_FORMS}
+    assert shaped == {jobs.call_job: cluster_runs.shared_call_job, jobs.start_run: cluster_runs.start_run,
+                      jobs.untrained_run: cluster_runs.untrained_run, jobs.load_run: jobs.load_run}
+    probe = ray_executor.on_ray(Work(jobs.compare_sweep, ([], 1.0)))
+    assert probe.fn is ray_executor.remote and probe.args == (jobs.compare_sweep, ([], 1.0), {})

@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("ray", reason="Ray is not installed: pip install -r requirements-ray.txt")
 
-from rnnlab.server import jobs
+from rnnlab.server.work import jobs
 from rnnlab.sharing.presets import PRESETS_BY_KEY
 from rnnlab.training.train import Run
 

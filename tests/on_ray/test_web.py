@@ -25,7 +25,7 @@ from urllib.parse import parse_qsl
 import pytest
 
 from rnnlab.cluster import local, web
-from rnnlab.server.clients import BROWSER_COOKIE, BROWSER_ID
+from rnnlab.server.access.clients import BROWSER_COOKIE, BROWSER_ID
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).with_name("web_driver.py")

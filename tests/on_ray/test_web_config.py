@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from rnnlab.cluster import local, web
-from rnnlab.server.clients import BROWSER_COOKIE, BROWSER_HEADER, BROWSER_ID, BROWSER_ID_TERM_S, PROXY_HEADER
+from rnnlab.server.access.clients import BROWSER_COOKIE, BROWSER_HEADER, BROWSER_ID, BROWSER_ID_TERM_S, PROXY_HEADER
 
 UUID = "0b9d3e4a-5f6c-4d7e-8f90-a1b2c3d4e5f6"
 

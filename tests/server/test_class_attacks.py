@@ -36,7 +36,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from rnnlab.server.clients import ENV_CLIENT_HEADER, ENV_PROXY_SECRET
+from rnnlab.server.access.clients import ENV_CLIENT_HEADER, ENV_PROXY_SECRET
 from rnnlab.sharing.presets import PRESETS
 from tests.load.attacks import flood, foreign_handshake, oversized, page_cookies
 from tests.load.protocol_client import open_session, run_apart

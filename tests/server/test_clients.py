@@ -1,4 +1,4 @@
-"""Who is asking (rnnlab.server.clients): a machine, a tab on the server's own machine, or behind the proxy the
+"""Who is asking (rnnlab.server.access.clients): a machine, a tab on the server's own machine, or behind the proxy the
 browser it names on the machine it saw; the proxy's headers count only with its secret (never without one set,
 which the server says once at start), and a browser id only within its term."""
 
@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from rnnlab.server.clients import (
+from rnnlab.server.access.clients import (
     BROWSER_HEADER,
     BROWSER_ID_TERM_S,
     ENV_BROWSER_HEADER,

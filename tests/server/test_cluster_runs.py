@@ -15,10 +15,11 @@ import pytest
 
 from rnnlab import ledger
 from rnnlab.config import Config
-from rnnlab.server import jobs, run_files
 from rnnlab.server.on_ray import cluster_runs
-from rnnlab.server.results import Results
-from rnnlab.server.shared_runs import RUNS
+from rnnlab.server.storage import run_files
+from rnnlab.server.work import jobs
+from rnnlab.server.work.results import Results
+from rnnlab.server.work.shared_runs import RUNS
 from rnnlab.training import calls
 from rnnlab.training.train import Run
 
@@ -131,7 +132,7 @@ def test_processes_at_once_compute_each_step_once(computed):
 
 
 def test_the_ledger_counts_each_call_computed_and_each_slot_admitted(tmp_path, monkeypatch):
-    from rnnlab.server.gate import JobGate
+    from rnnlab.server.work.gate import JobGate
 
     path = tmp_path / "ledger.jsonl"
     monkeypatch.setenv(ledger.ENV_LEDGER, str(path))
@@ -174,7 +175,7 @@ def test_a_run_made_elsewhere_is_read_back_as_made_and_trains_on_as_a_new_one(co
 READ_BACK = """
 import sys
 from pathlib import Path
-from rnnlab.server.run_files import run_from_bytes
+from rnnlab.server.storage.run_files import run_from_bytes
 from rnnlab.training.compiled import compile_count
 run = run_from_bytes(Path(sys.argv[1]).read_bytes())
 program = run.program

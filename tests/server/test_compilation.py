@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from rnnlab.config import Config
-from rnnlab.server.warm import compile_training
+from rnnlab.server.work.warm import compile_training
 from rnnlab.training.compiled import compile_count
 from rnnlab.training.program import get_program
 
@@ -96,7 +96,7 @@ def test_warm_up_thread_is_not_a_daemon_even_when_started_from_one(monkeypatch):
     """Streamlit starts it from a daemon script thread; a daemon killed inside XLA at exit aborts the process."""
     import threading
 
-    from rnnlab.server import warm
+    from rnnlab.server.work import warm
 
     seen = []
     monkeypatch.setattr(warm, "_warm", lambda *_: seen.append(threading.current_thread().daemon))
@@ -127,7 +127,7 @@ def test_the_warm_up_imports_the_pages_helpers_before_any_page_runs(monkeypatch)
     importing a package and one of its modules at once can deadlock on the import locks."""
     import threading
 
-    from rnnlab.server import warm
+    from rnnlab.server.work import warm
 
     calls = []
     monkeypatch.setattr(warm, "_begun", False)

@@ -11,13 +11,13 @@ import time
 import pytest
 
 from rnnlab.config import Config
-from rnnlab.server import embedded as embedded_executor
-from rnnlab.server import executors, jobs, precompile, reporting
-from rnnlab.server.embedded import EmbeddedExecutor
-from rnnlab.server.executor import CANCELLED, DONE, FAILED, QUEUED, RUNNING, Cancelled, Work
-from rnnlab.server.gate import JobGate
-from rnnlab.server.results import Results
-from rnnlab.server.shared_runs import SharedRuns
+from rnnlab.server.work import embedded as embedded_executor
+from rnnlab.server.work import executors, jobs, precompile, reporting
+from rnnlab.server.work.embedded import EmbeddedExecutor
+from rnnlab.server.work.executor import CANCELLED, DONE, FAILED, QUEUED, RUNNING, Cancelled, Work
+from rnnlab.server.work.gate import JobGate
+from rnnlab.server.work.results import Results
+from rnnlab.server.work.shared_runs import SharedRuns
 
 GB = 2**30
 RELEASE = threading.Event()

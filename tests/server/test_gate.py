@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from rnnlab.server import gate as gates
-from rnnlab.server.gate import JobGate
+from rnnlab.server.work import gate as gates
+from rnnlab.server.work.gate import JobGate
 
 GB = 2**30
 
@@ -137,7 +137,7 @@ def test_the_share_per_client_comes_from_the_environment(monkeypatch):
 
 
 def test_one_address_minting_browser_ids_is_held_to_the_per_address_share():
-    from rnnlab.server.clients import address_of, at_address
+    from rnnlab.server.access.clients import address_of, at_address
 
     gate = JobGate(limit=3, budget=lambda: 1 << 40, per_client=1, per_address=2)
     minted = [gate.ticket(label=f"run {i}", client=at_address(f"browser:made-up-{i}", "10.0.0.66")) for i in range(4)]

@@ -3,7 +3,7 @@ paused: admitted ones run at once, waiting ones keep their order, and none is ad
 
 from __future__ import annotations
 
-from rnnlab.server.gate import JobGate
+from rnnlab.server.work.gate import JobGate
 
 
 def gate(limit: int = 1) -> JobGate:
@@ -54,8 +54,8 @@ def test_an_admitted_ticket_restored_beyond_the_limit_waits_and_nothing_runs_bey
 
 
 def test_work_inside_a_lease_runs_only_while_the_lease_holds_its_slot():
-    from rnnlab.server.embedded import EmbeddedExecutor
-    from rnnlab.server.executor import Work
+    from rnnlab.server.work.embedded import EmbeddedExecutor
+    from rnnlab.server.work.executor import Work
 
     g = gate()
     holder = g.restore(1, "a", "a", admitted=True, number=1)

@@ -14,7 +14,7 @@ import pytest
 
 from rnnlab.config import Config
 from rnnlab.model.cells import CELLS
-from rnnlab.server import precompile
+from rnnlab.server.work import precompile
 
 ROOT = Path(__file__).resolve().parents[2]
 SMALL = Config(cell="gru", seq_len=12, batch=8, features=8, steps=40, chunk=10)
@@ -33,7 +33,7 @@ def workers() -> list[int]:
         except OSError:
             continue
         parent = int(stat.rsplit(")", 1)[1].split()[1])
-        if parent == os.getpid() and b"rnnlab.server.precompile" in cmdline:
+        if parent == os.getpid() and b"rnnlab.server.work.precompile" in cmdline:
             found.append(int(entry.name))
     return found
 
@@ -44,7 +44,7 @@ def test_a_program_compiled_in_a_worker_is_loaded_from_disk(tmp_path):
         import jax
         from rnnlab.config import Config
         from rnnlab.training import compiled as compilation
-        from rnnlab.server import precompile
+        from rnnlab.server.work import precompile
         from rnnlab.training.train import Run
         compilation.enable_persistent_cache({str(tmp_path)!r})
         events = []

@@ -6,7 +6,7 @@ import time
 import pandas as pd
 import pytest
 
-from rnnlab.server.results import Results, result_bytes
+from rnnlab.server.work.results import Results, result_bytes
 
 
 def test_callers_asking_at_once_get_one_computation():
@@ -65,7 +65,7 @@ def test_a_result_many_ask_for_outlasts_many_that_nobody_asked_for_again():
 
 def test_a_kept_run_or_sweep_counts_its_own_memory():
     from rnnlab.config import Config
-    from rnnlab.server.results import result_bytes
+    from rnnlab.server.work.results import result_bytes
     from rnnlab.training.train import Run
 
     run = Run(Config(seq_len=12, batch=8, features=8, steps=20, chunk=10))

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rnnlab.server.session_store import STORE, TOKEN_PARAM, SessionStore, new_token, valid_token
+from rnnlab.server.storage.session_store import STORE, TOKEN_PARAM, SessionStore, new_token, valid_token
 
 
 class Clock:
@@ -127,7 +127,7 @@ def test_a_real_run_is_sized_by_what_it_holds():
 
 @pytest.mark.parametrize("env, mb", [("64", 64), ("abc", 512), ("-1", 512), ("nan", 512), ("inf", 512)])
 def test_store_size_from_the_environment(monkeypatch, env, mb):
-    from rnnlab.server.session_store import _max_bytes_from_env
+    from rnnlab.server.storage.session_store import _max_bytes_from_env
 
     monkeypatch.setenv("RNNLAB_SESSION_STORE_MB", env)
     assert _max_bytes_from_env() == mb * 2**20
@@ -143,7 +143,7 @@ def test_one_client_filling_the_store_evicts_its_own_runs_not_a_students():
 
 
 def run_store(folder, **kwargs) -> SessionStore:
-    from rnnlab.server.run_files import RunFolder, run_from_bytes, run_to_bytes, run_version
+    from rnnlab.server.storage.run_files import RunFolder, run_from_bytes, run_to_bytes, run_version
 
     return SessionStore(disk=RunFolder(folder), dump=run_to_bytes, load=run_from_bytes, version=run_version,
                         **kwargs)
@@ -152,7 +152,7 @@ def run_store(folder, **kwargs) -> SessionStore:
 def test_a_kept_run_survives_a_crash_and_a_new_server_gives_it_back(tmp_path):
     """Written atomically to disk as it trains; a new process's store reads it for the tab's token."""
     from rnnlab.config import Config
-    from rnnlab.server.run_files import address_tag, client_tag
+    from rnnlab.server.storage.run_files import address_tag, client_tag
     from rnnlab.training.train import Run
 
     config = Config(seq_len=12, batch=8, features=8, steps=40, chunk=10)
@@ -177,7 +177,7 @@ def test_a_kept_run_survives_a_crash_and_a_new_server_gives_it_back(tmp_path):
 
 def test_a_gone_tabs_run_is_kept_as_bytes_and_written_to_disk_at_most_every_10_s(tmp_path):
     from rnnlab.config import Config
-    from rnnlab.server.run_files import RunFolder
+    from rnnlab.server.storage.run_files import RunFolder
     from rnnlab.training.train import Run
 
     clock, connected = Clock(), {"tab"}
@@ -236,8 +236,8 @@ def test_kept_runs_are_private_synced_and_partials_never_collide(tmp_path, monke
     import os
     import stat
 
-    from rnnlab.server import run_files
-    from rnnlab.server.run_files import RunFolder
+    from rnnlab.server.storage import run_files
+    from rnnlab.server.storage.run_files import RunFolder
 
     folder = tmp_path / "runs"
     folder.mkdir(mode=0o755)
@@ -267,7 +267,7 @@ def test_stale_partials_are_removed_at_start_and_fresh_ones_kept(tmp_path):
     import os
     import time
 
-    from rnnlab.server.run_files import STALE_PARTIAL_S, RunFolder
+    from rnnlab.server.storage.run_files import STALE_PARTIAL_S, RunFolder
 
     stale, fresh = tmp_path / ".tok.host.1.aa.tmp", tmp_path / ".tok.host.2.bb.tmp"
     for path in (stale, fresh):
@@ -280,7 +280,7 @@ def test_stale_partials_are_removed_at_start_and_fresh_ones_kept(tmp_path):
 
 def test_a_full_folder_prunes_the_client_holding_most_first(tmp_path):
 
-    from rnnlab.server.run_files import RunFolder
+    from rnnlab.server.storage.run_files import RunFolder
 
     runs = RunFolder(tmp_path, max_bytes=10_000)
     students = [new_token() for _ in range(3)]
@@ -299,8 +299,8 @@ def test_a_copied_address_opened_in_another_process_gets_a_copy_never_the_owners
     """Two web processes sharing a runs folder: the owner's tab is connected in the first; the second, reached with
     the same token, waits for the first's list of live tabs to go stale, and since it does not, makes a copy."""
     from rnnlab.config import Config
-    from rnnlab.server import run_files, session_store
-    from rnnlab.server.run_files import RunFolder, run_from_bytes, run_to_bytes, run_version
+    from rnnlab.server.storage import run_files, session_store
+    from rnnlab.server.storage.run_files import RunFolder, run_from_bytes, run_to_bytes, run_version
     from rnnlab.training.train import Run
 
     monkeypatch.setattr(run_files, "LIVE_FRESH_S", 1.0)
@@ -333,7 +333,7 @@ def test_a_dead_processs_live_list_goes_stale(tmp_path):
     import os
     import time
 
-    from rnnlab.server.run_files import LIVE_FRESH_S, RunFolder
+    from rnnlab.server.storage.run_files import LIVE_FRESH_S, RunFolder
 
     dead, alive = RunFolder(tmp_path, process="dead"), RunFolder(tmp_path, process="alive")
     dead.publish_live(["tok-one", "tok-two"])
@@ -347,8 +347,8 @@ def test_a_dead_processs_live_list_goes_stale(tmp_path):
 def test_kept_runs_are_fair_per_address_then_per_browser(tmp_path):
     """One machine making up browser ids (40 of them, each keeping a 206 KB run) and a student's 696 KB trained run:
     when the folder and the store are full, the machine's runs go first, however many ids it made."""
-    from rnnlab.server.clients import at_address
-    from rnnlab.server.run_files import RunFolder
+    from rnnlab.server.access.clients import at_address
+    from rnnlab.server.storage.run_files import RunFolder
 
     student = at_address("browser:1796000000-student-0000-0000-000000000000", "10.0.0.7")
     minted = [at_address(f"browser:1796000000-minted-{i:04d}-0000-000000000000", "10.0.0.66") for i in range(40)]
@@ -368,7 +368,7 @@ def test_kept_runs_are_fair_per_address_then_per_browser(tmp_path):
 
 
 def test_a_kept_run_that_cannot_be_read_now_stays_in_place(tmp_path, monkeypatch):
-    from rnnlab.server.run_files import RunFolder
+    from rnnlab.server.storage.run_files import RunFolder
 
     runs, token = RunFolder(tmp_path), new_token()
     runs.write(token, b"not a run", "ip:10.0.0.7")
@@ -388,7 +388,7 @@ def test_a_kept_run_that_cannot_be_read_now_stays_in_place(tmp_path, monkeypatch
 def test_a_runs_folder_of_another_user_or_a_link_is_not_used(tmp_path, monkeypatch, caplog):
     import os
 
-    from rnnlab.server.run_files import RunFolder, default_folder
+    from rnnlab.server.storage.run_files import RunFolder, default_folder
 
     target = tmp_path / "elsewhere"
     target.mkdir(mode=0o700)
@@ -410,7 +410,7 @@ def test_a_runs_folder_of_another_user_or_a_link_is_not_used(tmp_path, monkeypat
 def test_flush_writes_what_trained_since_the_last_throttled_write_and_a_closed_tabs_last_state(tmp_path):
     """What the server does at exit (SIGTERM included): every run on disk as far as it was trained."""
     from rnnlab.config import Config
-    from rnnlab.server.run_files import RunFolder, run_from_bytes
+    from rnnlab.server.storage.run_files import RunFolder, run_from_bytes
     from rnnlab.training.train import Run
 
     clock, connected = Clock(), {"open", "closing"}
@@ -434,7 +434,7 @@ def test_flush_writes_what_trained_since_the_last_throttled_write_and_a_closed_t
 def test_a_background_store_writes_in_its_own_thread_and_flush_writes_what_is_pending(tmp_path):
     """The server's store: a page saving its run waits for no dump and no disk; flush (at exit) writes at once."""
     from rnnlab.config import Config
-    from rnnlab.server.run_files import RunFolder, run_from_bytes, run_to_bytes
+    from rnnlab.server.storage.run_files import RunFolder, run_from_bytes, run_to_bytes
     from rnnlab.training.train import Run
 
     dumped_in: list[str] = []

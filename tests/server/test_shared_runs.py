@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 from rnnlab.config import Config
-from rnnlab.server.gate import JobGate
-from rnnlab.server.run_files import forget_dumps, run_from_bytes, run_to_bytes
-from rnnlab.server.shared_runs import SharedRuns, max_bytes_from_env
+from rnnlab.server.storage.run_files import forget_dumps, run_from_bytes, run_to_bytes
+from rnnlab.server.work.gate import JobGate
+from rnnlab.server.work.shared_runs import SharedRuns, max_bytes_from_env
 from rnnlab.training.program import get_program
 from rnnlab.training.train import Run
 

@@ -1,5 +1,5 @@
-"""Page runs take turns (rnnlab.server.turns): in arrival order, at most ``limit`` at once, a waiting run steps aside,
-and nobody waits past the patience, whatever a holder does."""
+"""Page runs take turns (rnnlab.server.access.turns): in arrival order, at most ``limit`` at once, a waiting run steps
+aside, and nobody waits past the patience, whatever a holder does."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from contextlib import contextmanager
 
 import pytest
 
-from rnnlab.server import turns
-from rnnlab.server.turns import Turns
+from rnnlab.server.access import turns
+from rnnlab.server.access.turns import Turns
 
 
 @contextmanager

@@ -1,6 +1,6 @@
 """The executor for more machines: heavy work computed on a Ray cluster (``RNNLAB_EXECUTOR=ray``,
 ``RNNLAB_RAY_ADDRESS``). Ray is imported by these modules only, and they only when that executor is chosen
-(:func:`rnnlab.server.executors.current_executor` imports :mod:`.executor` by name); this file imports nothing.
+(:func:`rnnlab.server.work.executors.current_executor` imports :mod:`.executor` by name); this file imports nothing.
 
 - :mod:`.executor`: :class:`~.executor.RayExecutor`, work admitted at the cluster's gate and computed on its
   workers, with Ray's token checked at connection.
@@ -12,5 +12,5 @@
   work on a worker.
 - :mod:`.cluster_runs`: a pristine run's compiled calls computed once for every web process, and its finished run
   kept.
-- :mod:`.votes_actor`: the classes' answers in one actor that every web process asks.
+- :mod:`.answers_actor`: the classes' answers in one actor that every web process asks.
 """

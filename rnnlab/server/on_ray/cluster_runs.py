@@ -1,7 +1,7 @@
 """Pristine runs trained once for all the web processes of a cluster, through the results store they share.
 
 Within one web process, the sessions watching a pristine run share one :class:`~rnnlab.training.train.Run`
-(:mod:`rnnlab.server.shared_runs`). Across web processes each holds a run of its own, and what they share is its
+(:mod:`rnnlab.server.work.shared_runs`). Across web processes each holds a run of its own, and what they share is its
 compiled calls: training is deterministic, so the call of configuration C from step s is the same whoever computes
 it. :func:`shared_call_job` claims ``(CALL, C, s)`` in the store every process shares (on a cluster, the results
 actor: :class:`rnnlab.server.on_ray.registry.RemoteResults`); the process that gets the claim computes the call and
@@ -10,8 +10,8 @@ instead of computing it again. A process that dies mid-call loses its claim with
 it. A finished pristine run is kept whole (``(RUN, C)``: a run file's bytes), so that :func:`start_run` in any
 process gives it at once, finished: that session trains nothing and waits for no slot.
 
-With no shared store (``results`` None) these are :func:`rnnlab.server.jobs.call_job` and
-:func:`rnnlab.server.jobs.start_run`. A new run can also be made elsewhere (``make``: on a Ray worker) and read
+With no shared store (``results`` None) these are :func:`rnnlab.server.work.jobs.call_job` and
+:func:`rnnlab.server.work.jobs.start_run`. A new run can also be made elsewhere (``make``: on a Ray worker) and read
 back here as bytes, so that a web process on a cluster computes and compiles nothing for it.
 """
 
@@ -20,9 +20,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from rnnlab.config import Config
-from rnnlab.server import jobs, reporting, run_files
-from rnnlab.server.results import ResultStore
-from rnnlab.server.shared_runs import RUNS
+from rnnlab.server.storage import run_files
+from rnnlab.server.work import jobs, reporting
+from rnnlab.server.work.results import ResultStore
+from rnnlab.server.work.shared_runs import RUNS
 from rnnlab.training import calls
 from rnnlab.training.history import CallProgress
 from rnnlab.training.train import Run
@@ -62,7 +63,7 @@ def start_run(config: Config, results: ResultStore | None = None, make: Callable
 
 def untrained_run(config: Config, make: Callable[[Config], bytes] | None = None) -> Run:
     """A new run of ``config``, never a shared one: made here, or by ``make`` elsewhere (a worker) as a run file's
-    bytes (:func:`rnnlab.server.jobs.untrained_run_bytes`) and read back here without computing anything."""
+    bytes (:func:`rnnlab.server.work.jobs.untrained_run_bytes`) and read back here without computing anything."""
     if make is None:
         return Run(config)
     return run_files.run_from_bytes(make(config))
@@ -70,9 +71,9 @@ def untrained_run(config: Config, make: Callable[[Config], bytes] | None = None)
 
 def shared_call_job(run: Run, max_seconds: float | None, results: ResultStore | None = None,
                     compute: Compute = calls.compute_call) -> CallProgress | None:
-    """The next compiled call of ``run`` (:func:`rnnlab.server.jobs.call_job`), computed once for every process sharing
-    ``results``: taken from there when another process computed it, computed with ``compute`` and kept there when
-    this one claims it, else waited for up to :data:`WAIT_S` (None then, as while another session's call runs)."""
+    """The next compiled call of ``run`` (:func:`rnnlab.server.work.jobs.call_job`), computed once for every process
+    sharing ``results``: taken from there when another process computed it, computed with ``compute`` and kept there
+    when this one claims it, else waited for up to :data:`WAIT_S` (None then, as while another session's call runs)."""
     if results is None or not run.pristine or run.done:
         return jobs.call_job(run, max_seconds, compute=compute)
     step = run.step

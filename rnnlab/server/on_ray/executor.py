@@ -10,11 +10,12 @@ tasks:
   :meth:`~rnnlab.training.train.Run.apply_call` (:func:`call_on_ray`). A pristine run's calls are computed once
   for every web process, and its finished run kept for them (:mod:`rnnlab.server.on_ray.cluster_runs`);
 - work of plain arguments and values (probes, sweeps, example looks): the work function itself, on a worker;
-  what it reports (:func:`rnnlab.server.reporting.report`) comes back to the job that waits for it through the
+  what it reports (:func:`rnnlab.server.work.reporting.report`) comes back to the job that waits for it through the
   cluster's progress actor (:class:`rnnlab.server.on_ray.registry.ProgressActor`), so its progress bar moves;
 - a new run (starting one, the untrained model a page probes) is made on a worker and read back here from bytes,
   without computing or compiling anything here; a long first compile runs on a worker (its node then gets the
-  configuration's calls); an uploaded file's run (:data:`IN_PROCESS`) is read here, as in embedded mode.
+  configuration's calls); an uploaded file's run is read here, as in embedded mode. Which of these a piece of work
+  is, its row of :data:`rnnlab.server.work.jobs.CLUSTER_FORMS` says (:data:`FORMS` gives each its shape here).
 
 Each job's thread here waits for its task with ``ray.wait`` in short steps, so a cancel is seen within
 :data:`WAIT_S`: a gentle one cancels the task (Ray raises KeyboardInterrupt in it when its compiled call returns;
@@ -48,14 +49,14 @@ import ray.exceptions
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from rnnlab.config import Config, ConfigError
-from rnnlab.server import jobs, reporting, shared_runs
-from rnnlab.server import results as kept_results
-from rnnlab.server.clients import ENV_PROXY_SECRET
-from rnnlab.server.embedded import EmbeddedExecutor, EmbeddedJob
-from rnnlab.server.executor import ENV_EXECUTOR, Cancelled, Lease, RunLease, Work
-from rnnlab.server.gate import Gate
+from rnnlab.server.access.clients import ENV_PROXY_SECRET
 from rnnlab.server.on_ray import cluster_runs, gate_actor, registry
 from rnnlab.server.on_ray.actors import NAMESPACE
+from rnnlab.server.work import jobs, reporting, shared_runs
+from rnnlab.server.work import results as kept_results
+from rnnlab.server.work.embedded import EmbeddedExecutor, EmbeddedJob
+from rnnlab.server.work.executor import ENV_EXECUTOR, Cancelled, Lease, RunLease, Work
+from rnnlab.server.work.gate import Gate
 from rnnlab.training import calls
 from rnnlab.training.train import Run
 
@@ -71,7 +72,6 @@ PROGRESS_POLL_S = 0.5  # how often a job asks how far its task on a worker has g
 NO_WORKER = ("No Ray worker is available: every worker node of the cluster has stopped, so nothing can be computed "
              "now. What was computed is kept (a run stays at its last step); start again once a worker node has "
              "joined the cluster.")
-IN_PROCESS = frozenset({jobs.load_run})
 
 _connect_lock, _shared_lock = threading.Lock(), threading.Lock()
 _shared: RayExecutor | None = None
@@ -344,26 +344,45 @@ def call_on_ray(config: Config, state: dict, n_active: int) -> calls.CallResult:
 
 
 def untrained_run_on_ray(config: Config) -> bytes:
-    """A new run of ``config`` made on a worker (:func:`rnnlab.server.jobs.untrained_run_bytes`), as bytes."""
+    """A new run of ``config`` made on a worker (:func:`rnnlab.server.work.jobs.untrained_run_bytes`), as bytes."""
     return remote(jobs.untrained_run_bytes, (config,), {})
 
 
-def on_ray(work: Work, results: Any = None) -> Work:
-    """``work`` as this process's job thread runs it in Ray mode (see the module's docstring); with ``results`` (the
-    results every web process shares), a pristine run's calls and finished runs are shared through it
-    (:mod:`rnnlab.server.on_ray.cluster_runs`)."""
-    if work.fn is jobs.call_job:
-        return dataclasses.replace(work, fn=cluster_runs.shared_call_job,
-                                   kwargs={**work.kwargs, "results": results, "compute": call_on_ray})
-    if work.fn is jobs.start_run:
-        return dataclasses.replace(work, fn=cluster_runs.start_run,
-                                   kwargs={**work.kwargs, "results": results, "make": untrained_run_on_ray})
-    if work.fn is jobs.untrained_run:
-        return dataclasses.replace(work, fn=cluster_runs.untrained_run,
-                                   kwargs={**work.kwargs, "make": untrained_run_on_ray})
-    if work.fn in IN_PROCESS:
-        return work
+def shared_call(work: Work, results: Any) -> Work:
+    return dataclasses.replace(work, fn=cluster_runs.shared_call_job,
+                               kwargs={**work.kwargs, "results": results, "compute": call_on_ray})
+
+
+def shared_start(work: Work, results: Any) -> Work:
+    return dataclasses.replace(work, fn=cluster_runs.start_run,
+                               kwargs={**work.kwargs, "results": results, "make": untrained_run_on_ray})
+
+
+def made_on_worker(work: Work, results: Any) -> Work:
+    return dataclasses.replace(work, fn=cluster_runs.untrained_run,
+                               kwargs={**work.kwargs, "make": untrained_run_on_ray})
+
+
+def in_process(work: Work, results: Any) -> Work:
+    return work
+
+
+def on_worker(work: Work, results: Any) -> Work:
     return dataclasses.replace(work, fn=remote, args=(work.fn, tuple(work.args), dict(work.kwargs)), kwargs={})
+
+
+# The shape each form of :data:`rnnlab.server.work.jobs.CLUSTER_FORMS` takes here.
+FORMS: dict[str, Callable[[Work, Any], Work]] = {jobs.SHARED_CALL: shared_call, jobs.SHARED_START: shared_start,
+                                                 jobs.MADE_ON_WORKER: made_on_worker, jobs.IN_PROCESS: in_process}
+
+
+def on_ray(work: Work, results: Any = None) -> Work:
+    """``work`` as this process's job thread runs it in Ray mode (see the module's docstring), in the form its row
+    of :data:`rnnlab.server.work.jobs.CLUSTER_FORMS` names (whole on a worker when it has none); with ``results``
+    (the results every web process shares), a pristine run's calls and finished runs are shared through it
+    (:mod:`rnnlab.server.on_ray.cluster_runs`)."""
+    form = jobs.CLUSTER_FORMS.get(work.fn)
+    return (on_worker if form is None else FORMS[form])(work, results)
 
 
 # ---- the executor -------------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """State the web processes of a Ray cluster share, as named detached actors on the head node: the gate.
 
-:class:`GateActor` holds a :class:`~rnnlab.server.gate.JobGate` (its fair shares, memory budget and queue) behind
+:class:`GateActor` holds a :class:`~rnnlab.server.work.gate.JobGate` (its fair shares, memory budget and queue) behind
 one call that never blocks, :meth:`GateActor.sync`: a web process (an *owner*) sends every ticket it holds and
 the ones it released, and gets back each ticket's place and why it waits. A ticket is known by its owner and a
 number the owner gave it; whatever the actor does not know yet it registers, so the same call enqueues new
@@ -9,9 +9,9 @@ admitted). A restarted actor admits nothing for :data:`RECOVER_S`, until every l
 holds: no ticket is admitted twice. An owner not heard from for :data:`LEASE_S` loses its tickets (a web process
 that died frees its slots).
 
-:class:`RemoteGate` is that actor seen from a web process with :class:`~rnnlab.server.gate.JobGate`'s interface
-(``ticket``, ``waiting_reason``, ``counts``, ...), so :class:`~rnnlab.server.embedded.EmbeddedExecutor` and
-:func:`~rnnlab.server.gate.queue_message` use it unchanged. One poller thread per web process makes one
+:class:`RemoteGate` is that actor seen from a web process with :class:`~rnnlab.server.work.gate.JobGate`'s interface
+(``ticket``, ``waiting_reason``, ``counts``, ...), so :class:`~rnnlab.server.work.embedded.EmbeddedExecutor` and
+:func:`~rnnlab.server.work.gate.queue_message` use it unchanged. One poller thread per web process makes one
 :meth:`GateActor.sync` call per :data:`POLL_S` (:data:`IDLE_POLL_S` while nothing waits) for all its tickets
 and caches the answers; script threads read that cache and wait on it with a timeout, never on Ray.
 """
@@ -30,8 +30,8 @@ from typing import Any
 import ray
 
 from rnnlab.device import memory_budget_bytes
-from rnnlab.server.gate import JobGate, Ticket
 from rnnlab.server.on_ray.actors import LEASE_S, POLL_S, shared_actor
+from rnnlab.server.work.gate import JobGate, Ticket
 
 GATE_NAME = "rnnlab-gate"
 RECOVER_S = 2.0  # a restarted gate admits nothing for this long: the owners register their live tickets first
@@ -131,7 +131,7 @@ def gate_actor(limit: int | None = None, budget_bytes: int | None = None, per_cl
 
 
 class RemoteTicket:
-    """A ticket of the gate actor, with :class:`~rnnlab.server.gate.Ticket`'s interface, read from the web
+    """A ticket of the gate actor, with :class:`~rnnlab.server.work.gate.Ticket`'s interface, read from the web
     process's cache."""
 
     def __init__(self, gate: RemoteGate, key: int, memory_bytes: int, label: str, client: str):

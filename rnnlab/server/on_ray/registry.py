@@ -1,17 +1,17 @@
 """Results computed once across the cluster's web processes, and the progress of work on workers: named detached
 actors on the head node.
 
-:class:`ResultsActor` keeps :class:`~rnnlab.server.results.Results` (finished results by key, bounded, and the keys
+:class:`ResultsActor` keeps :class:`~rnnlab.server.work.results.Results` (finished results by key, bounded, and the keys
 being computed) for every web process. A key is its ``repr`` (work keys are tuples of names, numbers and
 configurations). A web process that claims a key computes it and puts or drops it; one that died while computing
 loses its claims after :data:`LEASE_S` (its owner lease lapses), so the next asker computes it.
 
-:class:`RemoteResults` is that actor from a web process with :class:`~rnnlab.server.results.Results`' interface
-(``get``, ``claim``, ``put``, ``drop``), for :class:`~rnnlab.server.embedded.EmbeddedExecutor`. Each call waits
+:class:`RemoteResults` is that actor from a web process with :class:`~rnnlab.server.work.results.Results`' interface
+(``get``, ``claim``, ``put``, ``drop``), for :class:`~rnnlab.server.work.embedded.EmbeddedExecutor`. Each call waits
 at most a bounded time; when the actor does not answer, a claim is granted here (the work is computed, not
 shared) rather than waited for.
 
-:class:`ProgressActor` carries how far work on a worker has got (:func:`rnnlab.server.reporting.report` from inside
+:class:`ProgressActor` carries how far work on a worker has got (:func:`rnnlab.server.work.reporting.report` from inside
 it, sent by :class:`TaskProgress` at most every :data:`REPORT_EVERY_S`) to the web process whose job waits for it,
 which asks with :func:`progress_of` while it waits.
 """
@@ -28,7 +28,7 @@ import ray
 
 from rnnlab.i18n import Msg
 from rnnlab.server.on_ray.actors import LEASE_S, POLL_S, named_actor, shared_actor
-from rnnlab.server.results import DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, Results
+from rnnlab.server.work.results import DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, Results
 
 RESULTS_NAME = "rnnlab-results"
 PROGRESS_NAME = "rnnlab-progress"
@@ -97,7 +97,7 @@ def results_actor(max_entries: int = DEFAULT_MAX_ENTRIES, max_bytes: int = DEFAU
 
 
 class RemoteResults:
-    """The results actor from this web process, as :class:`~rnnlab.server.results.Results`."""
+    """The results actor from this web process, as :class:`~rnnlab.server.work.results.Results`."""
 
     def __init__(self, actor, timeout_s: float = CALL_TIMEOUT_S):
         self.actor, self.timeout_s = actor, timeout_s
@@ -208,7 +208,7 @@ def progress_actor():
 
 
 class TaskProgress:
-    """Inside a task on a worker: what its work reports (:func:`rnnlab.server.reporting.reporting_to`), sent to the
+    """Inside a task on a worker: what its work reports (:func:`rnnlab.server.work.reporting.reporting_to`), sent to the
     progress actor under ``token`` at most every :data:`REPORT_EVERY_S` (the last report before a pause is sent
     with the next). Stopping is Ray's cancel, not asked here."""
 

@@ -55,7 +55,7 @@ WARMED = Warmed()
 def preset_work() -> Iterator[tuple[str, Config, Callable[[], object]]]:
     """Each preset's work before its first chart, in the order of the presets: (its key, its configuration, a
     function doing it)."""
-    from rnnlab.server import jobs
+    from rnnlab.server.work import jobs
     from rnnlab.sharing.presets import PRESETS
 
     for preset in PRESETS:
@@ -157,7 +157,7 @@ def import_page_modules() -> None:
     import rnnlab.figures.gradient_views
     import rnnlab.figures.run_views
     import rnnlab.flaxapi.migrate
-    import rnnlab.server.jobs  # noqa: F401
+    import rnnlab.server.work.jobs  # noqa: F401
 
 
 def _warm(more_imports: Callable[[], None] | None = None) -> None:

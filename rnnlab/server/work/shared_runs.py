@@ -28,7 +28,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 
 from rnnlab.config import Config
-from rnnlab.server.gate import Ticket
+from rnnlab.server.work.gate import Ticket
 from rnnlab.training.train import Run
 
 ENV_MAX_MB = "RNNLAB_SHARED_RUNS_MB"

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from typing import Protocol
 
 from rnnlab.i18n import Msg
-from rnnlab.server.executor import Cancelled
+from rnnlab.server.work.executor import Cancelled
 
 _local = threading.local()
 
@@ -40,7 +40,7 @@ def reporting_to(reporter: Reporter) -> Iterator[None]:
 
 def report(fraction: float | None = None, note: Msg | str | None = None) -> None:
     """From inside work: how far it is (and what it does now: a :class:`~rnnlab.i18n.Msg`, which the page renders
-    in its reader's language; work runs in another thread); raises :class:`~rnnlab.server.executor.Cancelled`
+    in its reader's language; work runs in another thread); raises :class:`~rnnlab.server.work.executor.Cancelled`
     when it should stop. Outside a job it does nothing."""
     job = getattr(_local, "job", None)
     if job is not None:

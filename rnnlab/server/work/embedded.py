@@ -1,6 +1,6 @@
 """The default executor (``RNNLAB_EXECUTOR=embedded``): work in worker threads of this process, under this
-process's :data:`~rnnlab.server.gate.GATE`, :data:`~rnnlab.server.shared_runs.RUNS` and
-:data:`~rnnlab.server.results.RESULTS` (or the gate and results it is given: the Ray executor gives the cluster's).
+process's :data:`~rnnlab.server.work.gate.GATE`, :data:`~rnnlab.server.work.shared_runs.RUNS` and
+:data:`~rnnlab.server.work.results.RESULTS` (or the gate and results it is given: the Ray executor gives the cluster's).
 
 A job is admitted when polled: a result another session has computed (or is computing) under the same key is
 taken (or followed) without a slot; other work takes a ticket of the gate and runs in a thread once admitted.
@@ -16,10 +16,10 @@ from collections.abc import Callable
 from typing import Any
 
 from rnnlab.i18n import Msg
-from rnnlab.server import gate as gates
-from rnnlab.server import results as kept_results
-from rnnlab.server import shared_runs
-from rnnlab.server.executor import (
+from rnnlab.server.work import gate as gates
+from rnnlab.server.work import results as kept_results
+from rnnlab.server.work import shared_runs
+from rnnlab.server.work.executor import (
     CANCELLED,
     DONE,
     FAILED,
@@ -31,8 +31,8 @@ from rnnlab.server.executor import (
     QueueInfo,
     Work,
 )
-from rnnlab.server.gate import Gate, SlotTicket
-from rnnlab.server.reporting import reporting_to
+from rnnlab.server.work.gate import Gate, SlotTicket
+from rnnlab.server.work.reporting import reporting_to
 from rnnlab.training.train import Run
 
 LEFT_ALONE_S = 60.0  # a job nobody has polled for this long is cancelled: nothing runs that nobody waits for
@@ -40,7 +40,7 @@ RESULT_MESSAGE = Msg("Someone else on this server is computing exactly this; wai
 
 
 def ticket_queue(ticket: SlotTicket | None, gate: Gate) -> QueueInfo | None:
-    """A waiting ticket's :class:`~rnnlab.server.executor.QueueInfo`; None when it is not waiting."""
+    """A waiting ticket's :class:`~rnnlab.server.work.executor.QueueInfo`; None when it is not waiting."""
     if ticket is None or ticket.position < 1:
         return None
     return QueueInfo(ticket.position, gate.waiting_reason(ticket) or "slots", gates.queue_message(ticket, gate))
@@ -70,7 +70,7 @@ class TicketLease:
 
 class SharedRunLease:
     """A slot for training a session's run: the shared run of its configuration while others watch it (one slot
-    for all its watchers, :class:`rnnlab.server.shared_runs.Watch`), else the run alone with a slot of its own.
+    for all its watchers, :class:`rnnlab.server.work.shared_runs.Watch`), else the run alone with a slot of its own.
 
     ``run`` is the run to train; :meth:`release` returns the session's run afterwards (what was trained, or a copy
     of it when others go on training it).

@@ -10,15 +10,17 @@ several pieces of work; a :class:`RunLease` holds one for a run that watchers of
 
 Around this interface:
 
-- :mod:`rnnlab.server.reporting`: what work calls between its pieces (progress, where a cancel stops it).
-- :mod:`rnnlab.server.embedded`: :class:`~rnnlab.server.embedded.EmbeddedExecutor`, work in a worker thread of
-  this process (``RNNLAB_EXECUTOR=embedded``, the default).
+- :mod:`rnnlab.server.work.reporting`: what work calls between its pieces (progress, where a cancel stops it).
+- :mod:`rnnlab.server.work.embedded`: :class:`~rnnlab.server.work.embedded.EmbeddedExecutor`, work in a worker
+  thread of this process (``RNNLAB_EXECUTOR=embedded``, the default).
 - :mod:`rnnlab.server.on_ray`: the same interface with the computing on a Ray cluster (``RNNLAB_EXECUTOR=ray``).
-- :mod:`rnnlab.server.executors`: which of them serves this process (:func:`~rnnlab.server.executors.current_executor`).
+- :mod:`rnnlab.server.work.executors`: which of them serves this process
+  (:func:`~rnnlab.server.work.executors.current_executor`).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -26,14 +28,14 @@ from typing import Any, Protocol
 from rnnlab.i18n import Msg
 from rnnlab.training.train import Run
 
-ENV_EXECUTOR = "RNNLAB_EXECUTOR"  # which executor serves a process: rnnlab.server.executors
+ENV_EXECUTOR = "RNNLAB_EXECUTOR"  # which executor serves a process: rnnlab.server.work.executors
 EXECUTORS = ("embedded", "ray")
 QUEUED, RUNNING, DONE, FAILED, CANCELLED = "queued", "running", "done", "failed", "cancelled"
 FINISHED = frozenset({DONE, FAILED, CANCELLED})
 
 
 class Cancelled(Exception):
-    """The job was cancelled: raised by :func:`rnnlab.server.reporting.report` inside the work, and by
+    """The job was cancelled: raised by :func:`rnnlab.server.work.reporting.report` inside the work, and by
     :meth:`Job.result`."""
 
 
@@ -117,3 +119,11 @@ class Executor(Protocol):
     def submit(self, work: Work, lease: Lease | None = None) -> Job: ...
     def lease(self, memory_bytes: int, label: str = "", client: str = "") -> Lease: ...
     def run_lease(self, run: Run, label: str = "", client: str = "") -> RunLease: ...
+
+
+def executor_name() -> str:
+    """``$RNNLAB_EXECUTOR`` ('embedded' when unset); ValueError naming the allowed values."""
+    name = os.environ.get(ENV_EXECUTOR, "").strip() or "embedded"
+    if name not in EXECUTORS:
+        raise ValueError(f"{ENV_EXECUTOR} must be one of {', '.join(EXECUTORS)}; got {name!r}")
+    return name

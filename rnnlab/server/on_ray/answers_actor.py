@@ -1,13 +1,13 @@
 """The classes' answers for a cluster's web processes: one named, detached actor on the head node that keeps a
-:class:`~rnnlab.server.votes.ClassBook`, so that a class and its answers outlive any web process (a student whose
-web process was killed reconnects through the proxy to another, which asks the same actor).
+:class:`~rnnlab.server.answers.class_book.ClassBook`, so that a class and its answers outlive any web process (a
+student whose web process was killed reconnects through the proxy to another, which asks the same actor).
 
-:class:`RemoteVotes` is that actor from a web process, with :class:`~rnnlab.server.votes.VoteStore`'s interface. A
-class's view is asked of the actor at most every :data:`VIEW_KEPT_S` per web process however many of its students
-watch it (the teacher's chart and the students' pages ask every second or two), and each call waits at most
-:data:`CALL_TIMEOUT_S`: an actor that does not answer is one message on the page
-(:data:`UNAVAILABLE`), not a page that hangs. A refusal made in the actor (a closed question, a full class) comes
-back as the same :class:`~rnnlab.server.votes.VoteRefused`.
+:class:`RemoteAnswers` is that actor from a web process, with :class:`~rnnlab.server.answers.class_book.AnswerStore`'s
+interface. A class's view is asked of the actor at most every :data:`VIEW_KEPT_S` per web process however many of its
+students watch it (the teacher's chart and the students' pages ask every second or two), and each call waits at most
+:data:`CALL_TIMEOUT_S`: an actor that does not answer is one message on the page (:data:`UNAVAILABLE`), not a page that
+hangs. A refusal made in the actor (a closed question, a full class) comes back as the same
+:class:`~rnnlab.server.answers.class_book.AnswerRefused`.
 """
 
 from __future__ import annotations
@@ -20,35 +20,35 @@ from typing import Any
 import ray
 
 from rnnlab.i18n import Msg
+from rnnlab.server.answers.class_book import AnswerRefused, ClassBook, Limits, Opened
 from rnnlab.server.on_ray import executor
-from rnnlab.server.votes import ClassBook, Limits, Opened, VoteRefused
+from rnnlab.server.on_ray.actors import shared_actor
 from rnnlab.sharing.classes import Ballot, ClassView
 
-VOTES_NAME = "rnnlab-votes"
-NAMESPACE = "rnnlab"
-HEAD = {"node:__internal_head__": 0.001}
+ANSWERS_NAME = "rnnlab-answers"
 CALL_TIMEOUT_S = 3.0
 START_TIMEOUT_S = 60.0  # a new actor's process starts and imports rnnlab first
 VIEW_KEPT_S = 0.5
 UNAVAILABLE = Msg("This class's answers cannot be reached just now. Try again in a moment.")
 
 _shared_lock = threading.Lock()
-_shared: RemoteVotes | None = None
+_shared: RemoteAnswers | None = None
 
 
-class VotesActor:
-    """A :class:`~rnnlab.server.votes.ClassBook` for the cluster's web processes; every method returns at once."""
+class AnswersActor:
+    """A :class:`~rnnlab.server.answers.class_book.ClassBook` for the cluster's web processes; every method returns
+    at once."""
 
     def __init__(self, limits: Limits):
         self.book = ClassBook(limits)
 
     def call(self, method: str, *args: Any) -> tuple[str, Any]:
         """``("ok", value)`` of the book's ``method(*args)``, ``("refused", the refusal)`` or ``("error", text)``."""
-        if method not in ("open", "view", "join", "vote", "teach", "is_teacher", "voters"):
+        if method not in ("open", "view", "join", "answer", "teach", "is_teacher", "students"):
             return "error", f"no method {method!r}"
         try:
             return "ok", getattr(self.book, method)(*args)
-        except VoteRefused as refused:
+        except AnswerRefused as refused:
             return "refused", refused
         except ValueError as e:
             return "error", str(e)
@@ -57,28 +57,26 @@ class VotesActor:
         return len(self.book)
 
 
-def votes_actor(limits: Limits | None = None):
-    """The cluster's votes actor, created on the head node when none runs (with this process's limits). Needs
+def answers_actor(limits: Limits | None = None):
+    """The cluster's answers actor, created on the head node when none runs (with this process's limits). Needs
     :func:`ray.init` first."""
-    cls = ray.remote(VotesActor)
-    return cls.options(name=VOTES_NAME, namespace=NAMESPACE, lifetime="detached", get_if_exists=True,
-                       max_restarts=-1, num_cpus=0, resources=HEAD).remote(limits or Limits.from_env())
+    return shared_actor(AnswersActor, ANSWERS_NAME, limits or Limits.from_env())
 
 
-class RemoteVotes:
-    """The votes actor from this web process, as a :class:`~rnnlab.server.votes.VoteStore`."""
+class RemoteAnswers:
+    """The answers actor from this web process, as a :class:`~rnnlab.server.answers.class_book.AnswerStore`."""
 
     def __init__(self, actor=None, timeout_s: float = CALL_TIMEOUT_S, view_kept_s: float = VIEW_KEPT_S):
         self.actor, self.timeout_s, self.view_kept_s = actor, timeout_s, view_kept_s
         self._lock = threading.Lock()
-        self._views: dict[str, tuple[float, ClassView | VoteRefused]] = {}
+        self._views: dict[str, tuple[float, ClassView | AnswerRefused]] = {}
 
     def reached(self):
-        """The cluster's votes actor, created when none runs and waited for once (its process starts and imports
+        """The cluster's answers actor, created when none runs and waited for once (its process starts and imports
         rnnlab first)."""
         with self._lock:
             if self.actor is None:
-                actor = votes_actor()
+                actor = answers_actor()
                 ray.get(actor.classes.remote(), timeout=START_TIMEOUT_S)
                 self.actor = actor
             return self.actor
@@ -87,7 +85,7 @@ class RemoteVotes:
         try:
             kind, value = ray.get(self.reached().call.remote(method, *args), timeout=self.timeout_s)
         except Exception:  # noqa: BLE001 - the actor is away (restarting, or the head is unreachable)
-            raise VoteRefused(UNAVAILABLE) from None
+            raise AnswerRefused(UNAVAILABLE) from None
         if kind == "refused":
             raise value
         if kind == "error":
@@ -106,18 +104,18 @@ class RemoteVotes:
         if kept is None or time.monotonic() - at > self.view_kept_s:
             try:
                 kept = self.call("view", code)
-            except VoteRefused as refused:
+            except AnswerRefused as refused:
                 kept = refused
             self._keep(code, kept)
-        if isinstance(kept, VoteRefused):
+        if isinstance(kept, AnswerRefused):
             raise kept
         return kept
 
-    def join(self, code: str, voter: str) -> Ballot:
-        return self.call("join", code, voter)
+    def join(self, code: str, student: str) -> Ballot:
+        return self.call("join", code, student)
 
-    def vote(self, code: str, voter: str, question: int, round_: int, choice: int) -> Ballot:
-        return self.call("vote", code, voter, question, round_, choice)
+    def answer(self, code: str, student: str, question: int, round_: int, choice: int) -> Ballot:
+        return self.call("answer", code, student, question, round_, choice)
 
     def teach(self, code: str, secret: str, action: str, question: int | None = None) -> ClassView | None:
         view = self.call("teach", code, secret, action, question)
@@ -128,7 +126,7 @@ class RemoteVotes:
     def is_teacher(self, code: str, secret: str) -> bool:
         return bool(self.call("is_teacher", code, secret))
 
-    def _keep(self, code: str, value: ClassView | VoteRefused) -> None:
+    def _keep(self, code: str, value: ClassView | AnswerRefused) -> None:
         with self._lock:
             self._views[code] = (time.monotonic(), value)
             now = time.monotonic()
@@ -136,11 +134,11 @@ class RemoteVotes:
                 del self._views[old]
 
 
-def shared_votes() -> RemoteVotes:
-    """This process's view of the cluster's votes actor (joining the cluster at ``$RNNLAB_RAY_ADDRESS`` first)."""
+def shared_answers() -> RemoteAnswers:
+    """This process's view of the cluster's answers actor (joining the cluster at ``$RNNLAB_RAY_ADDRESS`` first)."""
     global _shared
     with _shared_lock:
         if _shared is None:
             executor.connect()
-            _shared = RemoteVotes()
+            _shared = RemoteAnswers()
     return _shared

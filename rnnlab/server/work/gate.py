@@ -5,7 +5,7 @@ Every session of a Streamlit server shares one :data:`GATE`. A job (training, a 
 :meth:`JobGate.waiting_reason`), runs, and releases the ticket. When a slot is free, the first ticket in
 the queue that can run is admitted: its memory estimate fits in what the running jobs leave of the budget
 (one job is always admitted when nothing runs), its client (a person: one browser machine, however many
-tabs; who is asking is :mod:`rnnlab.server.clients`'s to say) holds fewer than ``per_client`` running jobs,
+tabs; who is asking is :mod:`rnnlab.server.access.clients`'s to say) holds fewer than ``per_client`` running jobs,
 and the clients of its address (the browsers a proxy names on one machine) hold fewer than ``per_address``, so
 that one machine minting browser ids cannot take every slot. A ticket that cannot run does not hold up those behind it.
 """
@@ -21,7 +21,7 @@ from typing import Protocol, TypeVar
 from rnnlab import ledger
 from rnnlab.device import memory_budget_bytes
 from rnnlab.i18n import Msg, MsgN, localize_number, tp
-from rnnlab.server.clients import AT, address_of
+from rnnlab.server.access.clients import AT, address_of
 
 ENV_LIMIT = "RNNLAB_MAX_TRAININGS"
 ENV_PER_CLIENT = "RNNLAB_MAX_JOBS_PER_CLIENT"

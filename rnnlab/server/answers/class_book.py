@@ -1,9 +1,9 @@
 """The classes that predict together, and their answers: server state that every web process of a class shares.
 
-:class:`VoteStore` is what a page needs of it. :class:`ClassBook` keeps the classes in this process's memory (one
+:class:`AnswerStore` is what a page needs of it. :class:`ClassBook` keeps the classes in this process's memory (one
 web process: the laptop that serves a class); with several web processes the book lives in one Ray actor that they
-all ask (:mod:`rnnlab.server.on_ray.votes_actor`), so that the answers survive a web process being killed.
-:func:`rnnlab.server.executors.current_votes` chooses, as the executor is chosen.
+all ask (:mod:`rnnlab.server.on_ray.answers_actor`), so that the answers survive a web process being killed.
+:func:`rnnlab.server.answers.current_answers` chooses, as the executor is chosen.
 
 Who answers is the gate's fair-share identity (:func:`rnnlab.cluster.browser.client_key`: a browser, on its
 machine): one answer per student and question and round, which they may change until the teacher reveals it.
@@ -11,7 +11,7 @@ The book keeps only a salted hash of each student's key and of their address, an
 
 Bounded: a class lives ``RNNLAB_CLASS_HOURS`` (then it and its answers are gone); at most ``RNNLAB_MAX_CLASSES``
 classes at once (one person keeps at most :data:`CLASSES_PER_OWNER`: opening more ends their oldest), at most
-``RNNLAB_CLASS_MAX_VOTERS`` students a class and ``RNNLAB_CLASS_VOTERS_PER_ADDRESS`` of one address (browser ids
+``RNNLAB_CLASS_MAX_STUDENTS`` students a class and ``RNNLAB_CLASS_STUDENTS_PER_ADDRESS`` of one address (browser ids
 are free to make); each student may change an answer a few times in a row (:data:`BURST`), then once every
 :data:`REFILL_S`: a flood of answers changes nothing but its sender's own answer, and is refused beyond that.
 """
@@ -32,17 +32,18 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from rnnlab.i18n import Msg, MsgN
-from rnnlab.server.gate import address_of
+from rnnlab.server.access.clients import address_of
 from rnnlab.sharing import classes
-from rnnlab.sharing.classes import REVEALED, ROUNDS, VOTING, Ballot, ClassView, Question
+from rnnlab.sharing.classes import ANSWERING, REVEALED, ROUNDS, Ballot, ClassView, Question
 
 ENV_HOURS = "RNNLAB_CLASS_HOURS"
 ENV_MAX_CLASSES = "RNNLAB_MAX_CLASSES"
-ENV_MAX_VOTERS = "RNNLAB_CLASS_MAX_VOTERS"
-ENV_PER_ADDRESS = "RNNLAB_CLASS_VOTERS_PER_ADDRESS"
+ENV_MAX_STUDENTS = "RNNLAB_CLASS_MAX_STUDENTS"
+ENV_PER_ADDRESS = "RNNLAB_CLASS_STUDENTS_PER_ADDRESS"
+FORMER_NAMES = {ENV_MAX_STUDENTS: "RNNLAB_CLASS_MAX_VOTERS", ENV_PER_ADDRESS: "RNNLAB_CLASS_VOTERS_PER_ADDRESS"}
 DEFAULT_HOURS, MAX_HOURS = 3.0, 12.0
 DEFAULT_MAX_CLASSES = 50
-DEFAULT_MAX_VOTERS = 500
+DEFAULT_MAX_STUDENTS = 500
 DEFAULT_PER_ADDRESS = 50
 CLASSES_PER_OWNER = 3
 BURST, REFILL_S = 8, 2.0  # answers a student may give in a row, then one more every REFILL_S
@@ -51,7 +52,7 @@ REVEAL, SECOND, RESET, GOTO, CLOSE = "reveal", "second", "reset", "goto", "close
 ACTIONS = (REVEAL, SECOND, RESET, GOTO, CLOSE)
 
 
-class VoteRefused(Exception):
+class AnswerRefused(Exception):
     """What a student or teacher asked for was refused; ``message`` says why, in the reader's language when
     shown."""
 
@@ -63,11 +64,11 @@ class VoteRefused(Exception):
         return (type(self), (self.message,))
 
 
-class ClassGone(VoteRefused):
+class ClassGone(AnswerRefused):
     """No class has this code: it ended, it was never opened, or the code is mistyped."""
 
 
-class NotTeacher(VoteRefused):
+class NotTeacher(AnswerRefused):
     """The secret is not the class's teacher's."""
 
 
@@ -80,22 +81,24 @@ class Opened:
     view: ClassView
 
 
-class VoteStore(Protocol):
+class AnswerStore(Protocol):
     """The classes and their answers, as a page asks for them: :class:`ClassBook` here or the cluster's actor."""
 
     def open(self, presets: Sequence[str], owner: str) -> Opened: ...
     def view(self, code: str) -> ClassView: ...
-    def join(self, code: str, voter: str) -> Ballot: ...
-    def vote(self, code: str, voter: str, question: int, round_: int, choice: int) -> Ballot: ...
+    def join(self, code: str, student: str) -> Ballot: ...
+    def answer(self, code: str, student: str, question: int, round_: int, choice: int) -> Ballot: ...
     def teach(self, code: str, secret: str, action: str, question: int | None = None) -> ClassView | None: ...
     def is_teacher(self, code: str, secret: str) -> bool: ...
 
 
 # ---- bounds -------------------------------------------------------------------------------------------------------
 def env_count(name: str, default: int) -> int:
-    """A whole number of at least 1 from the environment variable ``name``; ``default`` when unset or malformed."""
+    """A whole number of at least 1 from the environment variable ``name`` (or its former name, when only that is
+    set); ``default`` when unset or malformed."""
+    given = os.environ.get(name, os.environ.get(FORMER_NAMES.get(name, ""), default))
     try:
-        value = int(os.environ.get(name, default))
+        value = int(given)
     except ValueError:
         return default
     return value if value >= 1 else default
@@ -107,7 +110,7 @@ class Limits:
 
     hours: float = DEFAULT_HOURS
     max_classes: int = DEFAULT_MAX_CLASSES
-    max_voters: int = DEFAULT_MAX_VOTERS
+    max_students: int = DEFAULT_MAX_STUDENTS
     per_address: int = DEFAULT_PER_ADDRESS
     per_owner: int = CLASSES_PER_OWNER
     burst: int = BURST
@@ -121,7 +124,7 @@ class Limits:
             hours = DEFAULT_HOURS
         hours = min(hours, MAX_HOURS) if math.isfinite(hours) and hours > 0 else DEFAULT_HOURS
         return cls(hours, env_count(ENV_MAX_CLASSES, DEFAULT_MAX_CLASSES),
-                   env_count(ENV_MAX_VOTERS, DEFAULT_MAX_VOTERS), env_count(ENV_PER_ADDRESS, DEFAULT_PER_ADDRESS))
+                   env_count(ENV_MAX_STUDENTS, DEFAULT_MAX_STUDENTS), env_count(ENV_PER_ADDRESS, DEFAULT_PER_ADDRESS))
 
 
 def gone(code: str, hours: float) -> ClassGone:
@@ -143,7 +146,7 @@ TOO_FAST = Msg("You have changed your answer many times in a short while. Wait a
 
 # ---- the book -----------------------------------------------------------------------------------------------------
 @dataclass
-class Voter:
+class Student:
     """One student of a class: the hash of their address, their answers, and their allowance of answers."""
 
     address: str
@@ -168,7 +171,7 @@ class Lesson:
     current: int = 0
     stage: int = 0
     version: int = 0
-    voters: dict[str, Voter] = field(default_factory=dict)
+    students: dict[str, Student] = field(default_factory=dict)
     per_address: Counter[str] = field(default_factory=Counter)
     shown: ClassView | None = None  # the view of this version, made once
 
@@ -181,12 +184,12 @@ class Lesson:
         if self.shown is None:
             questions = tuple(Question(p, self.phases[q], self.rounds[q], tuple(map(tuple, self.counts[q])))
                               for q, p in enumerate(self.presets))
-            self.shown = ClassView(self.code, questions, self.current, len(self.voters), self.expires_at,
+            self.shown = ClassView(self.code, questions, self.current, len(self.students), self.expires_at,
                                    self.stage, self.version)
         return self.shown
 
-    def ballot(self, voter: Voter) -> Ballot:
-        return Ballot(tuple(sorted((q, r, c) for (q, r), c in voter.answers.items())))
+    def ballot(self, student: Student) -> Ballot:
+        return Ballot(tuple(sorted((q, r, c) for (q, r), c in student.answers.items())))
 
 
 def digest(secret: str) -> bytes:
@@ -205,7 +208,7 @@ class ClassBook:
 
     def open(self, presets: Sequence[str], owner: str) -> Opened:
         """A new class for ``presets`` (keys), opened by ``owner`` (a client key): its code and the teacher's
-        secret. Beyond :attr:`Limits.per_owner` classes of one owner the oldest ends; VoteRefused when the server
+        secret. Beyond :attr:`Limits.per_owner` classes of one owner the oldest ends; AnswerRefused when the server
         keeps as many classes as it may."""
         keys = classes.presets_of(presets)
         secret = classes.new_secret()
@@ -217,12 +220,12 @@ class ClassBook:
                 del self._classes[old.code]
             if len(self._classes) >= self.limits.max_classes:
                 # TRANSLATORS: {n} is how many classes the server keeps open at once
-                raise VoteRefused(MsgN("This server has {n} class open, as many as it keeps at once. Try again "
+                raise AnswerRefused(MsgN("This server has {n} class open, as many as it keeps at once. Try again "
                                        "when one has ended.", "This server has {n} classes open, as many as it "
                                        "keeps at once. Try again when one has ended.", len(self._classes)))
             sizes = [len(classes.PRESETS_BY_KEY[k].choices) for k in keys]
             lesson = Lesson(classes.new_code(self._classes), digest(secret), owner, keys,
-                            now + self.limits.hours * 3600, now, [VOTING] * len(keys), [1] * len(keys),
+                            now + self.limits.hours * 3600, now, [ANSWERING] * len(keys), [1] * len(keys),
                             [[[0] * n for _ in range(ROUNDS)] for n in sizes])
             self._classes[lesson.code] = lesson
             return Opened(lesson.code, secret, lesson.view())
@@ -232,24 +235,24 @@ class ClassBook:
         with self._lock:
             return self._live(code).view()
 
-    def join(self, code: str, voter: str) -> Ballot:
-        """``voter`` (a client key) is in class ``code`` (counted as joined); their answers so far."""
+    def join(self, code: str, student: str) -> Ballot:
+        """``student`` (a client key) is in class ``code`` (counted as joined); their answers so far."""
         with self._lock:
             lesson = self._live(code)
-            return lesson.ballot(self._voter(lesson, voter))
+            return lesson.ballot(self._student(lesson, student))
 
-    def vote(self, code: str, voter: str, question: int, round_: int, choice: int) -> Ballot:
-        """``voter``'s answer to ``question`` in ``round_``: the index of a choice. Refused when that question and
-        round no longer take answers, the choice does not exist, or the voter answers too fast."""
+    def answer(self, code: str, student: str, question: int, round_: int, choice: int) -> Ballot:
+        """``student``'s answer to ``question`` in ``round_``: the index of a choice. Refused when that question and
+        round no longer take answers, the choice does not exist, or the student answers too fast."""
         with self._lock:
             lesson = self._live(code)
-            person = self._voter(lesson, voter)
+            person = self._student(lesson, student)
             q = int(question)
-            if q != lesson.current or lesson.phases[q] != VOTING or int(round_) != lesson.rounds[q]:
-                raise VoteRefused(CLOSED_NOW)
+            if q != lesson.current or lesson.phases[q] != ANSWERING or int(round_) != lesson.rounds[q]:
+                raise AnswerRefused(CLOSED_NOW)
             counts = lesson.counts[q][lesson.rounds[q] - 1]
             if not 0 <= int(choice) < len(counts):
-                raise VoteRefused(Msg("That is not one of this question's choices."))
+                raise AnswerRefused(Msg("That is not one of this question's choices."))
             key, before = (q, lesson.rounds[q]), person.answers.get((q, lesson.rounds[q]))
             if before == int(choice):
                 return lesson.ballot(person)
@@ -292,11 +295,11 @@ class ClassBook:
             self._expire()
             return len(self._classes)
 
-    def voters(self, code: str) -> int:
+    def students(self, code: str) -> int:
         """How many students class ``code`` holds (0 when there is none)."""
         with self._lock:
             lesson = self._classes.get(code)
-            return len(lesson.voters) if lesson is not None else 0
+            return len(lesson.students) if lesson is not None else 0
 
     # ---- internals (with the lock held) ------------------------------------------------------------------------
     def _hash(self, text: str) -> str:
@@ -315,36 +318,37 @@ class ClassBook:
             raise gone(re.sub(r"[^A-Za-z0-9]", "", str(code))[:12], self.limits.hours)
         return lesson
 
-    def _voter(self, lesson: Lesson, voter: str) -> Voter:
-        key = self._hash(voter)
-        person = lesson.voters.get(key)
+    def _student(self, lesson: Lesson, student: str) -> Student:
+        key = self._hash(student)
+        person = lesson.students.get(key)
         if person is not None:
             return person
-        address = self._hash(address_of(voter)) if address_of(voter) else ""
-        if len(lesson.voters) >= self.limits.max_voters:
+        address = self._hash(address_of(student)) if address_of(student) else ""
+        if len(lesson.students) >= self.limits.max_students:
             # TRANSLATORS: {n} is how many students have joined the class
-            raise VoteRefused(MsgN("This class is full: {n} student has joined, as many as it takes. Ask your "
+            raise AnswerRefused(MsgN("This class is full: {n} student has joined, as many as it takes. Ask your "
                                    "teacher to open another class.", "This class is full: {n} students have joined, "
-                                   "as many as it takes. Ask your teacher to open another class.", len(lesson.voters)))
+                                   "as many as it takes. Ask your teacher to open another class.",
+                                   len(lesson.students)))
         if address and lesson.per_address[address] >= self.limits.per_address:
             # TRANSLATORS: {n} is how many students may join one class from one network address
-            raise VoteRefused(MsgN("{n} student has already joined this class from your network address, as many "
+            raise AnswerRefused(MsgN("{n} student has already joined this class from your network address, as many "
                                    "as one address may bring. Ask your teacher: the server's limit can be raised.",
                                    "{n} students have already joined this class from your network address, as many "
                                    "as one address may bring. Ask your teacher: the server's limit can be raised.",
                                    self.limits.per_address))
-        person = lesson.voters[key] = Voter(address, tokens=float(self.limits.burst), refilled_at=self.clock())
+        person = lesson.students[key] = Student(address, tokens=float(self.limits.burst), refilled_at=self.clock())
         if address:
             lesson.per_address[address] += 1
         lesson.changed()
         return person
 
-    def _spend(self, person: Voter) -> None:
+    def _spend(self, person: Student) -> None:
         now = self.clock()
         person.tokens = min(float(self.limits.burst), person.tokens + (now - person.refilled_at) / self.limits.refill_s)
         person.refilled_at = now
         if person.tokens < 1:
-            raise VoteRefused(TOO_FAST)
+            raise AnswerRefused(TOO_FAST)
         person.tokens -= 1
 
     def _act(self, lesson: Lesson, action: str, question: int | None) -> None:
@@ -356,12 +360,12 @@ class ClassBook:
         elif action == REVEAL:
             lesson.phases[q] = REVEALED
         elif action == SECOND:
-            if lesson.phases[q] == VOTING and lesson.rounds[q] < ROUNDS:
+            if lesson.phases[q] == ANSWERING and lesson.rounds[q] < ROUNDS:
                 lesson.rounds[q] += 1
         elif action == RESET:
-            lesson.phases[q], lesson.rounds[q] = VOTING, 1
+            lesson.phases[q], lesson.rounds[q] = ANSWERING, 1
             lesson.counts[q] = [[0] * len(lesson.counts[q][0]) for _ in range(ROUNDS)]
-            for person in lesson.voters.values():
+            for person in lesson.students.values():
                 for key in [k for k in person.answers if k[0] == q]:
                     del person.answers[key]
 

@@ -1,4 +1,4 @@
-"""The classes' answers in the cluster's votes actor (rnnlab.server.on_ray.votes_actor), asked by two web processes
+"""The classes' answers in the cluster's answers actor (rnnlab.server.on_ray.answers_actor), asked by two web processes
 in turn inside the local cluster's namespace: the first opens a class, takes three answers and is SIGKILLed; the
 second finds them all, counts a student who answers again once, reveals with the teacher's key, and gets the
 store's refusals (a closed question, a wrong key, a bad code) as the same messages the page shows. Also: a web
@@ -21,24 +21,24 @@ from rnnlab.cluster import local
 ROOT = Path(__file__).resolve().parents[2]
 FIRST = """
 import json, os, signal
-from rnnlab.server.executors import current_votes
-store = current_votes()
+from rnnlab.server.answers import current_answers
+store = current_answers()
 opened = store.open(["gru_adding"], "ip:10.0.0.1")
 for i, choice in enumerate((1, 1, 2)):
-    store.vote(opened.code, f"browser:{i:032d}@10.0.0.7", 0, 1, choice)
+    store.answer(opened.code, f"browser:{i:032d}@10.0.0.7", 0, 1, choice)
 print(json.dumps({"code": opened.code, "secret": opened.secret}), flush=True)
 os.kill(os.getpid(), signal.SIGKILL)
 """
 SECOND = """
 import json, sys, time
-from rnnlab.server.executors import current_votes
-from rnnlab.server.votes import ClassGone, NotTeacher, VoteRefused
+from rnnlab.server.answers import current_answers
+from rnnlab.server.answers.class_book import ClassGone, NotTeacher, AnswerRefused
 given = json.loads(sys.argv[1])
-store, code, key, out = current_votes(), given["code"], given["secret"], {}
+store, code, key, out = current_answers(), given["code"], given["secret"], {}
 out["kept"] = list(store.view(code).question.counts[0])
-store.vote(code, "browser:00000000000000000000000000000000@10.0.0.7", 0, 1, 1)  # the same answer again
-store.vote(code, "browser:00000000000000000000000000000002@10.0.0.7", 0, 1, 0)  # a changed one
-store.vote(code, "browser:00000000000000000000000000000009@10.0.0.8", 0, 1, 1)  # a new student
+store.answer(code, "browser:00000000000000000000000000000000@10.0.0.7", 0, 1, 1)  # the same answer again
+store.answer(code, "browser:00000000000000000000000000000002@10.0.0.7", 0, 1, 0)  # a changed one
+store.answer(code, "browser:00000000000000000000000000000009@10.0.0.8", 0, 1, 1)  # a new student
 time.sleep(0.6)
 view = store.view(code)
 out["after"], out["joined"] = list(view.question.counts[0]), view.joined
@@ -46,12 +46,12 @@ for name, call in {"wrong key": lambda: store.teach(code, key[:-1] + "x", "revea
                    "bad code": lambda: store.view("ZZZZZZ")}.items():
     try:
         call()
-    except VoteRefused as e:
+    except AnswerRefused as e:
         out[name] = [type(e).__name__, e.message.message]
 out["revealed"] = store.teach(code, key, "reveal").question.revealed
 try:
-    store.vote(code, "browser:00000000000000000000000000000009@10.0.0.8", 0, 1, 2)
-except VoteRefused as e:
+    store.answer(code, "browser:00000000000000000000000000000009@10.0.0.8", 0, 1, 2)
+except AnswerRefused as e:
     out["closed"] = e.message.message
 calls = []
 actor_call = type(store).call

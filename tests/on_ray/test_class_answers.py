@@ -1,7 +1,7 @@
 """A class on the Ray tier (30 students; ``RNNLAB_CLASS_STUDENTS=300`` for a class of 300, several minutes): two web
 processes (Ray executor) behind HAProxy, in a network namespace of their own, reached by the class's browsers without
 a browser (tests/on_ray/class_driver.py) inside it. The answers live
-in the cluster's votes actor, not in a web process: web1 is SIGKILLed halfway through the answers, its tabs open
+in the cluster's answers actor, not in a web process: web1 is SIGKILLed halfway through the answers, its tabs open
 again through the proxy (on web2) and find their answers kept, every student is counted once and every answer is
 counted, the teacher's chart shows them all, and every student's screen shows the run after Reveal.
 
@@ -26,8 +26,8 @@ from tests.on_ray.test_web import web_tier
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).with_name("class_driver.py")
-NETNS = "rnnlab-votes"
-FOLDER = Path("/tmp/rnnlab-votes")
+NETNS = "rnnlab-answers"
+FOLDER = Path("/tmp/rnnlab-answers")
 STUDENTS = int(os.environ.get("RNNLAB_CLASS_STUDENTS", "30"))
 WINDOW_S = 10.0
 PRESET = "noisy_carry_adding"  # ten time steps: the run that settles it is ready soon
@@ -37,13 +37,13 @@ DRIVER_TIMEOUT_S = 1500  # start-up and the run included; the lesson itself take
 BOUNDS = web.ProxyBounds(new_ids_per_minute=STUDENTS + 60, sessions=max(web.ProxyBounds.sessions, 2 * STUDENTS),
                          connections=max(web.ProxyBounds.connections, 8 * STUDENTS),
                          new_connections=max(web.ProxyBounds.new_connections, 8 * STUDENTS))
-SETTINGS = {"RNNLAB_MAX_TRAININGS": "2", "RNNLAB_CLASS_VOTERS_PER_ADDRESS": str(STUDENTS + 10)}
+SETTINGS = {"RNNLAB_MAX_TRAININGS": "2", "RNNLAB_CLASS_STUDENTS_PER_ADDRESS": str(STUDENTS + 10)}
 
 
 @pytest.fixture(scope="module")
 def ray_tier():
     """Two web processes (Ray executor), HAProxy (making as many browser ids for one address as the class needs), a
-    Ray head and two worker nodes in namespace ``rnnlab-votes``; always torn down."""
+    Ray head and two worker nodes in namespace ``rnnlab-answers``; always torn down."""
     pytest.importorskip("ray", reason="Ray is not installed: pip install -r requirements-ray.txt")
     yield from web_tier(FOLDER, NETNS, "ray", SETTINGS, bounds=BOUNDS)
 

@@ -7,18 +7,17 @@ connected (a reload closes the old page's connection first); a copy of the addre
 the owner is still connected gets a new token and an empty page, and never sees or changes the owner's run.
 
 Several web processes sharing one runs folder: each lists the tokens of its connected tabs there every few seconds
-(:meth:`~rnnlab.server.run_files.RunFolder.publish_live`), and a token held by a connected tab of another process
-is not taken over either (a dead process's list goes stale within seconds, and its tabs' runs are then taken over
-by the process their reconnection reaches). A copy of the address opened while the owner is connected, here or
-elsewhere, gets its own copy of the run under a new token (:meth:`SessionStore.copy`): it never writes the owner's
-file.
+(:meth:`~rnnlab.server.storage.run_files.RunFolder.publish_live`), and a token held by a connected tab of another
+process is not taken over either (a dead process's list goes stale within seconds, and its tabs' runs are then taken
+over by the process their reconnection reaches). A copy of the address opened while the owner is connected, here or
+elsewhere, gets its own copy of the run under a new token (:meth:`SessionStore.copy`): it never writes the owner's file.
 
 Residual case: the token is a bearer secret. Someone who has a copy of the address *with* the token and opens
 it after the owner closed the tab (or while the owner's connection is down) gets a copy of the owner's last
 finished run. The links the app builds for sharing never contain the token; only a raw copy of the address
 bar does. The store is bounded: at most ``max_entries`` runs and about ``max_bytes`` of memory, each kept
 ``ttl_s`` seconds after its last save or take-over. When it is full, the machine holding the most memory
-loses first, and of its clients (a person, :func:`rnnlab.server.clients.client_key`) the one holding the most,
+loses first, and of its clients (a person, :func:`rnnlab.server.access.clients.client_key`) the one holding the most,
 its least recently used run: one machine making up browser ids evicts its own runs, not everyone else's.
 """
 
@@ -37,8 +36,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
-from rnnlab.server.clients import address_of
-from rnnlab.server.run_files import (
+from rnnlab.server.access.clients import address_of
+from rnnlab.server.storage.run_files import (
     LIVE_EVERY_S,
     LIVE_FRESH_S,
     WRITE_EVERY_S,
@@ -48,7 +47,9 @@ from rnnlab.server.run_files import (
     run_to_bytes,
     run_version,
 )
-from rnnlab.server.tab_token import TOKEN_PARAM as TOKEN_PARAM  # the token's name in the URL, kept under it here
+from rnnlab.server.storage.tab_token import (
+    TOKEN_PARAM as TOKEN_PARAM,  # the token's name in the URL, kept under it here
+)
 
 _TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 DEFAULT_MAX_ENTRIES = 200

@@ -23,7 +23,7 @@ def default_class_language(state: UrlState) -> str | None:
     return state.lang if state.lang in LANGUAGES else None
 
 
-def class_link(base: str, state: UrlState, hide: frozenset[str] | set[str], autorun: bool,
+def projected_link(base: str, state: UrlState, hide: frozenset[str] | set[str], autorun: bool,
                lang: str | None = None) -> str:
     """``base`` (the page's address) with the experiment, the controls to ``hide``, whether it starts
     training as soon as it opens, and the class's language (``lang``; None: no ``lang`` in the link, so that each

@@ -26,8 +26,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from rnnlab.config import Config
-from rnnlab.server.clients import address_of
-from rnnlab.server.folders import ownership_problem
+from rnnlab.server.access.clients import address_of
+from rnnlab.server.storage.folders import ownership_problem
 from rnnlab.training import calls
 from rnnlab.training.history import History
 from rnnlab.training.program import get_program
@@ -164,7 +164,7 @@ def client_tag(client: str) -> str:
 
 
 def address_tag(client: str) -> str:
-    """A short name for the machine of ``client`` (:func:`rnnlab.server.clients.address_of`) in a file name."""
+    """A short name for the machine of ``client`` (:func:`rnnlab.server.access.clients.address_of`) in a file name."""
     address = address_of(client)
     return hashlib.sha256(address.encode()).hexdigest()[:12] if address else "here"
 

@@ -9,7 +9,7 @@
   is slowed by its own socket. A rerun that waits is replaced by newer reruns that arrive meanwhile (each carries
   the whole page's state, so only the last matters), at most :attr:`Limits.coalesce` for each one passed on. A tab
   that had :attr:`Limits.flood_messages` messages wait since its bucket was last full is closed (code 1008), and
-  its client (:func:`rnnlab.server.clients.client_key`) may open no tab for :attr:`Limits.cooldown_s` seconds
+  its client (:func:`rnnlab.server.access.clients.client_key`) may open no tab for :attr:`Limits.cooldown_s` seconds
   (doubling for each new flood, up to :attr:`Limits.max_cooldown_s`). A person's page says why (:func:`notice`):
   it was slowed, or its connection was closed.
 - **Foreign pages.** A request whose ``Origin`` is another site's (not the ``Host`` it asks, not this machine's
@@ -18,7 +18,7 @@
 - **Forwarded addresses.** uvicorn takes a client's address from ``X-Forwarded-For`` when the connection comes
   from an address it trusts (``FORWARDED_ALLOW_IPS``, loopback by default); a request whose address is one its
   ``X-Forwarded-For`` names (any of them, with or without a port), without the proxy's secret
-  (:func:`rnnlab.server.clients.from_proxy`), is refused (HTTP 400): only the proxy names addresses, whatever
+  (:func:`rnnlab.server.access.clients.from_proxy`), is refused (HTTP 400): only the proxy names addresses, whatever
   address a request comes from.
 """
 
@@ -35,7 +35,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from rnnlab.i18n import Msg, MsgN
-from rnnlab.server.clients import client_key, from_proxy, header, is_loopback, vouched_address
+from rnnlab.server.access.clients import client_key, from_proxy, header, is_loopback, vouched_address
 
 STREAM_PATH = "/_stcore/stream"  # the app's websocket, under any base path
 LOCAL_NAMES = frozenset({"localhost", "127.0.0.1", "0.0.0.0"})  # Streamlit allows these without a lookup
@@ -258,7 +258,7 @@ def same_origin(origin: str, host: str) -> bool:
 
 
 def request_client(headers: Mapping[str, str], address: str | None) -> tuple[str, str]:
-    """(client key, machine address) of a request, as :mod:`rnnlab.server.clients` counts them, a tab on this
+    """(client key, machine address) of a request, as :mod:`rnnlab.server.access.clients` counts them, a tab on this
     machine by its address (a connection is not yet a session)."""
     machine = vouched_address(address, headers) or ""
     return client_key(address, "", headers) or f"ip:{machine}", machine

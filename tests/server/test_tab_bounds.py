@@ -1,4 +1,4 @@
-"""The bounds at a web process's ASGI boundary (rnnlab.server.session_bounds), around a stand-in app that reads
+"""The bounds at a web process's ASGI boundary (rnnlab.server.access.tab_bounds), around a stand-in app that reads
 messages as Streamlit's websocket handler does: a tab within its bucket passes at once, beyond it waits, its
 superseded reruns coalesce, a flood is closed and its client cooled down (and told), a page of another site and a
 forwarded address nobody vouched for are refused. The same over a real server: tests/server/test_class_attacks.py."""
@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from rnnlab.server.clients import ENV_CLIENT_HEADER, ENV_PROXY_SECRET, PROXY_HEADER
-from rnnlab.server.session_bounds import Limits, Registry, SessionBounds, notice, same_origin
+from rnnlab.server.access.clients import ENV_CLIENT_HEADER, ENV_PROXY_SECRET, PROXY_HEADER
+from rnnlab.server.access.tab_bounds import Limits, Registry, SessionBounds, notice, same_origin
 from tests.load.protocol_client import run_apart
 
 RERUN, STOP = b"rerun", b"stop"
@@ -102,9 +102,9 @@ def test_a_flooding_tab_is_closed_its_client_cooled_down_and_its_page_told(monke
 
 def test_the_page_of_a_slowed_tab_says_so_in_its_language():
     from rnnlab.i18n import using
-    from rnnlab.server import session_bounds
+    from rnnlab.server.access import tab_bounds
 
-    registry = session_bounds.REGISTRY
+    registry = tab_bounds.REGISTRY
     registry.waited("key-slowed")
     try:
         said = notice("10.0.0.9", {"Sec-WebSocket-Key": "key-slowed"})

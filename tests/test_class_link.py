@@ -12,7 +12,7 @@ import zxingcpp
 from PIL import Image
 
 from rnnlab.config import Config
-from rnnlab.sharing import classroom
+from rnnlab.sharing import class_link
 from rnnlab.sharing.urlstate import UrlState, parse_query
 
 BASE = "http://192.168.1.20:8501/explore"
@@ -27,7 +27,7 @@ def read_back(link: str) -> UrlState:
 @pytest.mark.parametrize("autorun", [True, False])
 def test_the_link_opens_the_same_experiment_with_those_controls_hidden(hide, autorun):
     shared = UrlState(config=Config(cell="lstm", seq_len=40, carry_mode="noisy", lr=0.003))
-    link = classroom.class_link(BASE, shared, hide, autorun)
+    link = class_link.projected_link(BASE, shared, hide, autorun)
     assert link.startswith(BASE + "?")
     back = read_back(link)
     assert back.config == shared.config and back.hidden == frozenset(hide) and back.autorun is autorun
@@ -36,23 +36,23 @@ def test_the_link_opens_the_same_experiment_with_those_controls_hidden(hide, aut
 
 def test_unknown_controls_are_refused():
     with pytest.raises(ValueError, match="unknown controls"):
-        classroom.class_link(BASE, UrlState(), {"cell", "password"}, True)
+        class_link.projected_link(BASE, UrlState(), {"cell", "password"}, True)
 
 
-@pytest.mark.parametrize("hide", [set(), set(classroom.HIDEABLE)])
+@pytest.mark.parametrize("hide", [set(), set(class_link.HIDEABLE)])
 def test_the_qr_code_decodes_to_the_link(hide):
-    link = classroom.class_link(BASE, UrlState(config=Config(task="copy", seq_len=20)), hide, True)
-    image = Image.open(io.BytesIO(classroom.qr_png(link))).convert("L")
+    link = class_link.projected_link(BASE, UrlState(config=Config(task="copy", seq_len=20)), hide, True)
+    image = Image.open(io.BytesIO(class_link.qr_png(link))).convert("L")
     decoded = zxingcpp.read_barcodes(np.asarray(image))
     assert [d.text for d in decoded] == [link]
     assert decoded[0].format == zxingcpp.BarcodeFormat.QRCode
 
 
-@pytest.mark.parametrize("lang", classroom.CLASS_LANGUAGES)
+@pytest.mark.parametrize("lang", class_link.CLASS_LANGUAGES)
 @pytest.mark.parametrize("teacher", [None, "en", "zh", "ru"])
 def test_the_link_has_the_class_language_or_none_for_each_students_browser(lang, teacher):
     shared = UrlState(config=Config(cell="gru", seq_len=40), lang=teacher)
-    link = classroom.class_link(BASE, shared, {"cell"}, True, lang)
+    link = class_link.projected_link(BASE, shared, {"cell"}, True, lang)
     query = parse_qs(urlsplit(link).query)
     assert query.get("lang") == ([lang] if lang else None)  # no lang: each student's browser chooses
     back = read_back(link)
@@ -61,10 +61,10 @@ def test_the_link_has_the_class_language_or_none_for_each_students_browser(lang,
 
 @pytest.mark.parametrize("teacher", [None, "en", "zh", "ru"])
 def test_the_class_language_starts_as_the_teachers_chosen_one(teacher):
-    assert classroom.default_class_language(UrlState(lang=teacher)) == teacher
-    assert classroom.CLASS_LANGUAGES == (None, "en", "zh", "ru")
+    assert class_link.default_class_language(UrlState(lang=teacher)) == teacher
+    assert class_link.CLASS_LANGUAGES == (None, "en", "zh", "ru")
 
 
 def test_an_unknown_class_language_is_refused():
     with pytest.raises(ValueError, match="unknown language"):
-        classroom.class_link(BASE, UrlState(), set(), True, "de")
+        class_link.projected_link(BASE, UrlState(), set(), True, "de")

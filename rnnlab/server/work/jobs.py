@@ -1,7 +1,8 @@
-"""The heavy work a user can start, as module-level functions of plain arguments for :class:`rnnlab.server.executor.
-Work`: runs started, trained and loaded, first compiles, probes, sweeps and example looks.
+"""The heavy work a user can start, as module-level functions of plain arguments for
+:class:`rnnlab.server.work.executor.Work`: runs started, trained and loaded, first compiles, probes, sweeps and example
+looks.
 
-Each reports between its pieces with :func:`rnnlab.server.reporting.report` (where a cancel stops it) and never
+Each reports between its pieces with :func:`rnnlab.server.work.reporting.report` (where a cancel stops it) and never
 draws: it may run in another thread or process than the page that asked. A probe reads a :class:`Model` (a
 run's configuration, parameters and key: data only), never a live :class:`~rnnlab.training.train.Run`.
 """
@@ -20,8 +21,9 @@ from rnnlab.files import export
 from rnnlab.i18n import Msg
 from rnnlab.model.cells import CELLS
 from rnnlab.probing import example, probes
-from rnnlab.server import precompile, reporting, run_files
-from rnnlab.server.shared_runs import RUNS
+from rnnlab.server.storage import run_files
+from rnnlab.server.work import precompile, reporting
+from rnnlab.server.work.shared_runs import RUNS
 from rnnlab.training import calls
 from rnnlab.training.history import CallProgress
 from rnnlab.training.program import Program, get_program, hyper_args
@@ -63,7 +65,7 @@ def start_run(config: Config) -> Run:
 
 def untrained_run_bytes(config: Config) -> bytes:
     """A new run of ``config`` (an initialisation and one evaluation) as a run file's bytes: made on a worker, read
-    back without computing (:func:`rnnlab.server.run_files.run_from_bytes`)."""
+    back without computing (:func:`rnnlab.server.storage.run_files.run_from_bytes`)."""
     return run_files.run_to_bytes(Run(config))
 
 
@@ -127,7 +129,7 @@ def long_compile(config: Config) -> bool:
 
 
 def compile_program(config: Config, timeout_s: float | None = None) -> bool:
-    """Compile ``config``'s training program in a worker process (:func:`rnnlab.server.precompile.
+    """Compile ``config``'s training program in a worker process (:func:`rnnlab.server.work.precompile.
     compile_in_worker`); False when it was stopped. A forced cancel kills the worker at once; a worker that failed
     leaves the compile to the first call in this process."""
     def started(worker) -> None:
@@ -199,3 +201,14 @@ def compare_sweep(configs: list[Config], max_seconds: float | None) -> sweep.Swe
     after its current call and returns what it trained."""
     return sweep.run_sweep(configs, reporting.keep_going, max_seconds=max_seconds)
 
+
+
+# ---- how each kind of work runs on a cluster -------------------------------------------------------------------
+# The Ray executor (rnnlab.server.on_ray.executor) gives each form its cluster's shape; work this table does not name
+# runs whole on a worker, from its plain arguments. A new kind of work takes a row here, not a branch there.
+SHARED_CALL = "shared call"  # a run's compiled call: on a worker, computed once for every web process (pristine run)
+SHARED_START = "shared start"  # a run started: made on a worker, a pristine one's finished run kept for every process
+MADE_ON_WORKER = "made on a worker"  # a new run made on a worker and read back here from bytes
+IN_PROCESS = "in this process"  # reads what only this process has (an uploaded file), as in embedded mode
+CLUSTER_FORMS: dict[Callable, str] = {call_job: SHARED_CALL, start_run: SHARED_START, untrained_run: MADE_ON_WORKER,
+                                      load_run: IN_PROCESS}

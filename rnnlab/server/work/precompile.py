@@ -5,7 +5,7 @@ The worker builds the configuration's program and compiles its training steps (`
 persistent cache on disk; the server then loads the compiled program from there in well under a second. Killing
 the worker frees its CPU at once. Used only where the compile is expected to be long and the disk cache is on.
 
-Run as ``python -m rnnlab.server.precompile CONFIG_JSON`` (the worker side).
+Run as ``python -m rnnlab.server.work.precompile CONFIG_JSON`` (the worker side).
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def use_worker(config) -> bool:
 
 def worker_command(config) -> list[str]:
     """The command line of the worker that compiles ``config``."""
-    return [sys.executable, "-m", "rnnlab.server.precompile", json.dumps(config.to_dict())]
+    return [sys.executable, "-m", "rnnlab.server.work.precompile", json.dumps(config.to_dict())]
 
 
 def compile_in_worker(config, should_stop: Callable[[], bool], timeout_s: float | None = None,

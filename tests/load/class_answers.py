@@ -1,7 +1,7 @@
-"""A class voting, without browsers: the teacher's tab and N students' tabs speaking Streamlit's websocket protocol.
+"""A class answering, without browsers: the teacher's tab and N students' tabs speaking Streamlit's websocket protocol.
 
 Each :class:`Tab` opens its page as :mod:`tests.load.protocol_client` does (the page's HTML, the two probes, the
-websocket, one ``rerun_script``), then also does what voting needs, as streamlit 1.67's frontend does it: a click on
+websocket, one ``rerun_script``), then also does what answering needs, as streamlit 1.67's frontend does it: a click on
 a button is a ``rerun_script`` carrying that widget's ``trigger_value`` (and the fragment it was drawn in, so that a
 click in a dialog reruns the dialog), the page's URL as the server last wrote it, and the page's script hash; a
 fragment drawn with ``run_every`` sent an ``auto_rerun`` message, and the tab reruns that fragment at that interval
@@ -16,7 +16,7 @@ taken after the window opened, the teacher's chart behind the answers (*lag*: fr
 teacher's chart first counting that many), each student's first chart of the run after Reveal (*reveal*), and with
 ``--server-pid`` the server's CPU. Only loopback servers are accepted.
 
-``python -m tests.load.class_votes --base http://127.0.0.1:8501 --students 30 --server-pid PID``
+``python -m tests.load.class_answers --base http://127.0.0.1:8501 --students 30 --server-pid PID``
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ SPREAD_TITLES = in_every_language("The class's answers") | in_every_language(
     "The class's answers, before and after the discussion")
 RESULT_TITLES = LOSS_TITLES | RESULT_CHARTS["gradients"]
 READY = in_every_language("The run that settles this question is ready.")
-VOTE_PREFIX = "vote_"
+ANSWER_PREFIX = "answer_"
 
 
 def cpu_seconds(pid: int | None) -> float | None:
@@ -254,9 +254,9 @@ def spread_totals(tab: Tab) -> tuple[int, ...] | None:
     return tuple(int(np.nansum(trace_values(t.get("x")))) for t in spec.get("data", []))
 
 
-def vote_buttons(tab: Tab, round_: int) -> list[Widget]:
+def answer_buttons(tab: Tab, round_: int) -> list[Widget]:
     """A student's choice buttons for ``round_``, in order."""
-    found = [w for w in tab.widgets().values() if f"-{VOTE_PREFIX}" in w.id and w.id.split("_")[-2] == str(round_)]
+    found = [w for w in tab.widgets().values() if f"-{ANSWER_PREFIX}" in w.id and w.id.split("_")[-2] == str(round_)]
     return sorted(found, key=lambda w: int(w.id.rsplit("_", 1)[1]))
 
 
@@ -333,7 +333,7 @@ class Plan:
 async def student_lesson(tab: Tab, me: Student, lesson: Lesson, plan: Plan, i: int, n: int, timeout_s: float,
                          zero: float) -> None:
     """One student: join, answer at the planned moment of each round, then wait for the run after Reveal."""
-    if await tab.until(lambda: vote_buttons(tab, 1), timeout_s) is None:
+    if await tab.until(lambda: answer_buttons(tab, 1), timeout_s) is None:
         me.errors.append("no choices to pick")
     me.joined_s = time.monotonic() - zero
     plan.joined += 1
@@ -342,12 +342,12 @@ async def student_lesson(tab: Tab, me: Student, lesson: Lesson, plan: Plan, i: i
     for r in range(plan.rounds):
         await plan.opened[r].wait()
         await asyncio.sleep(plan.moments[r][i])
-        buttons = await tab.until(lambda r=r: vote_buttons(tab, r + 1), timeout_s) or []
+        buttons = await tab.until(lambda r=r: answer_buttons(tab, r + 1), timeout_s) or []
         if buttons:
             pick = plan.picks[r][i] % len(buttons)
             me.clicks.append(time.monotonic() - zero)
             await tab.send(buttons[pick])
-            taken = await tab.until(lambda r=r, k=pick: (b := vote_buttons(tab, r + 1)) and len(b) > k
+            taken = await tab.until(lambda r=r, k=pick: (b := answer_buttons(tab, r + 1)) and len(b) > k
                                     and b[k].type == "primary", timeout_s)
             me.acks.append(time.monotonic() - zero if taken else None)
         else:

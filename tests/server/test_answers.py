@@ -1,6 +1,7 @@
-"""The classes' store (rnnlab.server.votes.ClassBook): one answer per student, question and round, changed until the
-teacher reveals it; only the teacher's key reveals, resets or moves on; a flood changes nothing but its sender's own
-answer; classes end after their hours and their answers with them; bounded per class, per address and in all."""
+"""The classes' store (rnnlab.server.answers.class_book.ClassBook): one answer per student, question and round, changed
+until the teacher reveals it; only the teacher's key reveals, resets or moves on; a flood changes nothing but its
+sender's own answer; classes end after their hours and their answers with them; bounded per class, per address and in
+all."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import threading
 import pytest
 
 from rnnlab.i18n import using
-from rnnlab.server import votes
-from rnnlab.server.votes import ClassBook, ClassGone, Limits, NotTeacher, VoteRefused
+from rnnlab.server.answers import class_book
+from rnnlab.server.answers.class_book import AnswerRefused, ClassBook, ClassGone, Limits, NotTeacher
 from rnnlab.sharing import classes
 from rnnlab.sharing.presets import PRESETS_BY_KEY
 
@@ -33,7 +34,7 @@ def clock() -> Clock:
 
 @pytest.fixture
 def book(clock) -> ClassBook:
-    return ClassBook(Limits(hours=2, max_classes=5, max_voters=40, per_address=4), clock=clock)
+    return ClassBook(Limits(hours=2, max_classes=5, max_students=40, per_address=4), clock=clock)
 
 
 def student(i: int, address: str = "10.0.0.7") -> str:
@@ -56,17 +57,17 @@ def test_one_answer_per_student_changed_until_the_reveal(book):
     opened = book.open([ADDING], "t")
     code = opened.code
     book.join(code, student(1))
-    book.vote(code, student(1), 0, 1, 1)
-    book.vote(code, student(2), 0, 1, 1)
-    book.vote(code, student(1), 0, 1, 2)  # changed: counted once, for the new choice
-    ballot = book.vote(code, student(1), 0, 1, 2)  # the same again: nothing changes
+    book.answer(code, student(1), 0, 1, 1)
+    book.answer(code, student(2), 0, 1, 1)
+    book.answer(code, student(1), 0, 1, 2)  # changed: counted once, for the new choice
+    ballot = book.answer(code, student(1), 0, 1, 2)  # the same again: nothing changes
     view = book.view(code)
     assert view.question.counts[0] == (0, 1, 1) and view.joined == 2 and view.question.answered() == 2
     assert ballot.choice(0, 1) == 2 and book.join(code, student(2)).choice(0, 1) == 1
-    book.teach(code, opened.secret, votes.REVEAL)
-    with pytest.raises(VoteRefused) as refused:
-        book.vote(code, student(1), 0, 1, 0)
-    assert refused.value.message == votes.CLOSED_NOW
+    book.teach(code, opened.secret, class_book.REVEAL)
+    with pytest.raises(AnswerRefused) as refused:
+        book.answer(code, student(1), 0, 1, 0)
+    assert refused.value.message == class_book.CLOSED_NOW
     assert book.view(code).question.counts[0] == (0, 1, 1)
 
 
@@ -75,15 +76,15 @@ def test_only_the_teachers_key_reveals_resets_moves_on_or_ends(book):
     code, stage = opened.code, opened.view.stage
     for wrong in ("", "x" * 32, opened.secret[:-1], opened.secret + "x", opened.secret.upper()):
         assert not book.is_teacher(code, wrong)
-        for action in votes.ACTIONS:
+        for action in class_book.ACTIONS:
             with pytest.raises(NotTeacher):
                 book.teach(code, wrong, action, 1)
-    assert book.view(code).stage == stage and book.view(code).question.phase == classes.VOTING
+    assert book.view(code).stage == stage and book.view(code).question.phase == classes.ANSWERING
     assert book.is_teacher(code, opened.secret) and not book.is_teacher("ZZZZZZ", opened.secret)
-    assert book.teach(code, opened.secret, votes.GOTO, 1).current == 1
+    assert book.teach(code, opened.secret, class_book.GOTO, 1).current == 1
     with pytest.raises(ValueError):
-        book.teach(code, opened.secret, votes.GOTO, 2)
-    assert book.teach(code, opened.secret, votes.CLOSE) is None
+        book.teach(code, opened.secret, class_book.GOTO, 2)
+    assert book.teach(code, opened.secret, class_book.CLOSE) is None
     with pytest.raises(ClassGone):
         book.view(code)
 
@@ -98,18 +99,18 @@ def test_a_second_round_keeps_the_first_and_a_reset_clears_the_question(book):
     opened = book.open([ADDING], "t")
     code, key = opened.code, opened.secret
     for i, choice in enumerate((0, 0, 1)):
-        book.vote(code, student(i), 0, 1, choice)
-    view = book.teach(code, key, votes.SECOND)
+        book.answer(code, student(i), 0, 1, choice)
+    view = book.teach(code, key, class_book.SECOND)
     assert view is not None and view.question.round == 2 and view.stage > opened.view.stage
-    with pytest.raises(VoteRefused):
-        book.vote(code, student(0), 0, 1, 2)  # the first round is closed
-    book.vote(code, student(0), 0, 2, 1)
-    book.vote(code, student(1), 0, 2, 1)
+    with pytest.raises(AnswerRefused):
+        book.answer(code, student(0), 0, 1, 2)  # the first round is closed
+    book.answer(code, student(0), 0, 2, 1)
+    book.answer(code, student(1), 0, 2, 1)
     view = book.view(code)
     assert view.question.counts[0] == (2, 1, 0) and view.question.counts[1] == (0, 2, 0)
     assert view.question.answered(1) == 3 and view.question.answered() == 2
-    assert book.teach(code, key, votes.SECOND).question.round == 2  # no third round
-    view = book.teach(code, key, votes.RESET)
+    assert book.teach(code, key, class_book.SECOND).question.round == 2  # no third round
+    view = book.teach(code, key, class_book.RESET)
     assert view.question.round == 1 and view.question.counts == ((0, 0, 0), (0, 0, 0))
     assert book.join(code, student(0)).answers == ()
 
@@ -117,20 +118,20 @@ def test_a_second_round_keeps_the_first_and_a_reset_clears_the_question(book):
 def test_a_flood_changes_nothing_but_its_senders_own_answer(book, clock):
     opened = book.open([ADDING], "t")
     code = opened.code
-    book.vote(code, student(1), 0, 1, 0)
+    book.answer(code, student(1), 0, 1, 0)
     changed, last = 0, None
     for i in range(1000):
         try:
-            now = book.vote(code, student(2), 0, 1, i % 3).choice(0, 1)
-        except VoteRefused as e:
-            assert e.message == votes.TOO_FAST
+            now = book.answer(code, student(2), 0, 1, i % 3).choice(0, 1)
+        except AnswerRefused as e:
+            assert e.message == class_book.TOO_FAST
             continue
         changed, last = changed + (now != last), now
-    assert changed <= votes.BURST  # then every change is refused until a moment has passed
+    assert changed <= class_book.BURST  # then every change is refused until a moment has passed
     counts = book.view(code).question.counts[0]
     assert sum(counts) == 2 and counts[0] >= 1  # the other student's answer is there, the flood is one answer
-    clock.now += votes.REFILL_S
-    book.vote(code, student(2), 0, 1, 2)  # allowed again after a moment
+    clock.now += class_book.REFILL_S
+    book.answer(code, student(2), 0, 1, 2)  # allowed again after a moment
     assert book.join(code, student(2)).choice(0, 1) == 2
 
 
@@ -139,36 +140,36 @@ def test_students_are_bounded_per_class_and_per_address(book):
     code = opened.code
     for i in range(4):
         book.join(code, student(i, "10.0.0.9"))  # one machine minting browser ids
-    with pytest.raises(VoteRefused, match="network address"):
+    with pytest.raises(AnswerRefused, match="network address"):
         book.join(code, student(99, "10.0.0.9"))
     book.join(code, student(0, "10.0.0.9"))  # those already in stay in
     for i in range(36):
         book.join(code, f"ip:10.1.{i}.1")
-    with pytest.raises(VoteRefused, match="full"):
+    with pytest.raises(AnswerRefused, match="full"):
         book.join(code, "ip:10.2.0.1")
-    assert book.voters(code) == 40
+    assert book.students(code) == 40
 
 
 def test_classes_end_after_their_hours_and_their_answers_with_them(book, clock):
     opened = book.open([ADDING], "t")
-    book.vote(opened.code, student(1), 0, 1, 1)
+    book.answer(opened.code, student(1), 0, 1, 1)
     clock.now += 2 * 3600 - 1
     assert book.view(opened.code).joined == 1
     clock.now += 2
     with pytest.raises(ClassGone):
         book.view(opened.code)
-    assert len(book) == 0 and book.voters(opened.code) == 0
+    assert len(book) == 0 and book.students(opened.code) == 0
     assert not book.is_teacher(opened.code, opened.secret)
 
 
 def test_classes_are_bounded_in_all_and_per_person(book):
-    first = [book.open([ADDING], "teacher-a") for _ in range(votes.CLASSES_PER_OWNER + 1)]
+    first = [book.open([ADDING], "teacher-a") for _ in range(class_book.CLASSES_PER_OWNER + 1)]
     with pytest.raises(ClassGone):
         book.view(first[0].code)  # a fourth class of one person ends their oldest
     assert all(book.view(o.code) for o in first[1:])
     book.open([ADDING], "teacher-b")
     book.open([ADDING], "teacher-c")
-    with pytest.raises(VoteRefused, match="class open"):
+    with pytest.raises(AnswerRefused, match="class open"):
         book.open([ADDING], "teacher-d")
     assert len(book) == 5
 
@@ -185,8 +186,8 @@ def test_a_stale_or_bad_code_gets_one_clear_message(book, given):
 
 
 def test_refusals_cross_processes_whole():
-    refused = pickle.loads(pickle.dumps(votes.gone("ABC234", 3)))
-    assert isinstance(refused, ClassGone) and refused.message == votes.gone("ABC234", 3).message
+    refused = pickle.loads(pickle.dumps(class_book.gone("ABC234", 3)))
+    assert isinstance(refused, ClassGone) and refused.message == class_book.gone("ABC234", 3).message
 
 
 def test_answers_from_many_threads_are_all_counted(book):
@@ -195,7 +196,7 @@ def test_answers_from_many_threads_are_all_counted(book):
 
     def answer(i: int) -> None:
         for choice in (0, 1, 2, i % 3):
-            book.vote(code, f"ip:10.3.{i}.1", 0, 1, choice)
+            book.answer(code, f"ip:10.3.{i}.1", 0, 1, choice)
 
     threads = [threading.Thread(target=answer, args=(i,)) for i in range(n)]
     for thread in threads:
@@ -207,13 +208,17 @@ def test_answers_from_many_threads_are_all_counted(book):
 
 
 def test_limits_come_from_the_environment_bounded(monkeypatch):
-    monkeypatch.setenv(votes.ENV_HOURS, "100")
-    monkeypatch.setenv(votes.ENV_MAX_CLASSES, "7")
-    monkeypatch.setenv(votes.ENV_MAX_VOTERS, "zero")
-    monkeypatch.setenv(votes.ENV_PER_ADDRESS, "-3")
+    monkeypatch.setenv(class_book.ENV_HOURS, "100")
+    monkeypatch.setenv(class_book.ENV_MAX_CLASSES, "7")
+    monkeypatch.setenv(class_book.ENV_MAX_STUDENTS, "zero")
+    monkeypatch.setenv(class_book.ENV_PER_ADDRESS, "-3")
     limits = Limits.from_env()
-    assert limits.hours == votes.MAX_HOURS and limits.max_classes == 7
-    assert limits.max_voters == votes.DEFAULT_MAX_VOTERS and limits.per_address == votes.DEFAULT_PER_ADDRESS
+    assert limits.hours == class_book.MAX_HOURS and limits.max_classes == 7
+    assert limits.max_students == class_book.DEFAULT_MAX_STUDENTS
+    assert limits.per_address == class_book.DEFAULT_PER_ADDRESS
+    monkeypatch.delenv(class_book.ENV_MAX_STUDENTS)
+    monkeypatch.setenv("RNNLAB_CLASS_MAX_VOTERS", "40")  # its former name, still read
+    assert Limits.from_env().max_students == 40
 
 
 def test_every_preset_with_a_question_can_be_asked(book):
