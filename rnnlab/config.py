@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import Field, asdict, dataclass, field, make_dataclass, replace
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from rnnlab.device import memory_budget_bytes
 from rnnlab.i18n import N_, _, join_clauses, join_list, number, t, tn
 from rnnlab.model.cells import CARRY_INITS, CELLS
-from rnnlab.model.network import CARRY_MODES, carry_mode_label
+from rnnlab.model.network import CARRY_MODES, carry_mode_label, carry_mode_phrase
 from rnnlab.model.optimizers import OPTIMIZERS
 from rnnlab.model.tasks import TASKS, compatible
 from rnnlab.text import format_bytes, parse_float, parse_int
@@ -36,6 +36,11 @@ class Setting:
     other setting starts a new run.
     ``label_en`` and ``help_en`` are English (marked for the catalog); ``label`` and ``help`` give them in the
     reader's language.
+    How the setting is shown: ``phrase`` names one value in a run's short name ('T = 100'; None: its label and
+    value); ``control`` is the sidebar's kind of control for a choice ('select', or 'radio': every option side by
+    side); ``choices_in_help``: the control's help lists each choice's description; ``brings_settings``: choosing
+    a value may change other settings (:func:`with_cell`), said in a note; ``parameter_of``: the setting is the
+    parameter of the entry chosen in that other setting (labelled by its name, hidden where it has none).
     """
 
     name: str
@@ -50,6 +55,11 @@ class Setting:
     recompiles: bool = False
     during_run: bool = False
     advanced: bool = False  # shown under "Advanced" in the sidebar
+    phrase: Callable[[Any], str] | None = None
+    control: str = "select"
+    choices_in_help: bool = True
+    brings_settings: bool = False
+    parameter_of: str | None = None
 
     @property
     def label(self) -> str:
@@ -83,23 +93,24 @@ SETTINGS: tuple[Setting, ...] = (
             recompiles=True),
     Setting("cell", "gru", N_("Cell"),
             N_("the Flax Linen recurrent cell: one set of weights applied at every time step"),
-            "choice", CELLS, recompiles=True),
+            "choice", CELLS, recompiles=True, brings_settings=True),
     Setting("features", 64, N_("Hidden features"), N_("number of hidden units of the cell (the size of its carry)"),
             "int", low=1, high=1024, recompiles=True),
     Setting("carry_mode", "learnable", N_("Carry mode"),
             N_("how the initial carry h_0 is made: fixed: drawn once; noisy: redrawn for every batch; learnable: a "
-               "parameter trained with the weights"), "choice", CARRY_MODES, recompiles=True),
+               "parameter trained with the weights"), "choice", CARRY_MODES, recompiles=True,
+            phrase=lambda mode: str(carry_mode_phrase(mode)), control="radio", choices_in_help=False),
     # TRANSLATORS: the control's label: Flax's argument name, kept; a translation may put a few words before it that
     # say what it is ("初始化函数 carry_init")
     Setting("carry_init", "zeros", N_("carry_init"),
             N_("the function that fills the initial carry h_0 with numbers before training (zeros, ones, a normal "
                "or uniform draw, a constant); Flax calls it with a key, a shape and a dtype"), "choice", CARRY_INITS,
-            recompiles=True),
+            recompiles=True, phrase=lambda init: f"carry_init {init}"),  # code: the argument and its value
     Setting("carry_scale", 0.1, N_("Initialiser parameter"),
             N_("the initialiser's parameter: stddev (normal), scale (uniform) or value (constant)"), "float",
-            low=-100.0, high=100.0, step=0.05, during_run=True),
+            low=-100.0, high=100.0, step=0.05, during_run=True, parameter_of="carry_init"),
     Setting("seq_len", 100, N_("Sequence length T"), N_("number of time steps in each sequence"), "int", low=1,
-            high=100_000, recompiles=True),
+            high=100_000, recompiles=True, phrase=lambda length: f"T = {length}"),  # notation
     Setting("batch", 64, N_("Batch size"), N_("sequences per training step"), "int", low=1, high=4096,
             recompiles=True),
     Setting("optimizer", "adam", N_("Optimiser"),

@@ -119,7 +119,7 @@ def varying_fields(configs: list[Config]) -> tuple[str, ...]:
 
 def label_of(config: Config, varying: tuple[str, ...]) -> str:
     """A readable label from the fields that vary, seed excluded (so seeds of one setting share a label)."""
-    parts = [FIELDS[name].describe(getattr(config, name)) for name in varying if name != "seed"]
+    parts = [FIELDS[name].describe(getattr(config, name)) for name in varying if FIELDS[name].in_label]
     if not parts:
         parts = [CELLS[config.cell].label, f"{config.carry_mode} carry", f"init {config.carry_init}"]
     return ", ".join(parts)
@@ -323,7 +323,7 @@ class SweepResult:
     def _columns(self, i: int) -> dict:
         config = self.configs[i]
         row: dict[str, object] = {"label": self.labels[i]}
-        row.update({name: getattr(config, name) for name in self.varying if name != "seed"})
+        row.update({name: getattr(config, name) for name in self.varying if FIELDS[name].in_label})
         row["seed"] = config.seed
         return row
 

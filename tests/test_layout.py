@@ -363,3 +363,27 @@ def test_the_true_size_vocabulary_lives_in_one_light_module():
     axis = resolved_imports(ROOT / "rnnlab" / "figures" / "log10_scale.py")
     assert not [m for m in axis if m.startswith(("rnnlab.probing", "rnnlab.norms", "rnnlab.training"))], axis
 
+
+def test_no_branch_on_a_setting_s_name_outside_the_tables():
+    """What a setting (or a sweep field) does differently is a field of its entry in the settings table
+    (rnnlab/config.py) or the grids' table (rnnlab/grids.py), never ``if name == "carry_init"`` in the code that
+    reads them: a comparison of a name (``name``, ``x.name``) with a setting's name is found here."""
+    from rnnlab.config import SETTING
+    from rnnlab.grids import FIELDS
+
+    names = set(SETTING) | set(FIELDS)
+
+    def a_name(node: ast.expr) -> bool:
+        return (isinstance(node, ast.Name) and node.id in ("name", "key", "field")) or (
+            isinstance(node, ast.Attribute) and node.attr == "name")
+
+    found = []
+    for path in SOURCES:
+        for node in ast.walk(tree(path)):
+            if not (isinstance(node, ast.Compare) and len(node.ops) == 1):
+                continue
+            right = node.comparators[0]
+            values = [e.value for e in getattr(right, "elts", [right]) if isinstance(e, ast.Constant)]
+            if a_name(node.left) and any(v in names for v in values):
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {ast.unparse(node)}")
+    assert not found, "\n".join(found)

@@ -9,8 +9,6 @@ import streamlit as st
 
 from rnnlab.config import CHOICES, CONTROL_RANGES, LIMITS, SETTING, SETTINGS, Config, describe_changes, with_cell
 from rnnlab.i18n import _, join_sentences, language, t, using
-from rnnlab.model.cells import CARRY_INITS
-from rnnlab.model.network import carry_mode_label
 from rnnlab.sharing.urlstate import UrlState
 
 
@@ -20,7 +18,7 @@ def _choice_help(setting) -> str:
     entries = setting.choices.items()
     described = [(getattr(v, "label", k), v if isinstance(v, str) else getattr(v, "description", None))
                  for k, v in entries]
-    if all(d for _label, d in described) and setting.name != "carry_mode":
+    if all(d for _label, d in described) and setting.choices_in_help:
         # TRANSLATORS: one choice in a control's help: its name, then its description (a sentence).
         choices = join_sentences(*(t("{label}: {description}", label=label, description=_(str(d)))
                                    for label, d in described))
@@ -52,24 +50,30 @@ def _widget(name: str, value, config: Config):
     if setting.kind == "choice":
         choices = CHOICES[name]
         options = list(choices)
-        if name == "carry_mode":
-            return st.radio(label, options, key=key, horizontal=True, help=help_text,
-                            format_func=_shown_in_this_language(carry_mode_label))
-        return st.selectbox(label, options, key=key, help=_choice_help(setting),
-                            format_func=_shown_in_this_language(lambda n: str(getattr(choices[n], "label", n))),
-                            on_change=_cell_changed if name == "cell" else None)
+        shown = _shown_in_this_language(setting.shown_value)
+        if setting.control == "radio":
+            return st.radio(label, options, key=key, horizontal=True, help=help_text, format_func=shown)
+        return st.selectbox(label, options, key=key, help=_choice_help(setting), format_func=shown,
+                            on_change=_cell_changed if setting.brings_settings else None)
     if setting.kind == "int":
         low, high = LIMITS[name]
         return int(st.number_input(label, min_value=low, max_value=high, step=1, key=key, help=help_text))
     lo, hi = CONTROL_RANGES[name]
     disabled = False
-    if name == "carry_scale":
-        spec = CARRY_INITS[config.carry_init]
+    if setting.parameter_of is not None:
+        param = parameter_name(setting, config)
         # TRANSLATORS: the label of the initialiser's parameter; {param} is its name in code (stddev, scale, value).
-        label = t("carry_init {param}", param=spec.param) if spec.param else label
-        disabled = spec.param is None
+        label = t("carry_init {param}", param=param) if param else label
+        disabled = param is None
     return float(st.number_input(label, min_value=lo, max_value=hi, key=key, format="%g", step=setting.step,
                                  help=help_text, disabled=disabled))
+
+
+def parameter_name(setting, config: Config) -> str | None:
+    """The name of the parameter a ``parameter_of`` setting is, for the entry chosen in ``config`` (None: the
+    entry takes none)."""
+    chosen = getattr(config, str(setting.parameter_of))
+    return getattr(CHOICES[str(setting.parameter_of)][chosen], "param", None)
 
 
 def _cell_changed() -> None:
@@ -95,7 +99,7 @@ def config_controls(state: UrlState) -> Config:
             if f.name in state.hidden or SETTING[f.name].advanced:
                 continue
             partial = replace(current, **values)
-            if f.name == "carry_scale" and CARRY_INITS[partial.carry_init].param is None:
+            if SETTING[f.name].parameter_of is not None and parameter_name(SETTING[f.name], partial) is None:
                 continue
             values[f.name] = _widget(f.name, getattr(current, f.name), partial)
         if advanced:

@@ -14,7 +14,6 @@ from rnnlab.config import CHOICES, SETTING, SETTINGS, Config
 from rnnlab.figures.log10_scale import zero_level
 from rnnlab.figures.plots import COLORS, NUMBER_AXIS, style_figure
 from rnnlab.i18n import N_, _, count_for, join_list, join_sentences, labelled, number, t, text, tn
-from rnnlab.model.network import carry_mode_phrase
 from rnnlab.probing import analysis
 
 LOSS_TITLE = N_("A/B: evaluation loss")  # the titles in English (tests find the figures by them): shown with _()
@@ -26,12 +25,8 @@ def describe_setting(config: Config, name: str) -> str:
     """'GRU', 'learnable carry', 'T = 100': one setting as a reader names it, in the reader's language."""
     value = getattr(config, name)
     setting = SETTING[name]
-    if name == "seq_len":
-        return f"T = {value}"  # notation
-    if name == "carry_mode":
-        return str(carry_mode_phrase(value))
-    if name == "carry_init":
-        return f"carry_init {value}"  # code: the argument and its value
+    if setting.phrase is not None:
+        return setting.phrase(value)
     if setting.kind == "choice":
         return text(getattr(CHOICES[name][value], "label", value))
     label = text(setting.label).lower()
