@@ -16,9 +16,9 @@ APP = str(Path(__file__).resolve().parents[2] / "app.py")
 SMALL = {"seq_len": "20", "batch": "16", "features": "16", "steps": "50", "chunk": "10"}
 
 
-def open_page(page: str, timeout: float = 180, **query: str) -> AppTest:
-    """Run the app at ``page`` ('home', 'explore', 'gradients') with the given URL query parameters, each script run
-    within ``timeout`` seconds."""
+def open_page(page: str, timeout: float = 900, **query: str) -> AppTest:
+    """Run the app at ``page`` ('home', 'explore', 'gradients') with the given URL query parameters. ``timeout``
+    (seconds a script run may take) only catches a hang: a busy machine must never fail a test by being slow."""
     at = AppTest.from_file(APP, default_timeout=timeout)
     for key, value in query.items():
         at.query_params[key] = value
