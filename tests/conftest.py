@@ -1,9 +1,12 @@
 """Settings for the whole test session."""
 
+import json
 import os
+import resource
 import shutil
 import sys
 import tempfile
+import time
 
 import jax
 import pytest
@@ -19,17 +22,25 @@ os.environ.setdefault("RNNLAB_WARM", "off")
 # Nor do they keep compiled programs on disk (nothing written to the user's cache): the tests of the disk cache, of
 # a worker's compile and of the start-up set a folder of their own.
 os.environ.setdefault("RNNLAB_JAX_CACHE_DIR", "off")
-# The test processes themselves (not the servers they start, nor the app's own cache, which stays off) keep the
-# programs they compile in one folder for the session, shared by the pytest-xdist workers: many test files compile
-# the same programs (the presets' runs, the probes), and each file's compiled programs are dropped after it
-# (release_compiled_programs). JAX's public configuration, so rnnlab.training.compiled.cache_folder() stays None
-# and no compile goes to a worker process. RNNLAB_TEST_JAX_CACHE=off turns it off.
+# The test processes (not the app's own cache, which stays off) keep the programs they compile in one folder for the
+# session, shared by the pytest-xdist workers: many test files compile the same programs (the presets' runs, the
+# probes), and each file's compiled programs are dropped after it (release_compiled_programs). JAX's public
+# configuration, so rnnlab.training.compiled.cache_folder() stays None and no compile goes to a worker process.
+# RNNLAB_TEST_JAX_CACHE=off turns it off.
 TEST_JAX_CACHE = "RNNLAB_TEST_JAX_CACHE"
 _made_test_cache = TEST_JAX_CACHE not in os.environ  # in the first process (pytest-xdist's workers inherit it)
 if _made_test_cache:
     os.environ[TEST_JAX_CACHE] = tempfile.mkdtemp(prefix="rnnlab-test-jax-")
-if os.environ[TEST_JAX_CACHE].lower() != "off":  # programs that take over a second to compile (JAX's default)
-    jax.config.update("jax_compilation_cache_dir", os.environ[TEST_JAX_CACHE])
+# Every program is kept, however short its compile: a suite compiles thousands of small ones, most of them more than
+# once. The servers, CLIs and workers the tests start read the same folder through JAX's own environment variables
+# (its public configuration; the app's cache_folder() stays None there too); one that sets RNNLAB_JAX_CACHE_DIR to a
+# folder of its own (a cold start) uses that folder instead.
+if os.environ[TEST_JAX_CACHE].lower() != "off":
+    for _flag, _value in {"jax_compilation_cache_dir": os.environ[TEST_JAX_CACHE],
+                          "jax_persistent_cache_min_compile_time_secs": 0.0,
+                          "jax_persistent_cache_min_entry_size_bytes": 0}.items():
+        os.environ[_flag.upper()] = str(_value)
+        jax.config.update(_flag, _value)
 # A pytest-xdist worker runs each test under execnet's own frames: room for the deep parsing and tracing of some
 # tests (the migration corpus, msgpack round trips), which hit Python's default limit of 1,000 there.
 sys.setrecursionlimit(max(sys.getrecursionlimit(), 4000))
@@ -106,6 +117,32 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(no_gpu)
         if os.environ.get("RNNLAB_SLOW_TESTS") != "1" and item.get_closest_marker("minutes") is not None:
             item.add_marker(not_minutes)
+
+
+CPU_TIMES = "RNNLAB_TEST_CPU_TIMES"
+
+
+def _cpu_seconds() -> float:
+    """CPU seconds of this process (every thread) and of the children it has waited for (servers, CLIs, workers)."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """With RNNLAB_TEST_CPU_TIMES=<file>, each test's CPU seconds (set-up, call and tear-down) and wall seconds are
+    appended to that file as a JSON line. Under pytest-xdist a worker at a lower priority waits for the CPU, so a
+    test's duration says little about what it costs; its CPU seconds do (tests/cpu_times.py sums them by file)."""
+    path = os.environ.get(CPU_TIMES)
+    if not path:
+        yield
+        return
+    cpu, wall = _cpu_seconds(), time.monotonic()
+    yield
+    line = {"test": item.nodeid, "cpu_s": round(_cpu_seconds() - cpu, 2), "wall_s": round(time.monotonic() - wall, 2),
+            "worker": os.environ.get("PYTEST_XDIST_WORKER", "")}
+    with open(path, "a", encoding="utf-8") as out:
+        out.write(json.dumps(line) + "\n")
 
 
 @pytest.fixture(autouse=True, scope="module")

@@ -40,7 +40,6 @@ def controls(page) -> dict[str, str]:
 def go(page, label: str) -> None:
     nav = page.locator(NAV_LINKS)
     nav.filter(has_text=re.compile(rf"{re.escape(label)}\s*$")).click()
-    wait_idle(page)
     heading(page, dict(NAV_PAGES)[label]).wait_for()
     wait_idle(page)
 
