@@ -62,11 +62,13 @@ def watch(code: str, stage: int) -> None:
     staged_view(code, stage)
 
 
-def student_page(code: str) -> None:
-    """The student's screen of class ``code`` (joining it), or the one message of a code with no open class."""
+def student_page(code: str, join: bool = True) -> None:
+    """The student's screen of class ``code``, or the one message of a code with no open class. Opening it joins the
+    class (counted as joined), unless ``join`` is False: then an answer does."""
     books = store()
     try:
-        ss[BALLOT_KEY] = (code, books.join(code, student()))
+        if join:
+            ss[BALLOT_KEY] = (code, books.join(code, student()))
         view = books.view(code)
     except AnswerRefused as refused:
         st.title(_("Join a class"))

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
-from rnnlab.i18n import Msg, _, t
+from rnnlab.i18n import Msg, _, selectable_language, t
 from rnnlab.server.answers import CLOSE, GOTO, RESET, REVEAL, SECOND, AnswerRefused
 from rnnlab.server.work import DONE, FAILED, Job
 from rnnlab.session.class_screens import TeacherScreen, teacher_screen
@@ -32,6 +32,7 @@ ss = st.session_state
 TEACHER_EVERY_S = 1.0
 RESULT_HEIGHT = 280  # pixels: the run's chart under the answer, with the numbers that settle it, within 720 lines
 KEYS = "class_keys"  # code -> the teacher's key, for this session
+NOT_THE_KEY = "class_not_the_key"  # the codes this session opened with a teacher's link that was not the class's
 ERROR_KEY = "class_teach_error"
 
 
@@ -50,10 +51,17 @@ def teacher_key(code: str) -> str | None:
         if is_teacher:
             keys[code] = given[:200]
         else:
+            ss.setdefault(NOT_THE_KEY, set()).add(code)
             # TRANSLATORS: {code} is a class code such as ABC234
             st.warning(t("This teacher's link does not open class {code}: the class has ended, or the link is cut "
                          "short. Here is the students' view.", code=code), icon=":material/key_off:")
     return keys.get(code)
+
+
+def came_as_teacher(code: str) -> bool:
+    """Whether this session opened class ``code`` with a teacher's link that was not the class's (a cut or forged
+    one): its holder is shown the students' view but is not counted as a student who joined until they answer."""
+    return code in ss.get(NOT_THE_KEY, ())
 
 
 def act(code: str, key: str, action: str, question: int | None = None) -> None:
@@ -146,23 +154,28 @@ def controls(code: str, key: str, screen: TeacherScreen) -> None:
 
 
 def join_panel(code: str) -> None:
-    """How students join: the code, the link and its QR code (never the teacher's key)."""
-    link = student_link(app_base(st.context.url or "", CLASS_PATH), code)
+    """How students join: the code, the link in the class's language (this screen's) and its QR code (never the
+    teacher's key)."""
+    link = student_link(app_base(st.context.url or "", CLASS_PATH), code, selectable_language())
     st.markdown(t("Join at **{link}**  ·  code **{code}**", link=link, code=spaced(code)))
     st.image(qr_png(link, scale=6), width=230)
 
 
+def answers_download(code: str) -> None:
+    """The class's answers as a CSV file, made when clicked. Drawn by the page, not by the live fragment: a download
+    the fragment redrew every second would lose its file to the next redraw while a click on it was on its way."""
+    st.download_button(_("Answers as CSV (counts only)"), data=lambda: answers_csv(store().view(code)),
+                       file_name=f"class-{code}-answers.csv", mime="text/csv", on_click="ignore",
+                       icon=":material/download:", key="class_answers_csv")
+
+
 def tools(code: str, key: str, screen: TeacherScreen) -> None:
-    """The class's answers as a file, its end, and how long it is kept."""
-    with st.expander(_("This class: its answers as a file, its end"), icon=":material/settings:"):
-        st.download_button(_("Answers as CSV (counts only)"), data=lambda: answers_csv(store().view(code)),
-                           file_name=f"class-{code}-answers.csv", mime="text/csv", on_click="ignore",
-                           icon=":material/download:")
-        st.caption(screen.ends)
-        st.caption(_("This address holds no key, so it can be projected. A reload opens the students' view; your "
-                     "teacher's link opens this screen again."))
-        st.button(_("End this class now"), key="class_close", icon=":material/stop_circle:", on_click=act,
-                  args=(code, key, CLOSE), help=_("Its answers are deleted; students see that the class has ended."))
+    """How long the class is kept, and its end (under the answers' file, in the page's expander)."""
+    st.caption(screen.ends)
+    st.caption(_("This address holds no key, so it can be projected. A reload opens the students' view; your "
+                 "teacher's link opens this screen again."))
+    st.button(_("End this class now"), key="class_close", icon=":material/stop_circle:", on_click=act,
+              args=(code, key, CLOSE), help=_("Its answers are deleted; students see that the class has ended."))
 
 
 def teacher_page(code: str, key: str) -> None:
@@ -181,7 +194,9 @@ def teacher_page(code: str, key: str) -> None:
     st.markdown(f"#### {screen.question}")
     buttons = st.container()
     left, right = st.columns([11, 9], gap="large")
-    tools_place = st.container()
+    with st.expander(_("This class: its answers as a file, its end"), icon=":material/settings:"):
+        answers_download(code)
+        tools_place = st.container()
     live(code, key, view.stage, preset, Places(buttons, left.container(), tools_place))
     with right, LazyContainer()():  # the join panel goes at once when the run is waited for
         if screen.revealed:  # the answer and the run on a projector's 720 lines in every language; the lesson under

@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from rnnlab.config import SETTING
-from rnnlab.i18n import LANGUAGES, _, tn
+from rnnlab.i18n import LANGUAGES, _, selectable_language, tn
 from rnnlab.server.answers import AnswerRefused
 from rnnlab.sharing import class_link
 from rnnlab.sharing.classes import app_base, spaced, student_link, teacher_link
@@ -66,12 +66,14 @@ def experiment_link(state: UrlState) -> None:
     st.image(class_link.qr_png(link), caption=_("Project this: a phone's camera opens the link."), width=320)
 
 
-OPENED = "classes_opened"  # (code, teacher's key) of the classes this session opened, the newest first
+OPENED = "classes_opened"  # (code, teacher's key, language) of the classes this session opened, the newest first
 REFUSED = "class_open_refused"
+CLASS_LANGUAGE_KEY = "share_class_lang"
 
 
 def open_class() -> None:
-    """The "Open a class" button: a class for the presets chosen; the store's refusal is kept to be shown."""
+    """The "Open a class" button: a class for the presets chosen, in the language chosen for it; the store's refusal
+    is kept to be shown."""
     chosen = ss.get("share_class_presets") or []
     if not chosen:
         return
@@ -80,7 +82,8 @@ def open_class() -> None:
     except AnswerRefused as refused:
         ss[REFUSED] = refused.message
     else:
-        ss.setdefault(OPENED, []).insert(0, (made.code, made.secret))
+        lang = ss.get(CLASS_LANGUAGE_KEY) or selectable_language()
+        ss.setdefault(OPENED, []).insert(0, (made.code, made.secret, lang))
 
 
 def class_section(state: UrlState, page_path: str) -> None:
@@ -93,18 +96,21 @@ def class_section(state: UrlState, page_path: str) -> None:
     chosen = st.multiselect(_("Questions for the class"), keys, default=default, key="share_class_presets",
                             format_func=lambda key: _(PRESETS_BY_KEY[key].title), placeholder=_("Choose presets"),
                             select_all=False)
-    opened: list[tuple[str, str]] = ss.setdefault(OPENED, [])
+    st.radio(_("Language for the class"), list(LANGUAGES), index=list(LANGUAGES).index(selectable_language()),
+             horizontal=True, format_func=LANGUAGES.get, key=CLASS_LANGUAGE_KEY,
+             help=_("The teacher's screen and the students' phones open in it; each student may still switch."))
+    opened: list[tuple[str, str, str]] = ss.setdefault(OPENED, [])
     st.button(_("Open a class"), type="primary", disabled=not chosen, key="share_class_open",
               icon=":material/groups:", on_click=open_class)
     refused = ss.pop(REFUSED, None)
     if refused is not None:
         st.error(str(refused), icon=":material/block:")
     base = app_base(page_address(), page_path)
-    for code, secret in list(opened):
+    for code, secret, lang in list(opened):
         try:
             view = store().view(code)
         except AnswerRefused:
-            opened.remove((code, secret))
+            opened.remove((code, secret, lang))
             continue
         with st.container(border=True):
             # TRANSLATORS: {code} is a class code such as ABC 234; {n} how many questions it asks; {joined} how
@@ -113,8 +119,8 @@ def class_section(state: UrlState, page_path: str) -> None:
                            "Class **{code}**: {n} questions, {joined} joined.", len(view.questions),
                            code=spaced(code), joined=view.joined))
             st.caption(_("The students' link:"))
-            st.code(student_link(base, code), language=None, wrap_lines=True)
-            st.link_button(_("Open the teacher's screen"), teacher_link(base, code, secret), type="primary",
+            st.code(student_link(base, code, lang), language=None, wrap_lines=True)
+            st.link_button(_("Open the teacher's screen"), teacher_link(base, code, secret, lang), type="primary",
                            icon=":material/co_present:")
             st.caption(_("The teacher's screen shows the code and the QR code for students, and can be projected. "
                          "Its link holds a key that only you should have: it opens in a new tab."))

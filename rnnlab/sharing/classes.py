@@ -14,6 +14,7 @@ import csv
 import io
 import re
 import secrets
+import unicodedata
 from collections.abc import Container, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlencode, urlsplit, urlunsplit
@@ -43,12 +44,29 @@ def new_secret() -> str:
     return secrets.token_urlsafe(SECRET_BYTES)
 
 
+# Cyrillic and Greek characters that look like a Latin letter or digit of a projected code (Unicode's confusables,
+# UTS #39), as a phone's Cyrillic or Greek keyboard gives them: capitals that look like the capital, small letters
+# that look like the small letter (or a digit). Read first (before NFKC, which folds full-width forms, a Chinese input
+# method's, but turns a lunate sigma into a sigma), then again once the code is in capitals (a small к is then К).
+LOOK_ALIKES = str.maketrans({
+    "А": "A", "В": "B", "Е": "E", "З": "3", "К": "K", "М": "M", "Н": "H", "Р": "P", "С": "C", "Т": "T", "У": "Y",
+    "Х": "X", "Ѕ": "S", "Ј": "J", "Ѵ": "V", "Ү": "Y", "Ӡ": "3", "Ԍ": "G", "Ԝ": "W",  # Cyrillic capitals
+    "а": "a", "б": "6", "г": "r", "е": "e", "р": "p", "с": "c", "у": "y", "х": "x", "ѕ": "s", "ј": "j", "ѡ": "w",
+    "ѵ": "v", "ү": "y", "һ": "h", "ҽ": "e", "ԁ": "d", "ԛ": "q", "ԝ": "w",  # Cyrillic small letters
+    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Κ": "K", "Μ": "M", "Ν": "N", "Ρ": "P", "Τ": "T", "Υ": "Y",
+    "Χ": "X", "Ϳ": "J", "ϒ": "Y", "Ϝ": "F", "Ϩ": "2", "Ϲ": "C", "Ϻ": "M",  # Greek (and Coptic) capitals
+    "α": "a", "γ": "y", "ν": "v", "ρ": "p", "υ": "u", "ϱ": "p", "ϲ": "c", "ϳ": "j",  # Greek small letters
+})
+SEPARATORS = re.compile(r"[\s\-\u2010-\u2015\u2212]")  # spaces, hyphens, dashes and the minus sign
+
+
 def normal_code(text: str | None) -> str | None:
-    """A class code as typed or linked (any case, spaces or dashes between its characters), in its one form; None
-    when it cannot be a code."""
+    """A class code as typed or linked, in its one form: any case, spaces or dashes between its characters, full-width
+    forms, and Cyrillic or Greek letters that look like its Latin ones; None when it cannot be a code."""
     if not text:
         return None
-    code = re.sub(r"[\s-]", "", str(text)[:40]).upper()
+    typed = unicodedata.normalize("NFKC", str(text)[:40].translate(LOOK_ALIKES))
+    code = SEPARATORS.sub("", typed).upper().translate(LOOK_ALIKES)
     if len(code) != CODE_LENGTH or any(c not in CODE_ALPHABET for c in code):
         return None
     return code
@@ -139,18 +157,24 @@ def app_base(page_url: str, page_path: str = "") -> str:
     return urlunsplit((parts.scheme, parts.netloc, path, "", ""))
 
 
-def student_link(base: str, code: str, lang: str | None = None) -> str:
-    """The link students open: the class page with the code (and the class's language when the teacher chose one;
-    else each student reads it in their browser's). It never holds the teacher's secret."""
+def _language_query(lang: str | None) -> dict[str, str]:
     if lang is not None and lang not in LANGUAGES:
         raise ValueError(f"unknown language: {lang!r}")
-    query = {CODE_PARAM: code, **({"lang": lang} if lang else {})}
+    return {"lang": lang} if lang else {}
+
+
+def student_link(base: str, code: str, lang: str | None = None) -> str:
+    """The link students open: the class page with the code and the class's language (None: each student reads it
+    in their browser's; each may still switch). It never holds the teacher's secret."""
+    query = {CODE_PARAM: code, **_language_query(lang)}
     return f"{base.rstrip('/')}/{CLASS_PATH}?{urlencode(query)}"
 
 
-def teacher_link(base: str, code: str, secret: str) -> str:
-    """The teacher's link: the class page with the code and the secret that lets its holder reveal and reset."""
-    return f"{base.rstrip('/')}/{CLASS_PATH}?{urlencode({CODE_PARAM: code, TEACHER_PARAM: secret})}"
+def teacher_link(base: str, code: str, secret: str, lang: str | None = None) -> str:
+    """The teacher's link: the class page with the code, the secret that lets its holder reveal and reset, and the
+    class's language."""
+    query = {CODE_PARAM: code, TEACHER_PARAM: secret, **_language_query(lang)}
+    return f"{base.rstrip('/')}/{CLASS_PATH}?{urlencode(query)}"
 
 
 # ---- the answers as a table ---------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from rnnlab.config import Config
-from rnnlab.i18n import MsgN
+from rnnlab.i18n import MsgN, _, using
 from rnnlab.server.answers import class_book
 from rnnlab.sharing import classes
 from rnnlab.sharing.presets import PRESETS_BY_KEY, Preset
@@ -104,10 +104,25 @@ def test_a_second_round_is_answered_beside_the_first(lesson):
     assert {m.label: m.value for m in at.metric} == {"Joined": "1", "Answered again": "1", "Answered first": "1"}
 
 
-def test_a_wrong_key_is_the_students_view_and_leaves_the_address(lesson):
-    at = open_page("classroom", code=lesson.code, teacher=lesson.secret[:-2])
+@pytest.mark.parametrize("key", ["cut", "empty"])
+def test_a_wrong_key_is_the_students_view_leaves_the_address_and_counts_no_one_until_they_answer(lesson, key):
+    at = open_page("classroom", code=lesson.code, teacher=lesson.secret[:-2] if key == "cut" else "")
     assert "teacher" not in at.query_params and at.warning and choice_buttons(at)
     assert not at.metric and not class_book.BOOK.view(lesson.code).question.revealed
+    at.run()  # as the page's timer reruns it
+    assert class_book.BOOK.view(lesson.code).joined == 0
+    choice_buttons(at)[2].click().run()
+    view = class_book.BOOK.view(lesson.code)
+    assert view.joined == 1 and view.question.counts[0] == (0, 0, 1)
+
+
+def test_a_code_typed_on_a_russian_keyboard_opens_the_class(lesson):
+    at = open_page("classroom", lang="ru")
+    twins = dict(zip("ABCEHKMPTXY3", "авсенкмртхуз"))
+    at.text_input[0].input("".join(twins.get(c, c) for c in classes.spaced(lesson.code)))
+    with using("ru"):
+        next(b for b in at.button if b.label == _("Join")).click().run()
+    assert len(choice_buttons(at)) == len(TINY.choices) and at.query_params["code"] != lesson.code
 
 
 @pytest.mark.parametrize("code", ["ZZZZZZ", "no class", "<i>x</i>"])
@@ -124,11 +139,13 @@ def test_without_a_code_the_page_asks_for_one(lesson):
     assert [unescaped(b.label) for b in choice_buttons(at)] == list(TINY.choices)
 
 
-def test_the_share_dialog_opens_a_class_with_two_links(monkeypatch):
-    at = open_page("explore", seq_len="20", steps="20")
-    next(b for b in at.button if b.key == "share_class").click().run()
-    next(b for b in at.button if b.key == "share_class_open").click().run()
-    next(b for b in at.button if b.key == "share_class").click().run()  # the dialog again (AppTest closes it)
+@pytest.mark.parametrize("lang", ["en", "ru"])
+def test_the_share_dialog_opens_a_class_with_two_links_in_the_teachers_language(monkeypatch, lang):
+    at = open_page("explore", seq_len="20", steps="20", lang=lang)
+    with using(lang):  # AppTest writes a multiselect's choice back in the words of the test's thread
+        next(b for b in at.button if b.key == "share_class").click().run()
+        next(b for b in at.button if b.key == "share_class_open").click().run()
+        next(b for b in at.button if b.key == "share_class").click().run()  # the dialog again (AppTest closes it)
     assert not at.exception, [e.value for e in at.exception]
     student = next(c.value for c in at.code if "/classroom?" in c.value)
     teacher = next(b.proto.url for b in at.get("link_button"))
@@ -136,6 +153,10 @@ def test_the_share_dialog_opens_a_class_with_two_links(monkeypatch):
     assert parse_qs(urlsplit(teacher).query)["code"] == [code] and "teacher" not in parse_qs(urlsplit(student).query)
     secret = parse_qs(urlsplit(teacher).query)["teacher"][0]
     assert class_book.BOOK.is_teacher(code, secret)
+    assert parse_qs(urlsplit(student).query)["lang"] == parse_qs(urlsplit(teacher).query)["lang"] == [lang]
+    screen = open_page("classroom", code=code, teacher=secret, lang=lang)
+    joining = next(m.value for m in screen.markdown if "/classroom?" in m.value)
+    assert f"lang={lang}" in joining and secret not in joining
     class_book.BOOK.teach(code, secret, class_book.CLOSE)
 
 
@@ -157,6 +178,19 @@ def test_going_through_the_class_page_keeps_the_experiment(lesson):
         assert not at.exception, [e.value for e in at.exception]
     config = at.session_state["url_state"].config
     assert (config.cell, config.seq_len) == ("lstm", 50) and not at.warning
+
+
+def test_a_reload_of_the_class_page_keeps_the_experiment_for_the_next_page():
+    at = open_page("explore", cell="lstm", seq_len="50", task="copy", carry_mode="fixed")
+    at.query_params.clear()  # the sidebar's link to the class page
+    at.switch_page("app_pages/classroom.py")
+    at.run()
+    reloaded = open_page("classroom", **dict(at.query_params))  # F5: a new session on the address shown
+    reloaded.query_params.clear()
+    reloaded.switch_page("app_pages/explore.py")
+    reloaded.run()
+    config = reloaded.session_state["url_state"].config
+    assert (config.cell, config.seq_len, config.task, config.carry_mode) == ("lstm", 50, "copy", "fixed")
 
 
 TINY_NOISY = Preset("tiny_noisy_class", "A noisy initial carry makes the model robust to where it starts",

@@ -1,9 +1,9 @@
 """A class predicting together in a real browser: the teacher opens a class from Explore's share dialog and its
 screen at a projector's size; three students on phones (one reading English, one Chinese, one Russian) answer; the
-teacher's chart counts them without a click, a second round is answered beside the first, Reveal shows the run on
-the teacher's screen and switches every student's screen to the result and its explanation. The teacher's key is
-never in a student's page nor in the teacher's address. Screenshots of each screen in each language go to
-test-artifacts/screenshots/class-*.png.
+teacher's chart counts them without a click while every click on the answers' CSV downloads it, a second round is
+answered beside the first, Reveal shows the run on the teacher's screen and switches every student's screen to the
+result and its explanation. The teacher's key is never in a student's page nor in the teacher's address.
+Screenshots of each screen in each language go to test-artifacts/screenshots/class-*.png.
 """
 
 from __future__ import annotations
@@ -81,6 +81,28 @@ def pick(student, lang: str, choice: int) -> None:
         timeout=RENDER_TIMEOUT_MS)
 
 
+def undownloaded(page, clicks: int = 31) -> list[str]:
+    """Click the answers' CSV on the teacher's screen ``clicks`` times while its live part redraws every second, at
+    spacings that fall on every moment of a redraw; the clicks that brought no file with the answers."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    page.get_by_text("This class: its answers as a file, its end").click()
+    button = page.get_by_role("button", name="Answers as CSV (counts only)")
+    missed = []
+    for click in range(clicks):
+        try:
+            with page.expect_download(timeout=10_000) as got:
+                button.click()
+            failure = got.value.failure()
+            text = "" if failure else Path(got.value.path()).read_text(encoding="utf-8")
+            if failure or not text.startswith("question,preset,"):
+                missed.append(f"click {click + 1}: {failure or text[:80]!r}")
+        except PlaywrightTimeout:
+            missed.append(f"click {click + 1}: no download within 10 s")
+        page.wait_for_timeout(110 + 53 * (click % 11))  # 0.11 to 0.64 s: every phase of the 1 s redraw
+    return missed
+
+
 def shoot(page, shots: Path, name: str) -> None:
     page.screenshot(path=str(shots / f"class-{name}.png"))
 
@@ -132,6 +154,7 @@ def test_a_class_answers_sees_the_spread_live_and_the_run_after_reveal(browser, 
             pick(students[lang][0], lang, choice)
         wait_spread(teacher, [[0, 2, 1]])
         shoot(teacher, shots, "teacher-1280x720-en-answers")
+        assert undownloaded(teacher) == []  # while the class is live, every click downloads the answers
         for lang, (student, _console) in students.items():
             shoot(student, shots, f"student-390x844-{lang}-answered")
         for lang in ("zh", "ru"):

@@ -313,9 +313,10 @@ class ClassBook:
 
     def _live(self, code: str) -> Lesson:
         self._expire()
-        lesson = self._classes.get(classes.normal_code(code) or "")
-        if lesson is None:  # the code as given, letters and digits only: it is shown to whoever gave it
-            raise gone(re.sub(r"[^A-Za-z0-9]", "", str(code))[:12], self.limits.hours)
+        read = classes.normal_code(code)
+        lesson = self._classes.get(read or "")
+        if lesson is None:  # the code as read, else as given in Latin letters and digits: shown to whoever gave it
+            raise gone(read or re.sub(r"[^A-Za-z0-9]", "", str(code))[:12], self.limits.hours)
         return lesson
 
     def _student(self, lesson: Lesson, student: str) -> Student:
