@@ -21,4 +21,4 @@ if key is not None and code is not None:
     st.set_page_config(initial_sidebar_state="collapsed")  # the projector's whole width for the class
     teacher_page(code, key)
 else:
-    student_page(code or given, join=code is None or not came_as_teacher(code))
+    student_page(code or given, join=not came_as_teacher(code or given))

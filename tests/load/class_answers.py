@@ -95,11 +95,10 @@ class Tab:
         self.host, self.path, self.port, self.base = loopback_base(base_url)
         parts = urlsplit(link)
         self.page_name = parts.path[len(self.path):].strip("/") if parts.path.startswith(self.path) else ""
-        if lang:  # the tab's reader's language, in place of the link's
-            parts = parts._replace(query="&".join([q for q in parts.query.split("&") if not q.startswith("lang=")]
-                                                   + [f"lang={lang}"]))
         query = parts.query
-        self.query, self.page_hash, self.url = query.lstrip("&"), "", f"{self.base}/{self.page_name}"
+        if lang:  # the tab's reader's language, in place of the link's
+            query = "&".join([q for q in query.split("&") if q and not q.startswith("lang=")] + [f"lang={lang}"])
+        self.query, self.page_hash, self.url = query, "", f"{self.base}/{self.page_name}"
         self.page, self.fragments_of = Page(), {}  # delta path -> the fragment that drew it
         self.changed = asyncio.Event()
         self.timers: dict[str, asyncio.Task] = {}
